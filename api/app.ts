@@ -1,0 +1,71 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import { koaBody, HttpMethodEnum } from 'koa-body';
+import type { AppContextExtras, AppState, Deps, Mw } from './context.ts';
+import { routerPath, type Route } from './route.ts';
+import { buildOpenApi } from './openapi.ts';
+import { requestContext } from './middleware/request-context.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
+import { healthRoutes } from './routes/health.ts';
+import { oauthRoutes } from './routes/oauth.ts';
+import { wellknownRoutes } from './routes/wellknown.ts';
+import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
+import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
+import { changePassword, saveName, showSettings } from './web/settings.ts';
+
+/** Every API operation, in the order the OpenAPI document lists them. */
+export const apiRoutes: Route[] = [...healthRoutes, ...wellknownRoutes, ...oauthRoutes];
+
+export const VERSION = '0.1.0';
+
+export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState, AppContextExtras> {
+  const app = new Koa<AppState, AppContextExtras>({ proxy: deps.config.TRUST_PROXY });
+  app.context.deps = deps;
+  // Errors are answered by errorHandler; Koa's default handler would print them a second time.
+  app.silent = true;
+
+  const router = new Router<AppState, AppContextExtras>();
+  for (const route of routes) {
+    const methods = Array.isArray(route.spec.method) ? route.spec.method : [route.spec.method];
+    for (const method of methods) router[method](routerPath(route.spec.path), ...(route.middleware as Mw[]));
+  }
+
+  const openapi = JSON.stringify(buildOpenApi(routes, { baseUrl: deps.config.BASE_URL, version: VERSION }));
+  router.get('/openapi.json', function openapiDocument(ctx) {
+    ctx.type = 'json';
+    ctx.body = openapi;
+  });
+  router.get('/docs', docsPage);
+  router.get('/docs/assets/:file', swaggerAsset);
+  router.get('/static/:file', siteAsset);
+
+  router.get('/', home);
+  router.get('/signup', showSignUp);
+  router.post('/signup', submitSignUp);
+  router.get('/signin', showSignIn);
+  router.post('/signin', submitSignIn);
+  router.post('/signout', signOut);
+  router.get('/settings', showSettings);
+  router.post('/settings/profile', saveName);
+  router.post('/settings/password', changePassword);
+
+  const body = koaBody({
+    json: true,
+    urlencoded: true,
+    multipart: false,
+    text: false,
+    jsonStrict: true,
+    jsonLimit: deps.config.BODY_LIMIT_BYTES,
+    formLimit: deps.config.BODY_LIMIT_BYTES,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+
+  app.use(requestContext);
+  app.use(errorHandler);
+  app.use(securityHeaders);
+  app.use(body);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,108 @@
+import type { Ctx, Mw, Principal } from '../context.ts';
+import { Forbidden, InsufficientScope, Unauthorized } from '../errors.ts';
+import { findLiveSession } from '../../db/sessions.ts';
+import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
+import type { Scope } from './scopes.ts';
+import { assertSameOrigin } from '../middleware/origin-check.ts';
+
+/**
+ * What an endpoint requires of its caller:
+ * - `none`: public.
+ * - `scopes`: every listed scope must be granted.
+ * - `firstParty`: the web session or a personal token (no `aud`); third-party app tokens get 403.
+ * - `appOnly`: an application's token (with `aud`); first-party credentials get 403.
+ */
+export type AuthRequirement = 'none' | { scopes: Scope[]; firstParty?: boolean; appOnly?: boolean };
+
+export const SESSION_COOKIE = 'token';
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function authenticate(requirement: AuthRequirement): Mw {
+  return async function authenticateRequest(ctx, next) {
+    if (requirement === 'none') return next();
+    const principal = await resolvePrincipal(ctx);
+    if (!principal) throw new Unauthorized('Not authenticated');
+    if (principal.via === 'cookie' && UNSAFE_METHODS.has(ctx.method)) assertSameOrigin(ctx);
+    const missing = requirement.scopes.filter((s) => !principal.scopes.includes(s));
+    if (missing.length) throw new InsufficientScope(requirement.scopes);
+    if (requirement.firstParty && principal.clientId) throw new Forbidden('This endpoint is not available to third-party applications');
+    if (requirement.appOnly && !principal.clientId) throw new Forbidden('This endpoint needs an application token');
+    ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/**
+ * The caller's identity from `Authorization: Bearer` or, failing that, the `token` cookie of the
+ * web session. A web-session token is checked against its session row (sign-out ends it); an
+ * expired cookie token of a live session is replaced, and the new token returned in the
+ * `refreshed-token` header and the cookie. Throws Unauthorized for a bad credential; returns
+ * undefined when there is none.
+ */
+export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined> {
+  const { deps } = ctx;
+  const header = ctx.get('authorization');
+  let token: string | undefined;
+  let via: Principal['via'] = 'bearer';
+  if (header) {
+    const match = /^Bearer\s+([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(header);
+    if (!match) throw new Unauthorized('The Authorization header must be "Bearer <token>"');
+    token = match[1];
+  } else {
+    token = ctx.cookies.get(SESSION_COOKIE) || undefined;
+    via = 'cookie';
+  }
+  if (!token) return undefined;
+
+  let claims: AccessTokenClaims;
+  try {
+    claims = await verifyAccessToken(deps.tokens, token);
+  } catch (err) {
+    if (!(err instanceof InvalidTokenError)) throw err;
+    if (!(err.expired && via === 'cookie')) throw new Unauthorized(err.message);
+    claims = await refreshWebSession(ctx, token);
+  }
+  if (claims.sid) {
+    const session = await findLiveSession(deps.db, claims.sid, deps.now());
+    if (!session || session.user_id !== claims.sub) throw new Unauthorized('The session has ended; sign in again');
+  }
+  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, via };
+}
+
+async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {
+  const { deps } = ctx;
+  let old: AccessTokenClaims;
+  try {
+    old = await verifyAccessToken(deps.tokens, expiredToken, { expiredTolerance: deps.config.SESSION_TTL_HOURS * 3600 });
+  } catch {
+    throw new Unauthorized('the access token has expired');
+  }
+  const session = old.sid ? await findLiveSession(deps.db, old.sid, deps.now()) : undefined;
+  if (!session || session.user_id !== old.sub) throw new Unauthorized('The session has ended; sign in again');
+  const { token } = await mintAccessToken(deps.tokens, { sub: old.sub, scopes: old.scopes, sid: session.id });
+  setSessionCookie(ctx, token, session.expires_at);
+  ctx.set('refreshed-token', token);
+  return verifyAccessToken(deps.tokens, token);
+}
+
+export function setSessionCookie(ctx: Ctx, token: string, expires: Date): void {
+  ctx.cookies.set(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.deps.config.BASE_URL.startsWith('https:'),
+    path: '/',
+    expires,
+    overwrite: true,
+  });
+}
+
+export function clearSessionCookie(ctx: Ctx): void {
+  ctx.cookies.set(SESSION_COOKIE, '', {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.deps.config.BASE_URL.startsWith('https:'),
+    path: '/',
+    expires: new Date(0),
+    overwrite: true,
+  });
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+
+export const SCOPES = ['data:read', 'data:write', 'profile', 'offline_access', 'openid', 'admin'] as const;
+export const Scope = z.enum(SCOPES);
+export type Scope = z.infer<typeof Scope>;
+
+/** What the first-party web session may do: everything a user can do with their own data. */
+export const WEB_SESSION_SCOPES: Scope[] = ['data:read', 'data:write', 'profile'];
+
+/**
+ * Parse a scope string: space-separated (canonical) or comma-separated (deprecated, still accepted).
+ * Returns the unknown names separately so callers can report them.
+ */
+export function parseScopes(input: string): { scopes: Scope[]; unknown: string[] } {
+  const names = [...new Set(input.split(/[\s,]+/).filter(Boolean))];
+  const scopes: Scope[] = [];
+  const unknown: string[] = [];
+  for (const name of names) {
+    const parsed = Scope.safeParse(name);
+    if (parsed.success) scopes.push(parsed.data);
+    else unknown.push(name);
+  }
+  return { scopes, unknown };
+}

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { z } from 'zod';
+import type { KeyStore } from './keys.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, Scope } from './scopes.ts';
+
+/**
+ * The claims of our access tokens (API.md "Authentication"): iss, sub, aud (client id; absent on
+ * personal and web-session tokens), exp, iat, jti, scopes; `sid` binds a web-session token to its
+ * session row so that signing out ends it.
+ */
+export const AccessTokenClaims = z.object({
+  iss: z.string(),
+  sub: z.string(),
+  aud: z.string().optional(),
+  exp: z.number(),
+  iat: z.number(),
+  jti: z.string(),
+  scopes: z.array(Scope),
+  sid: z.string().optional(),
+});
+export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
+
+export interface TokenIssuer {
+  issuer: string;
+  keys: KeyStore;
+  now: () => Date;
+}
+
+export async function mintAccessToken(
+  t: TokenIssuer,
+  grant: { sub: string; scopes: Scope[]; aud?: string; sid?: string },
+): Promise<{ token: string; expiresIn: number }> {
+  const { kid, key } = await t.keys.signingKey();
+  const iat = Math.floor(t.now().getTime() / 1000);
+  const payload: JWTPayload = { scopes: grant.scopes, ...(grant.sid ? { sid: grant.sid } : {}) };
+  const jwt = new SignJWT(payload)
+    .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+    .setIssuer(t.issuer)
+    .setSubject(grant.sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
+    .setJti(randomUUID());
+  if (grant.aud) jwt.setAudience(grant.aud);
+  return { token: await jwt.sign(key), expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+}
+
+export class InvalidTokenError extends Error {
+  constructor(
+    message: string,
+    readonly expired = false,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Verify signature (RS256 only, key by `kid`), issuer and expiry. `expiredTolerance` accepts an
+ * expired token up to that many seconds late: used only to refresh a web session from its cookie.
+ */
+export async function verifyAccessToken(
+  t: TokenIssuer,
+  token: string,
+  opts: { expiredTolerance?: number } = {},
+): Promise<AccessTokenClaims> {
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const key = header.kid ? await t.keys.verificationKey(header.kid) : undefined;
+        if (!key) throw new InvalidTokenError('unknown signing key');
+        return key;
+      },
+      { algorithms: ['RS256'], issuer: t.issuer, currentDate: t.now(), clockTolerance: opts.expiredTolerance ?? 0 },
+    );
+    const claims = AccessTokenClaims.safeParse(payload);
+    if (!claims.success) throw new InvalidTokenError('malformed token claims');
+    return claims.data;
+  } catch (err) {
+    if (err instanceof InvalidTokenError) throw err;
+    if (err instanceof joseErrors.JWTExpired) throw new InvalidTokenError('the access token has expired', true);
+    if (err instanceof joseErrors.JOSEError) throw new InvalidTokenError('the access token is invalid');
+    throw err;
+  }
+}

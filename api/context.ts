@@ -1,0 +1,49 @@
+import type { ParameterizedContext, Middleware } from 'koa';
+import type { Redis } from 'ioredis';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Db } from '../db/database.ts';
+import type { Queues } from '../workers/connections.ts';
+import type { KeyStore } from './auth/keys.ts';
+import type { TokenIssuer } from './auth/tokens.ts';
+import type { Scope } from './auth/scopes.ts';
+
+/** Everything a request handler may use; built once per process in api/server.ts. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  queues: Queues;
+  keys: KeyStore;
+  tokens: TokenIssuer;
+  log: Logger;
+  now: () => Date;
+}
+
+/** Who is calling, set by the authentication middleware. */
+export interface Principal {
+  userId: string;
+  scopes: Scope[];
+  /** OAuth client id of a third-party application token; undefined for first-party credentials. */
+  clientId: string | undefined;
+  /** Web session id when the credential is the first-party session (cookie or refreshed token). */
+  sessionId: string | undefined;
+  via: 'bearer' | 'cookie';
+}
+
+export interface AppState {
+  requestId: string;
+  principal?: Principal;
+}
+
+export interface AppContextExtras {
+  deps: Deps;
+}
+
+/** Path parameters, set by the router (empty outside routed middleware). */
+interface RouterParams {
+  params: Record<string, string>;
+}
+
+export type Ctx = ParameterizedContext<AppState, AppContextExtras & RouterParams>;
+export type Mw = Middleware<AppState, AppContextExtras & RouterParams>;

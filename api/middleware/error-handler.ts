@@ -1,0 +1,55 @@
+import type { Mw, Ctx } from '../context.ts';
+import { HttpError } from '../errors.ts';
+import { errorPage } from '../web/layout.ts';
+
+/**
+ * The only place errors become responses. HttpErrors (status < 500) show their detail; anything
+ * else is logged with its stack and answered with a bare 500: no stack trace or message leaks.
+ * Errors raised by the body parser (malformed JSON, too large) are mapped to our statuses.
+ */
+export const errorHandler: Mw = async function errorHandler(ctx, next) {
+  try {
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'Not Found');
+    if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
+  } catch (err) {
+    const httpError = toHttpError(err);
+    if (!httpError) {
+      ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
+    }
+    const error = httpError ?? new HttpError(500, 'Internal Server Error');
+    respond(ctx, error);
+  }
+};
+
+function respond(ctx: Ctx, error: HttpError) {
+  // Headers set by earlier middleware (cookies, refreshed-token) would be wrong on an error.
+  const keep = ['x-request-id', 'allow', 'content-security-policy', 'x-content-type-options', 'referrer-policy', 'x-frame-options'];
+  for (const name of Object.keys(ctx.response.headers)) if (!keep.includes(name)) ctx.remove(name);
+  ctx.status = error.status;
+  ctx.set(error.headers);
+  const wantsHtml = !ctx.path.startsWith('/api/') && ctx.accepts('json', 'html') === 'html';
+  if (wantsHtml) {
+    ctx.type = 'html';
+    ctx.body = errorPage(error.status, typeof error.detail === 'string' ? error.detail : 'The request is not valid.');
+  } else {
+    ctx.body = { detail: error.detail };
+  }
+}
+
+function toHttpError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status !== 'number' || status >= 500) return undefined;
+  if (e.type === 'entity.parse.failed' || (status === 400 && /JSON|Unexpected token/i.test(e.message ?? ''))) {
+    return new HttpError(422, [{ loc: ['body'], msg: 'The body is not valid JSON', type: 'json_invalid' }]);
+  }
+  if (status === 413) return new HttpError(413, 'Request body too large');
+  if (status === 415) return new HttpError(415, 'Unsupported media type');
+  return new HttpError(status, e.expose && e.message ? e.message : httpReason(status));
+}
+
+function httpReason(status: number): string {
+  return { 400: 'Bad Request', 401: 'Not authenticated', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' }[status] ?? 'Request failed';
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import type { Route, RouteSpec } from './route.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes' zod schemas (OpenAPI 3.1 schemas are JSON
+ * Schema 2020-12, which zod emits). Schemas registered with `.meta({ id })` become components.
+ */
+export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: string }) {
+  const components: Record<string, JsonSchema> = {};
+  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as JsonSchema;
+    delete json.$schema;
+    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+    delete json.$defs;
+    for (const [id, def] of Object.entries(defs)) components[id] = rewriteRefs(def);
+    const id = (json.id as string | undefined) ?? (z.globalRegistry.get(schema)?.id as string | undefined);
+    if (id) {
+      delete json.id;
+      components[id] = rewriteRefs(json);
+      return { $ref: `#/components/schemas/${id}` };
+    }
+    return rewriteRefs(json);
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { spec } of routes) {
+    const methods = Array.isArray(spec.method) ? spec.method : [spec.method];
+    for (const method of methods) {
+      (paths[spec.path] ??= {})[method] = operation(spec, toSchema, methods.length > 1 ? method : undefined);
+    }
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Training data service',
+      version: info.version,
+      description:
+        'Stores athletes\' activities, traces and daily measures and serves them as JSON and Parquet; ' +
+        'an OAuth 2.0 authorization server for third-party applications.\n\n' +
+        'Conventions: instants are UTC ISO 8601 with `Z`; `*_local` fields are naive local times; ' +
+        'lists are newest first. Validation errors answer 422 `{"detail":[{"loc","msg","type"}]}`; other ' +
+        'errors `{"detail": "…"}`. A resource that is absent or belongs to another user is 404. Every ' +
+        'response carries `x-request-id`.',
+    },
+    servers: [{ url: info.baseUrl }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token (RS256 JWT, 15 minutes).' },
+        cookie: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The first-party web session.' },
+        basic: { type: 'http', scheme: 'basic', description: 'Client authentication at the token endpoint.' },
+      },
+    },
+  };
+}
+
+function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'output') => JsonSchema, methodSuffix?: string) {
+  const parameters = [
+    ...objectParameters(spec.params, 'path', toSchema),
+    ...objectParameters(spec.query, 'query', toSchema),
+  ];
+  const responses: Record<string, unknown> = {};
+  for (const [status, r] of Object.entries(spec.responses)) {
+    const content = r.schema
+      ? { 'application/json': { schema: toSchema(r.schema, 'output') } }
+      : r.contentType
+        ? { [r.contentType]: { schema: { type: 'string', format: 'binary' } } }
+        : undefined;
+    const headers = r.headers
+      ? Object.fromEntries(Object.entries(r.headers).map(([h, description]) => [h, { description, schema: { type: 'string' } }]))
+      : undefined;
+    responses[status] = { description: r.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
+  }
+  if (spec.query || spec.body || spec.params) responses['422'] ??= { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
+  if (spec.auth !== 'none') {
+    responses['401'] ??= { description: 'Missing, expired or invalid token (WWW-Authenticate: Bearer error="invalid_token")' };
+    if (spec.auth.scopes.length) responses['403'] ??= { description: `Scope missing (${spec.auth.scopes.join(', ')})` };
+  }
+  return {
+    operationId: methodSuffix ? `${spec.operationId}_${methodSuffix}` : spec.operationId,
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: spec.tags,
+    ...(spec.deprecated ? { deprecated: true } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input') } } } } : {}),
+    responses,
+    security:
+      spec.auth === 'none' ? [] : [{ bearer: spec.auth.scopes }, ...(spec.auth.appOnly ? [] : [{ cookie: spec.auth.scopes }])],
+  };
+}
+
+function objectParameters(schema: z.ZodObject | undefined, where: 'path' | 'query', toSchema: (s: z.ZodType, io: 'input') => JsonSchema) {
+  if (!schema) return [];
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const f = field as z.ZodType;
+    const description = z.globalRegistry.get(f)?.description;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || !f.safeParse(undefined).success,
+      ...(description ? { description } : {}),
+      schema: toSchema(f, 'input'),
+    };
+  });
+}
+
+function rewriteRefs(schema: JsonSchema): JsonSchema {
+  return JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', '"#/components/schemas/'));
+}
+
+/** The shared 422 body schema, referenced by every operation that validates input. */
+export const ValidationErrorSchema = z
+  .object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })
+  .meta({ id: 'ValidationError' });
+export const HTTPValidationErrorSchema = z.object({ detail: z.array(ValidationErrorSchema) }).meta({ id: 'HTTPValidationError' });
+export const ErrorSchema = z.object({ detail: z.string() }).meta({ id: 'Error' });

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import type { Ctx, Mw } from './context.ts';
+import { UnprocessableEntity, validationItems } from './errors.ts';
+import { authenticate, type AuthRequirement } from './auth/authenticate.ts';
+
+type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; omit for empty bodies. */
+  schema?: z.ZodType;
+  /** Non-JSON media types (Parquet, NDJSON, files), documented by name. */
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One endpoint: the single source of its validation, its handler's input types and its OpenAPI
+ * operation. `path` is written the OpenAPI way (`/api/v1/activities/{activity_id}`).
+ */
+export interface RouteSpec {
+  method: HttpMethod | HttpMethod[];
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: AuthRequirement;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  responses: Record<number, ResponseSpec>;
+  deprecated?: boolean;
+}
+
+type Out<T> = T extends z.ZodType ? z.output<T> : Record<string, never>;
+export interface Input<S extends RouteSpec> {
+  params: Out<S['params']>;
+  query: Out<S['query']>;
+  body: Out<S['body']>;
+}
+
+export interface Route {
+  spec: RouteSpec;
+  /** Named steps: authenticate → validate → handle (their names show in stack traces). */
+  middleware: Mw[];
+}
+
+export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Route {
+  const validate: Mw = async function validateRequest(ctx, next) {
+    ctx.state.input = {
+      params: parse(spec.params, ctx.params, 'path'),
+      query: parse(spec.query, ctx.query, 'query'),
+      body: parse(spec.body, ctx.request.body, 'body'),
+    };
+    await next();
+  };
+  const handle: Mw = async function handleRequest(ctx) {
+    await handler(ctx, ctx.state.input as Input<S>);
+  };
+  return { spec, middleware: [authenticate(spec.auth), validate, handle] };
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown, source: 'path' | 'query' | 'body') {
+  if (!schema) return {};
+  const result = schema.safeParse(value ?? (source === 'body' ? undefined : {}));
+  if (!result.success) throw new UnprocessableEntity(validationItems(result.error, source));
+  return result.data;
+}
+
+/** `/a/{id}/b` → `/a/:id/b` for the router. */
+export function routerPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+declare module './context.ts' {
+  interface AppState {
+    input?: unknown;
+  }
+}

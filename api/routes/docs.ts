@@ -1,0 +1,58 @@
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Ctx } from '../context.ts';
+
+const require = createRequire(import.meta.url);
+const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'static');
+
+/** Files served from the swagger-ui-dist package (no CDN): name → content type. */
+const SWAGGER_ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+const SITE_ASSETS: Record<string, string> = {
+  'site.css': 'text/css; charset=utf-8',
+  'docs-init.js': 'application/javascript; charset=utf-8',
+};
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>API documentation · Training data service</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<link rel="icon" href="/docs/assets/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+<script src="/static/docs-init.js"></script>
+</body>
+</html>`;
+
+export function docsPage(ctx: Ctx) {
+  ctx.type = 'html';
+  // Swagger UI sets inline styles and loads images as data: URIs.
+  ctx.set('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'");
+  ctx.body = DOCS_PAGE;
+}
+
+function serve(dir: string, assets: Record<string, string>) {
+  return function serveAsset(ctx: Ctx) {
+    const name = ctx.params.file ?? '';
+    const type = Object.hasOwn(assets, name) ? assets[name] : undefined;
+    if (!type) return; // falls through to 404
+    ctx.type = type;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = createReadStream(path.join(dir, name));
+  };
+}
+
+export const swaggerAsset = serve(SWAGGER_DIR, SWAGGER_ASSETS);
+export const siteAsset = serve(STATIC_DIR, SITE_ASSETS);

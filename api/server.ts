@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Lifecycle } from '../lib/lifecycle.ts';
+import { createDb } from '../db/database.ts';
+import { closeQueues, createQueues, createRedis } from '../workers/connections.ts';
+import { KeyStore } from './auth/keys.ts';
+import type { Deps } from './context.ts';
+import { createApp } from './app.ts';
+
+/** Build the API's dependencies; every connection it opens is registered for shutdown. */
+export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  lifecycle.add('postgres', () => db.destroy());
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  lifecycle.add('redis', async () => void (await redis.quit().catch(() => redis.disconnect())));
+  const queues = createQueues(redis, config.QUEUE_PREFIX);
+  lifecycle.add('queues', () => closeQueues(queues));
+  const keys = new KeyStore(db, now);
+  await keys.init();
+  return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now };
+}
+
+/**
+ * Listen and serve. On shutdown: stop accepting, let in-flight requests finish (idle keep-alive
+ * connections are closed at once), and after SHUTDOWN_TIMEOUT_MS close whatever is left.
+ */
+export async function startApi(deps: Deps, lifecycle: Lifecycle): Promise<{ server: http.Server; url: string }> {
+  const { config, log } = deps;
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  lifecycle.add('http', () => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
+  const url = config.PORT === 0 ? `http://${config.HOST}:${port}` : config.BASE_URL;
+  log.info('api listening', { url, host: config.HOST, port });
+  return { server, url };
+}
+
+export function closeServer(server: http.Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+    // Connections that become idle after their in-flight request finishes are closed too.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    sweep.unref();
+    server.once('close', () => clearInterval(sweep));
+  });
+}

@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import type { Ctx } from '../context.ts';
+import { html } from './html.ts';
+import { field, formError, page } from './layout.ts';
+import { createUser, DuplicateEmailError, findUserByEmail } from '../../db/users.ts';
+import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
+import { SignInThrottle } from '../auth/throttle.ts';
+import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
+import { assertSameOrigin } from '../middleware/origin-check.ts';
+
+const Email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }));
+const Name = (label: string) => z.string().trim().min(1, `${label} is required.`).max(100, `${label} must be at most 100 characters.`);
+
+export const SignUpForm = z.object({
+  first_name: Name('First name'),
+  last_name: Name('Last name'),
+  email: Email,
+  password: z.string(),
+  next: z.string().optional(),
+});
+const SignInForm = z.object({ email: z.string().trim().toLowerCase().max(254), password: z.string().max(1000), next: z.string().optional() });
+
+type Values = Record<string, string>;
+type Errors = Record<string, string | undefined>;
+
+function formBody(ctx: Ctx): Values {
+  const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? String(v[0] ?? '') : String(v ?? '')]));
+}
+
+function fieldErrors(error: z.ZodError): Errors {
+  const errors: Errors = {};
+  for (const issue of error.issues) errors[String(issue.path[0])] ??= issue.message;
+  return errors;
+}
+
+function signUpPage(values: Values = {}, errors: Errors = {}, message?: string) {
+  return page(
+    { title: 'Sign up' },
+    html`<h1>Create your account</h1>
+<form method="post" action="/signup" class="stack" novalidate>
+  ${formError(message)}
+  ${field({ name: 'first_name', label: 'First name', value: values.first_name, autocomplete: 'given-name', error: errors.first_name })}
+  ${field({ name: 'last_name', label: 'Last name', value: values.last_name, autocomplete: 'family-name', error: errors.last_name })}
+  ${field({ name: 'email', label: 'Email', type: 'email', value: values.email, autocomplete: 'email', error: errors.email })}
+  ${field({ name: 'password', label: 'Password (at least 10 characters)', type: 'password', autocomplete: 'new-password', error: errors.password })}
+  <input type="hidden" name="next" value="${values.next ?? ''}">
+  <button type="submit">Sign up</button>
+</form>
+<p>Already have an account? <a href="/signin">Sign in</a></p>`,
+  );
+}
+
+function signInPage(values: Values = {}, message?: string) {
+  return page(
+    { title: 'Sign in' },
+    html`<h1>Sign in</h1>
+<form method="post" action="/signin" class="stack" novalidate>
+  ${formError(message)}
+  ${field({ name: 'email', label: 'Email', type: 'email', value: values.email, autocomplete: 'username' })}
+  ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
+  <input type="hidden" name="next" value="${values.next ?? ''}">
+  <button type="submit">Sign in</button>
+</form>
+<p>No account yet? <a href="/signup${values.next ? `?next=${encodeURIComponent(values.next)}` : ''}">Sign up</a></p>`,
+  );
+}
+
+export async function showSignUp(ctx: Ctx) {
+  if (await currentWebUser(ctx)) return ctx.redirect(safeNext(ctx.query.next));
+  ctx.type = 'html';
+  ctx.body = signUpPage({ next: safeNext(ctx.query.next, '') });
+}
+
+export async function submitSignUp(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const values = formBody(ctx);
+  const parsed = SignUpForm.safeParse(values);
+  const errors: Errors = parsed.success ? {} : fieldErrors(parsed.error);
+  const weak = passwordProblem(values.password ?? '', {
+    email: parsed.data?.email,
+    names: [parsed.data?.first_name ?? '', parsed.data?.last_name ?? ''],
+  });
+  if (weak) errors.password ??= weak;
+  if (!parsed.success || weak) {
+    ctx.status = 422;
+    ctx.type = 'html';
+    ctx.body = signUpPage({ ...values, password: '' }, errors, 'Please correct the fields marked below.');
+    return;
+  }
+  const { first_name, last_name, email, password, next } = parsed.data;
+  try {
+    const user = await createUser(ctx.deps.db, { first_name, last_name, email, password_hash: await hashPassword(password) });
+    await startWebSession(ctx, user);
+    ctx.status = 303;
+    ctx.redirect(safeNext(next));
+  } catch (err) {
+    if (!(err instanceof DuplicateEmailError)) throw err;
+    ctx.status = 409;
+    ctx.type = 'html';
+    ctx.body = signUpPage({ ...values, password: '' }, { email: 'An account with this email already exists. Sign in instead.' });
+  }
+}
+
+export async function showSignIn(ctx: Ctx) {
+  if (await currentWebUser(ctx)) return ctx.redirect(safeNext(ctx.query.next));
+  ctx.type = 'html';
+  ctx.body = signInPage({ next: safeNext(ctx.query.next, '') });
+}
+
+export async function submitSignIn(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const { deps } = ctx;
+  const values = formBody(ctx);
+  const parsed = SignInForm.safeParse(values);
+  const email = parsed.data?.email ?? '';
+  const throttle = new SignInThrottle(deps.redis, deps.config.QUEUE_PREFIX, deps.config.SIGNIN_MAX_FAILURES, deps.config.SIGNIN_WINDOW_SECONDS);
+  const wait = await throttle.retryAfter(email, ctx.ip);
+  if (wait > 0) {
+    ctx.status = 429;
+    ctx.set('Retry-After', String(wait));
+    ctx.type = 'html';
+    ctx.body = signInPage(
+      { email, next: values.next ?? '' },
+      `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
+    );
+    return;
+  }
+  const user = parsed.success ? await findUserByEmail(deps.db, email) : undefined;
+  // Unknown emails are checked against a decoy hash so both paths take the same time.
+  const ok = await verifyPassword(values.password ?? '', user?.password_hash ?? (await decoyHash()));
+  if (!user || !ok) {
+    await throttle.recordFailure(email, ctx.ip);
+    ctx.status = 401;
+    ctx.type = 'html';
+    ctx.body = signInPage({ email, next: values.next ?? '' }, 'Incorrect email or password.');
+    return;
+  }
+  await throttle.recordSuccess(email, ctx.ip);
+  await startWebSession(ctx, user);
+  ctx.status = 303;
+  ctx.redirect(safeNext(parsed.data?.next));
+}
+
+export async function signOut(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  await endWebSession(ctx);
+  ctx.status = 303;
+  ctx.redirect('/signin');
+}
+
+export async function home(ctx: Ctx) {
+  const user = await currentWebUser(ctx);
+  ctx.type = 'html';
+  ctx.body = page(
+    { title: 'Home', user: user && { name: `${user.first_name} ${user.last_name}` } },
+    html`<h1>Training data service</h1>
+<p>Your activities, traces and daily measures, served to the applications you choose.</p>
+${user ? html`<p><a href="/settings">Go to your settings</a></p>` : html`<p><a href="/signup">Create an account</a> or <a href="/signin">sign in</a>.</p>`}
+<p>Developers: the <a href="/docs">API documentation</a> and the <a href="/openapi.json">OpenAPI document</a>.</p>`,
+  );
+}

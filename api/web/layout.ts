@@ -1,0 +1,59 @@
+import { html, Html } from './html.ts';
+
+export interface PageOptions {
+  title: string;
+  /** The signed-in user's display name, shown in the header with a sign-out button. */
+  user?: { name: string } | undefined;
+}
+
+export function page(opts: PageOptions, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${opts.title} · Training data service</title>
+<link rel="stylesheet" href="/static/site.css">
+</head>
+<body>
+<header class="site">
+  <a class="brand" href="/">Training data service</a>
+  <nav>
+    ${opts.user
+      ? html`<a href="/settings">${opts.user.name}</a>
+        <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
+      : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`}
+    <a href="/docs">API docs</a>
+  </nav>
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>`.value;
+}
+
+export function errorPage(status: number, message: string): string {
+  return page({ title: `Error ${status}` }, html`<h1>Error ${status}</h1><p class="error" role="alert">${message}</p><p><a href="/">Home</a></p>`);
+}
+
+/** A labelled input; `error` renders next to it and marks it invalid. */
+export function field(f: {
+  name: string;
+  label: string;
+  type?: string;
+  value?: string;
+  autocomplete?: string;
+  error?: string | undefined;
+  required?: boolean;
+}): Html {
+  return html`<label for="${f.name}">${f.label}</label>
+<input id="${f.name}" name="${f.name}" type="${f.type ?? 'text'}" value="${f.value ?? ''}"
+  ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ''} ${f.required === false ? '' : html`required`}
+  ${f.error ? html`aria-invalid="true" aria-describedby="${f.name}-error"` : ''}>
+${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : ''}`;
+}
+
+export function formError(message: string | undefined): Html {
+  return message ? html`<p class="error" role="alert">${message}</p>` : html``;
+}

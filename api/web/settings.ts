@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import type { Ctx } from '../context.ts';
+import type { User } from '../../db/database.ts';
+import { html } from './html.ts';
+import { field, formError, page } from './layout.ts';
+import { updateUserName, updateUserPassword } from '../../db/users.ts';
+import { deleteOtherSessions } from '../../db/sessions.ts';
+import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
+import { currentWebUser } from '../auth/web-session.ts';
+import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { SignUpForm } from './accounts.ts';
+
+const NameForm = SignUpForm.pick({ first_name: true, last_name: true });
+const PasswordForm = z.object({ current_password: z.string(), new_password: z.string() });
+
+type Errors = Record<string, string | undefined>;
+interface SettingsState {
+  notice?: string;
+  nameErrors?: Errors;
+  passwordErrors?: Errors;
+  nameValues?: { first_name?: string; last_name?: string };
+}
+
+function settingsPage(user: User, s: SettingsState = {}) {
+  const name = s.nameValues ?? user;
+  return page(
+    { title: 'Settings', user: { name: `${user.first_name} ${user.last_name}` } },
+    html`<h1>Settings</h1>
+${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
+<h2>Account</h2>
+<dl>
+  <dt>Email</dt><dd id="account-email">${user.email}</dd>
+  <dt>Name</dt><dd id="account-name">${user.first_name} ${user.last_name}</dd>
+  <dt>Member since</dt><dd>${user.created_at.toISOString().slice(0, 10)}</dd>
+</dl>
+<form method="post" action="/settings/profile" class="stack" novalidate>
+  ${field({ name: 'first_name', label: 'First name', value: name.first_name, autocomplete: 'given-name', error: s.nameErrors?.first_name })}
+  ${field({ name: 'last_name', label: 'Last name', value: name.last_name, autocomplete: 'family-name', error: s.nameErrors?.last_name })}
+  <button type="submit">Save name</button>
+</form>
+<h2>Password</h2>
+<form method="post" action="/settings/password" class="stack" novalidate>
+  ${formError(s.passwordErrors?.form)}
+  ${field({ name: 'current_password', label: 'Current password', type: 'password', autocomplete: 'current-password', error: s.passwordErrors?.current_password })}
+  ${field({ name: 'new_password', label: 'New password', type: 'password', autocomplete: 'new-password', error: s.passwordErrors?.new_password })}
+  <button type="submit">Change password</button>
+</form>
+<p>Changing your password signs you out everywhere else.</p>`,
+  );
+}
+
+async function requireWebUser(ctx: Ctx) {
+  const user = await currentWebUser(ctx);
+  if (!user) {
+    ctx.status = 303;
+    ctx.redirect(`/signin?next=${encodeURIComponent(ctx.path)}`);
+  }
+  return user;
+}
+
+export async function showSettings(ctx: Ctx) {
+  const user = await requireWebUser(ctx);
+  if (!user) return;
+  ctx.type = 'html';
+  ctx.body = settingsPage(user, { notice: typeof ctx.query.saved === 'string' ? savedNotice(ctx.query.saved) : undefined });
+}
+
+function savedNotice(what: string) {
+  return what === 'name' ? 'Your name was saved.' : what === 'password' ? 'Your password was changed.' : undefined;
+}
+
+export async function saveName(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const user = await requireWebUser(ctx);
+  if (!user) return;
+  const values = (ctx.request.body ?? {}) as Record<string, string>;
+  const parsed = NameForm.safeParse(values);
+  if (!parsed.success) {
+    const nameErrors: Errors = {};
+    for (const i of parsed.error.issues) nameErrors[String(i.path[0])] ??= i.message;
+    ctx.status = 422;
+    ctx.type = 'html';
+    ctx.body = settingsPage(user, { nameErrors, nameValues: values });
+    return;
+  }
+  await updateUserName(ctx.deps.db, user.id, parsed.data);
+  ctx.status = 303;
+  ctx.redirect('/settings?saved=name');
+}
+
+export async function changePassword(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const user = await requireWebUser(ctx);
+  if (!user) return;
+  const parsed = PasswordForm.safeParse(ctx.request.body ?? {});
+  const values = parsed.data ?? { current_password: '', new_password: '' };
+  const errors: Errors = {};
+  if (!(await verifyPassword(values.current_password, user.password_hash))) errors.current_password = 'The current password is not correct.';
+  const weak = passwordProblem(values.new_password, { email: user.email, names: [user.first_name, user.last_name] });
+  if (weak) errors.new_password = weak;
+  if (Object.keys(errors).length) {
+    ctx.status = 422;
+    ctx.type = 'html';
+    ctx.body = settingsPage(user, { passwordErrors: errors });
+    return;
+  }
+  await updateUserPassword(ctx.deps.db, user.id, await hashPassword(values.new_password));
+  await deleteOtherSessions(ctx.deps.db, user.id, user.sessionId);
+  ctx.status = 303;
+  ctx.redirect('/settings?saved=password');
+}

@@ -1,0 +1,61 @@
+import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
+import { Lifecycle } from '../lib/lifecycle.ts';
+import { createDb } from '../db/database.ts';
+import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
+
+/** Shared start-up of every entry point: configuration, logger, signal handling. */
+export function boot(name: string): { config: Config; log: Logger; lifecycle: Lifecycle } {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger(config.LOG_LEVEL, { process: name });
+  const lifecycle = new Lifecycle(log);
+  lifecycle.handleSignals();
+  process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err }));
+  return { config, log, lifecycle };
+}
+
+/** Create the database if needed and apply pending migrations. */
+export async function migrate(config: Config, log: Logger): Promise<void> {
+  if (await ensureDatabase(config.DATABASE_URL)) log.info('database created', { database: new URL(config.DATABASE_URL).pathname.slice(1) });
+  const db = createDb(config.DATABASE_URL, 1);
+  try {
+    const applied = await migrateToLatest(db);
+    log.info('migrations applied', { applied });
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Run `main`; a start-up failure is logged with a clear message and exits 1. */
+export function run(name: string, main: (b: ReturnType<typeof boot>) => Promise<void>): void {
+  const b = boot(name);
+  main(b).catch(async (err) => {
+    b.log.error(`${name} failed to start`, { err: describeStartError(err, b.config) });
+    await b.lifecycle.close();
+    process.exit(1);
+  });
+}
+
+function describeStartError(err: unknown, config: Config): unknown {
+  const code = (err as { code?: string })?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND') {
+    return `cannot reach ${(err as { address?: string }).address ?? 'a server'}:${(err as { port?: number }).port ?? ''} (${code}). Is PostgreSQL running at DATABASE_URL=${redact(config.DATABASE_URL)}?`;
+  }
+  if (code === 'EADDRINUSE') return `port ${config.PORT} is already in use (set PORT)`;
+  return err;
+}
+
+function redact(url: string) {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}

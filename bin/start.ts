@@ -1,0 +1,12 @@
+import { run, migrate } from './boot.ts';
+import { createApiDeps, startApi } from '../api/server.ts';
+import { startWorkers } from '../workers/runner.ts';
+
+/** Single-machine mode: migrations, the workers and the API in one process. */
+run('start', async ({ config, log, lifecycle }) => {
+  await migrate(config, log);
+  const deps = await createApiDeps(config, log, lifecycle);
+  await startWorkers(config, log, lifecycle, { db: deps.db });
+  const { url } = await startApi(deps, lifecycle);
+  process.stdout.write(`Training data service listening on ${url} (API and workers)\n`);
+});

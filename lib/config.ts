@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * Every setting the service reads, parsed once from the environment. Defaults work on a developer
+ * machine with PostgreSQL and Redis on localhost; docker-compose.yml overrides the hosts.
+ */
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const ConfigSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+    /** Public URL of the service: the OAuth issuer, the origin that web forms must come from. */
+    BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+    DATABASE_URL: z
+      .url({ protocol: /^postgres(ql)?$/ })
+      .default('postgres://postgres@127.0.0.1:5432/training_data'),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+    /** Prefix of every BullMQ key, so several deployments (or test files) can share one Redis. */
+    QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('tds'),
+    DATA_DIR: z.string().min(1).default('./data'),
+    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the API. */
+    TRUST_PROXY: boolean.default(false),
+    /** Web sessions (cookie `token`) last this long without a new sign-in. */
+    SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 30),
+    /** Failed sign-ins allowed per email address (and 4× that per client address) in the window. */
+    SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+    SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86400).default(900),
+    /** Largest JSON or form body accepted, in bytes. */
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+    /** How long a graceful shutdown waits for in-flight requests and jobs before closing them. */
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    /** Threads of the engine's piscina pool (CPU work). 0 = one per core. */
+    ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+  })
+  .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
+
+export type Config = z.output<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment once; an invalid value throws a ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings mean "unset", as in most shells' `VAR= cmd`.
+  const defined = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(defined);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? 'environment');
+        const value = defined[name];
+        return `${name}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(redact(name, value))})`}`;
+      }),
+    );
+  }
+  return parsed.data;
+}
+
+function redact(name: string, value: string): string {
+  if (!name.endsWith('_URL')) return value;
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return value;
+  }
+}

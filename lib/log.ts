@@ -1,0 +1,33 @@
+/** Structured JSON logging: one object per line on stdout (errors on stderr). */
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
+export type LogLevel = keyof typeof LEVELS;
+export type Fields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+  child(fields: Fields): Logger;
+}
+
+export function createLogger(level: LogLevel = 'info', base: Fields = {}): Logger {
+  const threshold = LEVELS[level];
+  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Fields) => {
+    if (LEVELS[lvl] < threshold) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer);
+    (lvl === 'error' ? process.stderr : process.stdout).write(line + '\n');
+  };
+  return {
+    debug: (m, f) => write('debug', m, f),
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }),
+  };
+}
+
+function errorReplacer(_key: string, value: unknown) {
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  return value;
+}
