@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Ctx, Mw } from './context.ts';
-import { UnprocessableEntity, validationItems } from './errors.ts';
+import { UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
 import { authenticate, type AuthRequirement } from './auth/authenticate.ts';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -48,11 +48,13 @@ export interface Route {
 
 export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Route {
   const validate: Mw = async function validateRequest(ctx, next) {
+    const problems: ValidationItem[] = [];
     ctx.state.input = {
-      params: parse(spec.params, ctx.params, 'path'),
-      query: parse(spec.query, ctx.query, 'query'),
-      body: parse(spec.body, ctx.request.body, 'body'),
+      params: parse(spec.params, ctx.params, 'path', problems),
+      query: parse(spec.query, ctx.query, 'query', problems),
+      body: parse(spec.body, ctx.request.body, 'body', problems),
     };
+    if (problems.length) throw new UnprocessableEntity(problems);
     await next();
   };
   const handle: Mw = async function handleRequest(ctx) {
@@ -61,11 +63,12 @@ export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: C
   return { spec, middleware: [authenticate(spec.auth), validate, handle] };
 }
 
-function parse(schema: z.ZodType | undefined, value: unknown, source: 'path' | 'query' | 'body') {
+function parse(schema: z.ZodType | undefined, value: unknown, source: 'path' | 'query' | 'body', problems: ValidationItem[]) {
   if (!schema) return {};
   const result = schema.safeParse(value ?? (source === 'body' ? undefined : {}));
-  if (!result.success) throw new UnprocessableEntity(validationItems(result.error, source));
-  return result.data;
+  if (result.success) return result.data;
+  problems.push(...validationItems(result.error, source));
+  return undefined;
 }
 
 /** `/a/{id}/b` → `/a/:id/b` for the router. */

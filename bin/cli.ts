@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { createLogger } from '../lib/log.ts';
+import { createDb, type Db } from '../db/database.ts';
+import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
+import { createUser, DuplicateEmailError, findUserByEmail, listUsers } from '../db/users.ts';
+import { listPublishedKeys } from '../db/signing-keys.ts';
+import { hashPassword, passwordProblem } from '../api/auth/passwords.ts';
+import { KeyStore } from '../api/auth/keys.ts';
+import { mintAccessToken } from '../api/auth/tokens.ts';
+import { parseScopes } from '../api/auth/scopes.ts';
+
+const USAGE = `Operator commands: npm run cli -- <command> [options]
+
+  user create --email EMAIL --first-name NAME --last-name NAME [--password PASSWORD]
+      Create an account. Without --password a strong random one is generated and printed once.
+  user list
+      List accounts, newest first.
+  token create --user EMAIL [--scopes "data:read data:write profile"]
+      Issue a personal access token (15 minutes, RS256 JWT without aud) for the user; printed once.
+  keys list
+      List the token signing keys (active and recently retired).
+  keys rotate
+      Make a new signing key; tokens signed by the old one stay valid until they expire.
+
+Every command accepts --json for machine-readable output.
+Configuration comes from the same environment variables as the service (DATABASE_URL, BASE_URL, …).`;
+
+class UsageError extends Error {}
+
+type Flags = Record<string, string | boolean | undefined>;
+
+function required(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || !v.trim()) throw new UsageError(`--${name} is required`);
+  return v.trim();
+}
+
+function print(json: boolean, value: unknown, text: string) {
+  process.stdout.write(json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+}
+
+async function userCreate(db: Db, flags: Flags, json: boolean) {
+  const email = required(flags, 'email').toLowerCase();
+  const first_name = required(flags, 'first-name');
+  const last_name = required(flags, 'last-name');
+  const generated = typeof flags.password !== 'string';
+  const password = generated ? randomBytes(18).toString('base64url') : String(flags.password);
+  const weak = passwordProblem(password, { email, names: [first_name, last_name] });
+  if (weak) throw new UsageError(`--password: ${weak}`);
+  try {
+    const user = await createUser(db, { email, first_name, last_name, password_hash: await hashPassword(password) });
+    print(
+      json,
+      { id: user.id, email: user.email, first_name, last_name, ...(generated ? { password } : {}) },
+      `Created user ${user.email} (${user.id})${generated ? `\nPassword (shown once): ${password}` : ''}`,
+    );
+  } catch (err) {
+    if (err instanceof DuplicateEmailError) throw new UsageError(`a user with email ${email} already exists`);
+    throw err;
+  }
+}
+
+async function userList(db: Db, json: boolean) {
+  const users = await listUsers(db);
+  const rows = users.map((u) => ({ id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, created_at: u.created_at.toISOString() }));
+  print(json, rows, rows.length ? rows.map((u) => `${u.id}  ${u.email}  ${u.first_name} ${u.last_name}  ${u.created_at}`).join('\n') : 'No users.');
+}
+
+async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) {
+  const email = required(flags, 'user');
+  const { scopes, unknown } = parseScopes(typeof flags.scopes === 'string' ? flags.scopes : 'data:read data:write profile');
+  if (unknown.length) throw new UsageError(`--scopes: unknown scope ${unknown.join(', ')}`);
+  if (!scopes.length) throw new UsageError('--scopes: give at least one scope');
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new UsageError(`no user with email ${email}`);
+  const keys = new KeyStore(db);
+  await keys.init();
+  const { token, expiresIn } = await mintAccessToken({ issuer: config.BASE_URL, keys, now: () => new Date() }, { sub: user.id, scopes });
+  print(
+    json,
+    { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' '), user_id: user.id },
+    `Personal access token for ${user.email} (scopes: ${scopes.join(' ')}; expires in ${expiresIn / 60} minutes; shown once):\n${token}`,
+  );
+}
+
+async function keysList(db: Db, json: boolean) {
+  const keys = new KeyStore(db);
+  await keys.init();
+  const rows = (await listPublishedKeys(db, new Date(0))).map((k) => ({
+    kid: k.kid,
+    created_at: k.created_at.toISOString(),
+    retired_at: k.retired_at?.toISOString() ?? null,
+    active: k.retired_at === null,
+  }));
+  print(json, rows, rows.map((k) => `${k.kid}  created ${k.created_at}  ${k.active ? 'ACTIVE' : `retired ${k.retired_at}`}`).join('\n'));
+}
+
+async function keysRotate(db: Db, json: boolean) {
+  const keys = new KeyStore(db);
+  await keys.init();
+  const kid = await keys.rotate();
+  print(json, { kid }, `New signing key ${kid} is active; the previous key verifies its tokens until they expire.`);
+}
+
+async function main(argv: string[]) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      'first-name': { type: 'string' },
+      'last-name': { type: 'string' },
+      password: { type: 'string' },
+      user: { type: 'string' },
+      scopes: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || !command || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
+  const config = loadConfig();
+  await ensureDatabase(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, 2);
+  try {
+    await migrateToLatest(db);
+    const json = values.json === true;
+    switch (command) {
+      case 'user create':
+        return await userCreate(db, values, json);
+      case 'user list':
+        return await userList(db, json);
+      case 'token create':
+        return await tokenCreate(db, config, values, json);
+      case 'keys list':
+        return await keysList(db, json);
+      case 'keys rotate':
+        return await keysRotate(db, json);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    process.stderr.write(`error: ${err.message}\n\n${err instanceof UsageError ? 'Run `npm run cli -- help` for usage.' : ''}\n`);
+    process.exit(2);
+  }
+  createLogger('error').error('cli failed', { err });
+  process.exit(1);
+});
