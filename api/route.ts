@@ -65,7 +65,7 @@ export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: C
 
 function parse(schema: z.ZodType | undefined, value: unknown, source: 'path' | 'query' | 'body', problems: ValidationItem[]) {
   if (!schema) return {};
-  const result = schema.safeParse(value ?? (source === 'body' ? undefined : {}));
+  const result = schema.safeParse(value ?? (source === 'body' ? undefined : {}), { reportInput: true });
   if (result.success) return result.data;
   problems.push(...validationItems(result.error, source));
   return undefined;
