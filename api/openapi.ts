@@ -15,14 +15,15 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
     const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
     delete json.$defs;
     for (const [id, def] of Object.entries(defs)) components[id] = rewriteRefs(def);
-    const id = (json.id as string | undefined) ?? (z.globalRegistry.get(schema)?.id as string | undefined);
-    if (id) {
-      delete json.id;
-      components[id] = rewriteRefs(json);
-      return { $ref: `#/components/schemas/${id}` };
-    }
-    return rewriteRefs(json);
+    const id = z.globalRegistry.get(schema)?.id as string | undefined;
+    delete json.id;
+    if (!id) return rewriteRefs(json);
+    // zod already hoisted the root into $defs and answered a $ref; otherwise register it here.
+    if (!components[id]) components[id] = rewriteRefs(json);
+    return { $ref: `#/components/schemas/${id}` };
   };
+  toSchema(HTTPValidationErrorSchema, 'output');
+  toSchema(ErrorSchema, 'output');
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { spec } of routes) {

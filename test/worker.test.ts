@@ -1,0 +1,73 @@
+import test from 'ava';
+import { QueueEvents } from 'bullmq';
+import { createSession } from '../db/sessions.ts';
+import { activateKey } from '../db/signing-keys.ts';
+import { QUEUE_NAMES, createRedis } from '../workers/connections.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createTestUser } from './helpers/users.ts';
+
+let service: TestService;
+test.before(async () => {
+  service = await startTestService({ workers: true });
+});
+test.after.always(() => service?.close());
+
+test('the workers schedule housekeeping, which purges expired sessions and long-retired keys', async (t) => {
+  const { db, queues, config } = service.deps;
+  const schedulers = await queues.housekeeping.getJobSchedulers();
+  t.deepEqual(schedulers.map((s) => s.key), ['purge-expired']);
+
+  const user = await createTestUser(service);
+  const now = Date.now();
+  const expired = await createSession(db, { user_id: user.id, expires_at: new Date(now - 1000), user_agent: null });
+  const live = await createSession(db, { user_id: user.id, expires_at: new Date(now + 3600_000), user_agent: null });
+  await db.insertInto('signing_keys').values({ kid: 'old-retired', private_key_pem: 'x', public_jwk: '{}', retired_at: new Date(now - 3600_000) }).execute();
+
+  const connection = createRedis(config.REDIS_URL, 'worker');
+  const events = new QueueEvents(QUEUE_NAMES.housekeeping, { connection, prefix: config.QUEUE_PREFIX });
+  try {
+    await events.waitUntilReady();
+    const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
+    const result = await job.waitUntilFinished(events, 15_000);
+    t.deepEqual(result, { sessions: 1, signingKeys: 1 });
+    const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
+    t.deepEqual(left.map((s) => s.id), [live.id]);
+    t.not(expired.id, live.id);
+    t.is(await db.selectFrom('signing_keys').select('kid').where('kid', '=', 'old-retired').executeTakeFirst(), undefined);
+    // The active key is never purged.
+    t.truthy(await db.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).executeTakeFirst());
+
+    // Idempotent: a second run deletes nothing more.
+    const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
+    t.deepEqual(again, { sessions: 0, signingKeys: 0 });
+  } finally {
+    await events.close();
+    await connection.quit();
+  }
+});
+
+test('a job with invalid data fails without retrying', async (t) => {
+  const { queues, config } = service.deps;
+  const connection = createRedis(config.REDIS_URL, 'worker');
+  const events = new QueueEvents(QUEUE_NAMES.housekeeping, { connection, prefix: config.QUEUE_PREFIX });
+  try {
+    await events.waitUntilReady();
+    const job = await queues.housekeeping.add('bad', { task: 'drop-tables' } as never, { attempts: 3 });
+    await t.throwsAsync(job.waitUntilFinished(events, 15_000), { message: /invalid job data/ });
+    const state = await queues.housekeeping.getJob(job.id!);
+    t.is(state?.attemptsMade, 1);
+  } finally {
+    await events.close();
+    await connection.quit();
+  }
+});
+
+test('concurrent key creation by two processes leaves exactly one active key', async (t) => {
+  const { db } = service.deps;
+  const results = await Promise.all(
+    ['race-a', 'race-b'].map((kid) => activateKey(db, { kid, private_key_pem: 'x', public_jwk: {} }, { onlyIfNoneActive: true })),
+  );
+  t.deepEqual(results, [false, false], 'a key was already active');
+  const active = await db.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).execute();
+  t.is(active.length, 1);
+});
