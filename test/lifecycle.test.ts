@@ -1,0 +1,91 @@
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { freePort, testEnvironment } from './helpers/service.ts';
+
+/** Run an entry point as its own process, the way `npm start` / `npm run api` do. */
+function launch(entry: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import=tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let buffer = '';
+  child.stdout!.on('data', (d) => {
+    buffer += d;
+    const parts = buffer.split('\n');
+    buffer = parts.pop()!;
+    lines.push(...parts);
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      const hit = lines.find((l) => pattern.test(l));
+      if (hit) return hit;
+      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${pattern}; stdout: ${lines.join('\n')}; stderr: ${stderr}`);
+  };
+  return { child, lines, exited, waitFor, stderr: () => stderr };
+}
+
+function kill(child: ChildProcess) {
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+test('start runs migrations, API and workers, prints its URL, logs requests and shuts down gracefully', async (t) => {
+  const port = await freePort();
+  const environment = await testEnvironment({ PORT: String(port), LOG_LEVEL: 'info', BASE_URL: `http://127.0.0.1:${port}` });
+  const proc = launch('bin/start.ts', environment.env);
+  t.teardown(async () => {
+    kill(proc.child);
+    await environment.cleanup();
+  });
+
+  const banner = await proc.waitFor(/listening on/);
+  t.is(banner, `Training data service listening on http://127.0.0.1:${port} (API and workers)`);
+  t.truthy(proc.lines.find((l) => l.includes('"msg":"migrations applied"')));
+  t.truthy(proc.lines.find((l) => l.includes('"msg":"workers started"')));
+
+  const ready = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { 'x-request-id': 'lifecycle-1' } });
+  t.is(ready.status, 200);
+
+  // One structured line per request.
+  const line = JSON.parse(await proc.waitFor(/"request_id":"lifecycle-1"/));
+  t.like(line, { level: 'info', msg: 'request', method: 'GET', path: '/readyz', status: 200, request_id: 'lifecycle-1' });
+  t.is(typeof line.duration_ms, 'number');
+
+  // An in-flight request: headers sent, body still arriving when SIGTERM comes.
+  const body = 'email=a%40b.c&password=whatever-it-is';
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  let response = '';
+  socket.on('data', (d) => (response += d));
+  const closed = new Promise((r) => socket.once('close', r));
+  socket.write(
+    `POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  proc.child.kill('SIGTERM');
+  await proc.waitFor(/"msg":"shutting down"/);
+
+  // New connections are refused while the in-flight request is still served.
+  await new Promise((r) => setTimeout(r, 200));
+  await t.throwsAsync(fetch(`http://127.0.0.1:${port}/healthz`));
+  socket.write(body.slice(10));
+  await closed;
+  t.regex(response, /^HTTP\/1\.1 401 Unauthorized/, 'the in-flight request got its real answer');
+
+  t.is(await proc.exited, 0);
+  t.truthy(proc.lines.find((l) => l.includes('"msg":"shutdown complete"')));
+});
+
+test('the API refuses to start without its database and says so', async (t) => {
+  const proc = launch('bin/api.ts', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing', LOG_LEVEL: 'info', PORT: String(await freePort()) });
+  t.teardown(() => kill(proc.child));
+  t.is(await proc.exited, 1);
+  t.regex(proc.stderr(), /failed to start/);
+  t.regex(proc.stderr(), /Is PostgreSQL running at DATABASE_URL=postgres:\/\/postgres@127\.0\.0\.1:1\/nothing/);
+});
