@@ -1,0 +1,88 @@
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import { findUserByEmail } from '../db/users.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { launchBrowser } from './helpers/browser.ts';
+
+let service: TestService;
+let browser: Browser;
+test.before(async () => {
+  service = await startTestService();
+  browser = await launchBrowser();
+});
+test.after.always(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+test('a person signs up, sees their settings, signs out and signs back in', async (t) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const email = `chromium-${Date.now()}@example.com`;
+
+  await page.goto(`${service.url}/signup`);
+  await page.fill('#first_name', 'Hedy');
+  await page.fill('#last_name', 'Lamarr');
+  await page.fill('#email', email);
+  await page.fill('#password', 'short');
+  await page.click('button[type=submit]');
+  t.is(await page.textContent('#password-error'), 'Password must be at least 10 characters long.');
+  t.is(await page.inputValue('#first_name'), 'Hedy', 'the other fields are kept');
+
+  await page.fill('#password', 'frequency hopping 1942');
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${service.url}/settings`);
+  t.is(await page.textContent('#account-email'), email);
+  t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
+  t.truthy(await findUserByEmail(service.deps.db, email));
+
+  const cookie = (await context.cookies()).find((c) => c.name === 'token')!;
+  t.true(cookie.httpOnly);
+  t.is(cookie.sameSite, 'Lax');
+  t.is(await page.evaluate(() => document.cookie), '', 'the session cookie is not readable by scripts');
+
+  await page.click('text=Sign out');
+  await page.waitForURL(`${service.url}/signin`);
+  await page.goto(`${service.url}/settings`);
+  t.is(new URL(page.url()).pathname, '/signin');
+
+  await page.fill('#email', email);
+  await page.fill('#password', 'wrong password here');
+  await page.click('button[type=submit]');
+  t.is(await page.textContent('[role=alert]'), 'Incorrect email or password.');
+
+  await page.fill('#password', 'frequency hopping 1942');
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${service.url}/settings`);
+  t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
+  await context.close();
+});
+
+test('signing up with an email already taken shows a form error', async (t) => {
+  const page = await browser.newPage();
+  const email = `taken-${Date.now()}@example.com`;
+  for (let i = 0; i < 2; i++) {
+    await page.context().clearCookies();
+    await page.goto(`${service.url}/signup`);
+    await page.fill('#first_name', 'Alan');
+    await page.fill('#last_name', 'Turing');
+    await page.fill('#email', email);
+    await page.fill('#password', 'enigma machine 1939');
+    await page.click('button[type=submit]');
+  }
+  t.is(await page.textContent('#email-error'), 'An account with this email already exists. Sign in instead.');
+  await page.close();
+});
+
+test('/docs renders the API reference from local assets only', async (t) => {
+  const page = await browser.newPage();
+  const foreign: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(service.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+  });
+  await page.goto(`${service.url}/docs`);
+  await page.waitForSelector('.opblock-summary-path[data-path="/api/v1/oauth/userinfo"]');
+  t.regex((await page.textContent('.info .title'))!, /Training data service/);
+  t.deepEqual(foreign, []);
+  await page.close();
+});
