@@ -35,8 +35,6 @@ export const ConfigSchema = z
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
     /** How long a graceful shutdown waits for in-flight requests and jobs before closing them. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-    /** Threads of the engine's piscina pool (CPU work). 0 = one per core. */
-    ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

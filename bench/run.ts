@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../lib/config.ts';
+import { createDb } from '../db/database.ts';
+import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
+import { createUser, findUserByEmail } from '../db/users.ts';
+import { KeyStore } from '../api/auth/keys.ts';
+import { mintAccessToken } from '../api/auth/tokens.ts';
+import { hashPassword } from '../api/auth/passwords.ts';
+import { load, type LoadResult } from './load.ts';
+
+/**
+ * `npm run bench`: request latency and throughput of the API on loopback, each beside a plain
+ * node:http baseline measured in the same run. Uses its own database (`<DATABASE_URL db>_bench`).
+ * BENCH_SECONDS and BENCH_CONNECTIONS tune the run.
+ */
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+function startChild(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import=tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening (?:on http:\/\/127\.0\.0\.1:)?(\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`${entry} exited ${code}`)));
+  });
+}
+
+async function main() {
+  const base = loadConfig();
+  const url = new URL(base.DATABASE_URL);
+  url.pathname = `${url.pathname}_bench`;
+  const DATABASE_URL = url.toString();
+  await ensureDatabase(DATABASE_URL);
+  const db = createDb(DATABASE_URL, 2);
+  await migrateToLatest(db);
+
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const api = await startChild('bin/api.ts', { DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', QUEUE_PREFIX: 'tds_bench' });
+  const baseline = await startChild('bench/baseline-server.ts', { PORT: '0' });
+
+  try {
+    const email = 'bench@example.com';
+    const user = (await findUserByEmail(db, email)) ?? (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
+    const keys = new KeyStore(db);
+    await keys.init();
+    const { token } = await mintAccessToken({ issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, { sub: user.id, scopes: ['profile', 'data:read'] });
+
+    const opts = { connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 1 };
+    const rows: { workload: string; result: LoadResult }[] = [];
+    const measure = async (workload: string, target: string, headers?: Record<string, string>) => {
+      rows.push({ workload, result: await load(target, { ...opts, ...(headers ? { headers } : {}) }) });
+    };
+    await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
+    await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
+    await measure('GET /api/v1/oauth/userinfo (bearer JWT + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
+
+    const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline'];
+    const base = rows[0]!.result.rps;
+    const table = rows.map(({ workload, result: r }) => [workload, String(r.rps), r.p50_ms.toFixed(2), r.p99_ms.toFixed(2), r.max_ms.toFixed(2), String(r.errors), `${((r.rps / base) * 100).toFixed(0)}%`]);
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    process.stdout.write(`\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+    process.stdout.write(line(header) + '\n' + line(widths.map((w) => '-'.repeat(w))) + '\n' + table.map(line).join('\n') + '\n');
+
+    const report = { benchmark: 'http', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, connections: CONNECTIONS, seconds: SECONDS, rows };
+    const dir = path.join(ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `http-${report.at.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+    process.stdout.write(`\nwrote ${path.relative(ROOT, file)} and bench/results/latest.json\n`);
+  } finally {
+    api.child.kill('SIGTERM');
+    baseline.child.kill('SIGTERM');
+    await db.destroy();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
