@@ -4,7 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
-import { closeQueues, createQueues, createRedis } from '../workers/connections.ts';
+import { closeQueues, createQueues, createRedis, waitForRedis } from '../workers/connections.ts';
 import { KeyStore } from './auth/keys.ts';
 import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
@@ -17,6 +17,8 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   lifecycle.add('redis', async () => void (await redis.quit().catch(() => redis.disconnect())));
   const queues = createQueues(redis, config.QUEUE_PREFIX);
   lifecycle.add('queues', () => closeQueues(queues));
+  // Serve even while Redis is down (/readyz says so), but give it a moment to connect first.
+  await waitForRedis(redis, 5_000).catch(() => log.warn('Redis is not reachable yet', { redis_url: config.REDIS_URL.replace(/\/\/[^@]*@/, '//***@') }));
   const keys = new KeyStore(db, now);
   await keys.init();
   return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now };

@@ -18,13 +18,6 @@ export function listPublishedKeys(db: Db, retiredAfter: Date): Promise<SigningKe
     .execute();
 }
 
-export async function insertKey(db: Db, key: { kid: string; private_key_pem: string; public_jwk: object }) {
-  await db
-    .insertInto('signing_keys')
-    .values({ ...key, public_jwk: JSON.stringify(key.public_jwk) })
-    .execute();
-}
-
 /**
  * Insert `key` as the only active key, retiring the others, in one transaction under an advisory
  * lock so that two processes creating or rotating keys at once end with exactly one active key.

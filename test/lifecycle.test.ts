@@ -89,3 +89,26 @@ test('the API refuses to start without its database and says so', async (t) => {
   t.regex(proc.stderr(), /failed to start/);
   t.regex(proc.stderr(), /Is PostgreSQL running at DATABASE_URL=postgres:\/\/postgres@127\.0\.0\.1:1\/nothing/);
 });
+
+test('npm run migrate creates a missing database and is a no-op the second time', async (t) => {
+  const environment = await testEnvironment();
+  const url = new URL(environment.env.DATABASE_URL!);
+  url.pathname = `${url.pathname}_fresh`;
+  const env = { ...environment.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'info' };
+  t.teardown(async () => {
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: environment.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(url.pathname.slice(1))} WITH (FORCE)`);
+    await admin.end();
+    await environment.cleanup();
+  });
+  const first = launch('bin/migrate.ts', env);
+  t.is(await first.exited, 0, first.stderr());
+  t.truthy(first.lines.find((l) => l.includes('"msg":"database created"')));
+  t.regex(first.lines.find((l) => l.includes('migrations applied'))!, /"applied":\["[^"]+"/);
+  const second = launch('bin/migrate.ts', env);
+  t.is(await second.exited, 0);
+  t.truthy(second.lines.find((l) => l.includes('"applied":[]')));
+  t.falsy(second.lines.find((l) => l.includes('database created')));
+});
