@@ -20,11 +20,6 @@ export class HttpError extends Error {
   }
 }
 
-export class BadRequest extends HttpError {
-  constructor(detail: string | ValidationItem[]) {
-    super(400, detail);
-  }
-}
 export class Unauthorized extends HttpError {
   constructor(detail = 'Not authenticated') {
     super(401, detail, { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quote(detail)}"` });
@@ -47,11 +42,6 @@ export class NotFound extends HttpError {
     super(404, detail);
   }
 }
-export class Conflict extends HttpError {
-  constructor(detail: string) {
-    super(409, detail);
-  }
-}
 export class PayloadTooLarge extends HttpError {
   constructor(detail = 'Request body too large') {
     super(413, detail);
@@ -60,11 +50,6 @@ export class PayloadTooLarge extends HttpError {
 export class UnprocessableEntity extends HttpError {
   constructor(items: ValidationItem[]) {
     super(422, items);
-  }
-}
-export class TooManyRequests extends HttpError {
-  constructor(detail: string, retryAfterSeconds: number) {
-    super(429, detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }
 export class ServiceUnavailable extends HttpError {

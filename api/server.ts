@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../lib/config.ts';
+import { redactUrl, type Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
@@ -18,7 +18,7 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   const queues = createQueues(redis, config.QUEUE_PREFIX);
   lifecycle.add('queues', () => closeQueues(queues));
   // Serve even while Redis is down (/readyz says so), but give it a moment to connect first.
-  await waitForRedis(redis, 5_000).catch(() => log.warn('Redis is not reachable yet', { redis_url: config.REDIS_URL.replace(/\/\/[^@]*@/, '//***@') }));
+  await waitForRedis(redis, 5_000).catch(() => log.warn('Redis is not reachable yet', { redis_url: redactUrl(config.REDIS_URL) }));
   const keys = new KeyStore(db, now);
   await keys.init();
   return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now };

@@ -64,8 +64,8 @@ async function main() {
     await measure('GET /api/v1/oauth/userinfo (bearer JWT + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
 
     const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline'];
-    const base = rows[0]!.result.rps;
-    const table = rows.map(({ workload, result: r }) => [workload, String(r.rps), r.p50_ms.toFixed(2), r.p99_ms.toFixed(2), r.max_ms.toFixed(2), String(r.errors), `${((r.rps / base) * 100).toFixed(0)}%`]);
+    const baselineRps = rows[0]!.result.rps;
+    const table = rows.map(({ workload, result: r }) => [workload, String(r.rps), r.p50_ms.toFixed(2), r.p99_ms.toFixed(2), r.max_ms.toFixed(2), String(r.errors), `${((r.rps / baselineRps) * 100).toFixed(0)}%`]);
     const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     process.stdout.write(`\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { ConfigError, loadConfig, redactUrl, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
@@ -48,14 +48,8 @@ export function run(name: string, main: (b: ReturnType<typeof boot>) => Promise<
 function describeStartError(err: unknown, config: Config): unknown {
   const code = (err as { code?: string })?.code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND') {
-    return `cannot reach ${(err as { address?: string }).address ?? 'a server'}:${(err as { port?: number }).port ?? ''} (${code}). Is PostgreSQL running at DATABASE_URL=${redact(config.DATABASE_URL)}?`;
+    return `cannot reach ${(err as { address?: string }).address ?? 'a server'}:${(err as { port?: number }).port ?? ''} (${code}). Is PostgreSQL running at DATABASE_URL=${redactUrl(config.DATABASE_URL)}?`;
   }
   if (code === 'EADDRINUSE') return `port ${config.PORT} is already in use (set PORT)`;
   return err;
-}
-
-function redact(url: string) {
-  const u = new URL(url);
-  if (u.password) u.password = '***';
-  return u.toString();
 }

@@ -57,15 +57,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
         const value = defined[name];
-        return `${name}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(redact(name, value))})`}`;
+        return `${name}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(name.endsWith('_URL') ? redactUrl(value) : value)})`}`;
       }),
     );
   }
   return parsed.data;
 }
 
-function redact(name: string, value: string): string {
-  if (!name.endsWith('_URL')) return value;
+/** A URL fit for logs and messages: its password replaced by ***. */
+export function redactUrl(value: string): string {
   try {
     const url = new URL(value);
     if (url.password) url.password = '***';

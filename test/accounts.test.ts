@@ -45,6 +45,33 @@ test('sign-up creates the account, stores a salted scrypt hash and starts a sess
   t.is(((await me.json()) as { email: string }).email, address);
 });
 
+test('the home page links to sign-in, or to settings once signed in', async (t) => {
+  const anonymous = await (await new WebClient(service.url).get('/')).text();
+  t.regex(anonymous, /href="\/signin"/);
+  t.regex(anonymous, /href="\/docs"/);
+  const user = await createTestUser(service, { first_name: 'Dorothy', last_name: 'Vaughan' });
+  const web = new WebClient(service.url);
+  await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
+  const signedIn = await (await web.get('/')).text();
+  t.regex(signedIn, /Go to your settings/);
+  t.regex(signedIn, /Dorothy Vaughan/);
+});
+
+test('a repeated form field counts once, as its first value', async (t) => {
+  const user = await createTestUser(service);
+  const web = new WebClient(service.url);
+  await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
+  const body = 'first_name=Ann&first_name=Other&last_name=Lee';
+  const res = await fetch(`${service.url}/settings/profile`, {
+    method: 'POST',
+    headers: { cookie: web.cookieHeader, origin: service.url, 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+    redirect: 'manual',
+  });
+  t.is(res.status, 303);
+  t.regex(await (await web.get('/settings')).text(), /id="account-name">Ann Lee</);
+});
+
 test('a duplicate email gets a clear form error, whatever its case', async (t) => {
   const address = email();
   await signUp(new WebClient(service.url), { email: address, password: PASSWORD });

@@ -60,7 +60,9 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
   } catch (err) {
     if (!(err instanceof InvalidTokenError)) throw err;
     if (!(err.expired && via === 'cookie')) throw new Unauthorized(err.message);
+    // The refresh has just checked the session: no second look-up.
     claims = await refreshWebSession(ctx, token);
+    return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, via };
   }
   if (claims.sid) {
     const session = await findLiveSession(deps.db, claims.sid, deps.now());
@@ -79,12 +81,13 @@ async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<Access
   }
   const session = old.sid ? await findLiveSession(deps.db, old.sid, deps.now()) : undefined;
   if (!session || session.user_id !== old.sub) throw new Unauthorized('The session has ended; sign in again');
-  const { token } = await mintAccessToken(deps.tokens, { sub: old.sub, scopes: old.scopes, sid: session.id });
+  const { token, claims } = await mintAccessToken(deps.tokens, { sub: old.sub, scopes: old.scopes, sid: session.id });
   setSessionCookie(ctx, token, session.expires_at);
   ctx.set('refreshed-token', token);
-  return verifyAccessToken(deps.tokens, token);
+  return claims;
 }
 
+/** The session cookie: HttpOnly, SameSite=Lax, Secure when BASE_URL is https. */
 export function setSessionCookie(ctx: Ctx, token: string, expires: Date): void {
   ctx.cookies.set(SESSION_COOKIE, token, {
     httpOnly: true,
@@ -97,12 +100,5 @@ export function setSessionCookie(ctx: Ctx, token: string, expires: Date): void {
 }
 
 export function clearSessionCookie(ctx: Ctx): void {
-  ctx.cookies.set(SESSION_COOKIE, '', {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: ctx.deps.config.BASE_URL.startsWith('https:'),
-    path: '/',
-    expires: new Date(0),
-    overwrite: true,
-  });
+  setSessionCookie(ctx, '', new Date(0));
 }

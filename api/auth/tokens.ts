@@ -30,19 +30,21 @@ export interface TokenIssuer {
 export async function mintAccessToken(
   t: TokenIssuer,
   grant: { sub: string; scopes: Scope[]; aud?: string; sid?: string },
-): Promise<{ token: string; expiresIn: number }> {
+): Promise<{ token: string; expiresIn: number; claims: AccessTokenClaims }> {
   const { kid, key } = await t.keys.signingKey();
   const iat = Math.floor(t.now().getTime() / 1000);
-  const payload: JWTPayload = { scopes: grant.scopes, ...(grant.sid ? { sid: grant.sid } : {}) };
-  const jwt = new SignJWT(payload)
-    .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
-    .setIssuer(t.issuer)
-    .setSubject(grant.sub)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-    .setJti(randomUUID());
-  if (grant.aud) jwt.setAudience(grant.aud);
-  return { token: await jwt.sign(key), expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+  const claims: AccessTokenClaims = {
+    iss: t.issuer,
+    sub: grant.sub,
+    ...(grant.aud ? { aud: grant.aud } : {}),
+    iat,
+    exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+    jti: randomUUID(),
+    scopes: grant.scopes,
+    ...(grant.sid ? { sid: grant.sid } : {}),
+  };
+  const token = await new SignJWT(claims as JWTPayload).setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' }).sign(key);
+  return { token, expiresIn: ACCESS_TOKEN_TTL_SECONDS, claims };
 }
 
 export class InvalidTokenError extends Error {

@@ -3,7 +3,7 @@ import type { User } from '../../db/database.ts';
 import { createSession, deleteSession } from '../../db/sessions.ts';
 import { findUserById } from '../../db/users.ts';
 import { HttpError } from '../errors.ts';
-import { clearSessionCookie, resolvePrincipal, setSessionCookie } from './authenticate.ts';
+import { clearSessionCookie, resolvePrincipal, SESSION_COOKIE, setSessionCookie } from './authenticate.ts';
 import { mintAccessToken } from './tokens.ts';
 import { WEB_SESSION_SCOPES } from './scopes.ts';
 
@@ -28,7 +28,7 @@ export async function endWebSession(ctx: Ctx): Promise<void> {
 
 /** The signed-in user of a web page request (cookie session only), or undefined. */
 export async function currentWebUser(ctx: Ctx): Promise<(User & { sessionId: string }) | undefined> {
-  if (!ctx.cookies.get('token')) return undefined;
+  if (!ctx.cookies.get(SESSION_COOKIE)) return undefined;
   try {
     const p = await resolvePrincipal(ctx);
     if (!p?.sessionId || p.via !== 'cookie') return undefined;

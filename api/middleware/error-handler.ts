@@ -1,5 +1,5 @@
 import type { Mw, Ctx } from '../context.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError, PayloadTooLarge } from '../errors.ts';
 import { errorPage } from '../web/layout.ts';
 
 /**
@@ -45,7 +45,7 @@ function toHttpError(err: unknown): HttpError | undefined {
   if (e.type === 'entity.parse.failed' || (status === 400 && /JSON|Unexpected token/i.test(e.message ?? ''))) {
     return new HttpError(422, [{ loc: ['body'], msg: 'The body is not valid JSON', type: 'json_invalid' }]);
   }
-  if (status === 413) return new HttpError(413, 'Request body too large');
+  if (status === 413) return new PayloadTooLarge();
   if (status === 415) return new HttpError(415, 'Unsupported media type');
   return new HttpError(status, e.expose && e.message ? e.message : httpReason(status));
 }

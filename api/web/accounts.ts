@@ -7,6 +7,7 @@ import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../aut
 import { SignInThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { fieldErrors, formBody, type FieldErrors, type FormValues } from './forms.ts';
 
 const Email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }));
 const Name = (label: string) => z.string().trim().min(1, `${label} is required.`).max(100, `${label} must be at most 100 characters.`);
@@ -20,19 +21,8 @@ export const SignUpForm = z.object({
 });
 const SignInForm = z.object({ email: z.string().trim().toLowerCase().max(254), password: z.string().max(1000), next: z.string().optional() });
 
-type Values = Record<string, string>;
-type Errors = Record<string, string | undefined>;
-
-function formBody(ctx: Ctx): Values {
-  const body = (ctx.request.body ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? String(v[0] ?? '') : String(v ?? '')]));
-}
-
-function fieldErrors(error: z.ZodError): Errors {
-  const errors: Errors = {};
-  for (const issue of error.issues) errors[String(issue.path[0])] ??= issue.message;
-  return errors;
-}
+type Values = FormValues;
+type Errors = FieldErrors;
 
 function signUpPage(values: Values = {}, errors: Errors = {}, message?: string) {
   return page(

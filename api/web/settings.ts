@@ -9,11 +9,12 @@ import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords
 import { currentWebUser } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
+import { fieldErrors, formBody, type FieldErrors } from './forms.ts';
 
 const NameForm = SignUpForm.pick({ first_name: true, last_name: true });
 const PasswordForm = z.object({ current_password: z.string(), new_password: z.string() });
 
-type Errors = Record<string, string | undefined>;
+type Errors = FieldErrors;
 interface SettingsState {
   notice?: string;
   nameErrors?: Errors;
@@ -73,14 +74,12 @@ export async function saveName(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx);
   if (!user) return;
-  const values = (ctx.request.body ?? {}) as Record<string, string>;
+  const values = formBody(ctx);
   const parsed = NameForm.safeParse(values);
   if (!parsed.success) {
-    const nameErrors: Errors = {};
-    for (const i of parsed.error.issues) nameErrors[String(i.path[0])] ??= i.message;
     ctx.status = 422;
     ctx.type = 'html';
-    ctx.body = settingsPage(user, { nameErrors, nameValues: values });
+    ctx.body = settingsPage(user, { nameErrors: fieldErrors(parsed.error), nameValues: values });
     return;
   }
   await updateUserName(ctx.deps.db, user.id, parsed.data);
@@ -92,7 +91,7 @@ export async function changePassword(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx);
   if (!user) return;
-  const parsed = PasswordForm.safeParse(ctx.request.body ?? {});
+  const parsed = PasswordForm.safeParse(formBody(ctx));
   const values = parsed.data ?? { current_password: '', new_password: '' };
   const errors: Errors = {};
   if (!(await verifyPassword(values.current_password, user.password_hash))) errors.current_password = 'The current password is not correct.';
