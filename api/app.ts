@@ -8,14 +8,25 @@ import { requestContext } from './middleware/request-context.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { healthRoutes } from './routes/health.ts';
-import { oauthRoutes } from './routes/oauth.ts';
+import { userinfo } from './routes/oauth/userinfo.ts';
+import { tokenRoutes } from './routes/oauth/token.ts';
+import { revokeRoutes } from './routes/oauth/revoke.ts';
+import { applicationRoutes } from './routes/applications.ts';
 import { wellknownRoutes } from './routes/wellknown.ts';
 import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
+import { authorize, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
-export const apiRoutes: Route[] = [...healthRoutes, ...wellknownRoutes, ...oauthRoutes];
+export const apiRoutes: Route[] = [
+  ...healthRoutes,
+  ...wellknownRoutes,
+  ...tokenRoutes,
+  ...revokeRoutes,
+  userinfo,
+  ...applicationRoutes,
+];
 
 export const VERSION = '0.1.0';
 
@@ -46,6 +57,8 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/signin', showSignIn);
   router.post('/signin', submitSignIn);
   router.post('/signout', signOut);
+  router.get('/oauth/authorize', authorize);
+  router.post('/oauth/authorize/decision', decide);
   router.get('/settings', showSettings);
   router.post('/settings/profile', saveName);
   router.post('/settings/password', changePassword);

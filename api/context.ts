@@ -28,6 +28,8 @@ export interface Principal {
   clientId: string | undefined;
   /** Web session id when the credential is the first-party session (cookie or refreshed token). */
   sessionId: string | undefined;
+  /** The grant (application authorization or personal token) a bearer token was issued under. */
+  grantId: string | undefined;
   via: 'bearer' | 'cookie';
 }
 

@@ -20,13 +20,18 @@ export class HttpError extends Error {
   }
 }
 
+export class BadRequest extends HttpError {
+  constructor(detail: string | ValidationItem[]) {
+    super(400, detail);
+  }
+}
 export class Unauthorized extends HttpError {
   constructor(detail = 'Not authenticated') {
     super(401, detail, { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quote(detail)}"` });
   }
 }
 export class InsufficientScope extends HttpError {
-  constructor(scopes: string[]) {
+  constructor(scopes: readonly string[]) {
     super(403, `This request needs the scope ${scopes.join(' ')}`, {
       'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"`,
     });
@@ -40,6 +45,11 @@ export class Forbidden extends HttpError {
 export class NotFound extends HttpError {
   constructor(detail = 'Not Found') {
     super(404, detail);
+  }
+}
+export class Conflict extends HttpError {
+  constructor(detail: string) {
+    super(409, detail);
   }
 }
 export class PayloadTooLarge extends HttpError {
@@ -85,6 +95,8 @@ function issueType(issue: z.core.$ZodIssue): string {
       return 'enum';
     case 'unrecognized_keys':
       return 'extra_forbidden';
+    case 'custom':
+      return typeof issue.params?.type === 'string' ? issue.params.type : 'value_error';
     default:
       return issue.code;
   }

@@ -76,7 +76,9 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
       : undefined;
     responses[status] = { description: r.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
   }
-  if (spec.query || spec.body || spec.params) responses['422'] ??= { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
+  if (spec.query || spec.body || spec.params) {
+    responses[String(spec.validationStatus ?? 422)] ??= { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
+  }
   if (spec.auth !== 'none') {
     responses['401'] ??= { description: 'Missing, expired or invalid token (WWW-Authenticate: Bearer error="invalid_token")' };
     if (spec.auth.scopes.length) responses['403'] ??= { description: `Scope missing (${spec.auth.scopes.join(', ')})` };
@@ -89,9 +91,13 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
     ...(spec.deprecated ? { deprecated: true } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input') } } } } : {}),
+    ...(spec.oauthForm
+      ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: toSchema(spec.oauthForm, 'input') } } } }
+      : {}),
     responses,
     security:
-      spec.auth === 'none' ? [] : [{ bearer: spec.auth.scopes }, ...(spec.auth.appOnly ? [] : [{ cookie: spec.auth.scopes }])],
+      spec.security ??
+      (spec.auth === 'none' ? [] : [{ bearer: spec.auth.scopes }, ...(spec.auth.appOnly ? [] : [{ cookie: spec.auth.scopes }])]),
   };
 }
 

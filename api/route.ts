@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Ctx, Mw } from './context.ts';
-import { UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
+import { BadRequest, UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
 import { authenticate, type AuthRequirement } from './auth/authenticate.ts';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -29,6 +29,15 @@ export interface RouteSpec {
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
+  /** Status of a validation failure: 422, or 400 where SPEC says so. */
+  validationStatus?: 400 | 422;
+  /**
+   * A form-encoded body the handler validates itself (the OAuth endpoints answer RFC 6749 errors,
+   * not 422): documented in OpenAPI, not checked by the route.
+   */
+  oauthForm?: z.ZodObject;
+  /** OpenAPI security requirements, when the `auth` default does not describe them. */
+  security?: Record<string, string[]>[];
   responses: Record<number, ResponseSpec>;
   deprecated?: boolean;
 }
@@ -54,7 +63,7 @@ export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: C
       query: parse(spec.query, ctx.query, 'query', problems),
       body: parse(spec.body, ctx.request.body, 'body', problems),
     };
-    if (problems.length) throw new UnprocessableEntity(problems);
+    if (problems.length) throw spec.validationStatus === 400 ? new BadRequest(problems) : new UnprocessableEntity(problems);
     await next();
   };
   const handle: Mw = async function handleRequest(ctx) {

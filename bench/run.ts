@@ -8,7 +8,7 @@ import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
 import { createUser, findUserByEmail } from '../db/users.ts';
 import { KeyStore } from '../api/auth/keys.ts';
-import { mintAccessToken } from '../api/auth/tokens.ts';
+import { createPersonalToken } from '../api/oauth/issue.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
 
@@ -52,7 +52,8 @@ async function main() {
     const user = (await findUserByEmail(db, email)) ?? (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
     const keys = new KeyStore(db);
     await keys.init();
-    const { token } = await mintAccessToken({ issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, { sub: user.id, scopes: ['profile', 'data:read'] });
+    const { response } = await createPersonalToken(db, { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, user.id, ['profile', 'data:read'], 'bench');
+    const token = response.access_token;
 
     const opts = { connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 1 };
     const rows: { workload: string; result: LoadResult }[] = [];
@@ -61,7 +62,7 @@ async function main() {
     };
     await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
-    await measure('GET /api/v1/oauth/userinfo (bearer JWT + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
+    await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
 
     const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline'];
     const baselineRps = rows[0]!.result.rps;

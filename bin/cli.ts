@@ -8,7 +8,7 @@ import { createUser, DuplicateEmailError, findUserByEmail, listUsers } from '../
 import { listPublishedKeys } from '../db/signing-keys.ts';
 import { hashPassword, passwordProblem } from '../api/auth/passwords.ts';
 import { KeyStore } from '../api/auth/keys.ts';
-import { mintAccessToken } from '../api/auth/tokens.ts';
+import { createPersonalToken } from '../api/oauth/issue.ts';
 import { parseScopes } from '../api/auth/scopes.ts';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
@@ -17,8 +17,9 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       Create an account. Without --password a strong random one is generated and printed once.
   user list
       List accounts, newest first.
-  token create --user EMAIL [--scopes "data:read data:write profile"]
-      Issue a personal access token (15 minutes, RS256 JWT without aud) for the user; printed once.
+  token create --user EMAIL [--scopes "data:read data:write profile"] [--label NAME]
+      Create a personal token for the user: an access token (15 minutes, RS256 JWT without aud) and
+      a refresh token, printed once; revocable in Settings.
   keys list
       List the token signing keys (active and recently retired).
   keys rotate
@@ -77,11 +78,14 @@ async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) 
   if (!user) throw new UsageError(`no user with email ${email}`);
   const keys = new KeyStore(db);
   await keys.init();
-  const { token, expiresIn } = await mintAccessToken({ issuer: config.BASE_URL, keys, now: () => new Date() }, { sub: user.id, scopes });
+  const label = typeof flags.label === 'string' && flags.label.trim() ? flags.label.trim().slice(0, 100) : 'Command line';
+  const { grant, response } = await createPersonalToken(db, { issuer: config.BASE_URL, keys, now: () => new Date() }, user.id, scopes, label);
   print(
     json,
-    { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' '), user_id: user.id },
-    `Personal access token for ${user.email} (scopes: ${scopes.join(' ')}; expires in ${expiresIn / 60} minutes; shown once):\n${token}`,
+    { ...response, user_id: user.id, token_id: grant.id },
+    `Personal token "${label}" for ${user.email} (scopes: ${response.scope}; shown once, revocable in Settings → Personal tokens).\n` +
+      `Access token (expires in ${response.expires_in / 60} minutes):\n${response.access_token}\n` +
+      `Refresh token (exchange at ${config.BASE_URL}/api/v1/oauth/token with grant_type=refresh_token):\n${response.refresh_token}`,
   );
 }
 

@@ -34,10 +34,88 @@ export interface SigningKeysTable {
   retired_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface ApplicationsTable {
+  /** The OAuth client id. */
+  id: string;
+  owner_id: string;
+  name: string;
+  description: string | null;
+  url: string | null;
+  image: string | null;
+  privacy_statement: string | null;
+  redirect_uris: ColumnType<string[], string[] | undefined, string[]>;
+  published: ColumnType<boolean, boolean | undefined, boolean>;
+  webhook_endpoints: ColumnType<string[], string[] | undefined, string[]>;
+  /** The HMAC key webhook deliveries are signed with; never returned by the API. */
+  webhook_secret: string | null;
+  page_slug: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ClientSecretsTable {
+  id: Generated<string>;
+  application_id: string;
+  label: string;
+  /** SHA-256 of the secret (the secret is 256 random bits, so a fast hash is enough). */
+  secret_hash: string;
+  /** The last characters of the secret, so the owner can tell secrets apart. */
+  hint: string;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface ConsentsTable {
+  user_id: string;
+  application_id: string;
+  scopes: string[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** What one authorization or one personal token issued: its refresh token and, by `gid`, its access tokens. */
+export interface GrantsTable {
+  id: Generated<string>;
+  user_id: string;
+  /** Null for a personal token. */
+  application_id: string | null;
+  /** The name a user gave a personal token. */
+  label: string | null;
+  scopes: string[];
+  /** SHA-256 of the refresh token; null when none was issued (no offline_access). */
+  refresh_token_hash: string | null;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  application_id: string;
+  user_id: string;
+  redirect_uri: string;
+  /** Whether the authorization request named redirect_uri (then the exchange must repeat it). */
+  redirect_uri_given: boolean;
+  scopes: string[];
+  code_challenge: string | null;
+  nonce: string | null;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: NullableTimestamp;
+  /** The grant the code was exchanged for, revoked if the code is replayed. */
+  grant_id: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
+  applications: ApplicationsTable;
+  client_secrets: ClientSecretsTable;
+  consents: ConsentsTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -45,6 +123,11 @@ export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type Session = Selectable<SessionsTable>;
 export type SigningKey = Selectable<SigningKeysTable>;
+export type Application = Selectable<ApplicationsTable>;
+export type ClientSecret = Selectable<ClientSecretsTable>;
+export type Consent = Selectable<ConsentsTable>;
+export type Grant = Selectable<GrantsTable>;
+export type AuthorizationCode = Selectable<AuthorizationCodesTable>;
 
 export type Db = Kysely<Database>;
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createTestUser, tokenFor } from './helpers/users.ts';
+import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 
 let service: TestService;
 test.before(async () => {
@@ -37,20 +37,21 @@ test('a personal token authenticates userinfo', async (t) => {
 
 test('access tokens carry the documented header and claims', async (t) => {
   const user = await createTestUser(service);
-  const token = await tokenFor(service, user, ['data:read', 'profile'], 'client-123');
+  const app = await createTestApplication(service, user);
+  const token = await tokenFor(service, user, ['data:read', 'profile'], app.id);
   const header = decodeProtectedHeader(token);
   t.is(header.alg, 'RS256');
   t.truthy(header.kid);
   const claims = decodeJwt(token);
   t.is(claims.iss, service.url);
   t.is(claims.sub, user.id);
-  t.is(claims.aud, 'client-123');
+  t.is(claims.aud, app.id);
   t.deepEqual(claims.scopes, ['data:read', 'profile']);
   t.is(claims.exp! - claims.iat!, 900);
   t.truthy(claims.jti);
   // And an independent verifier accepts it with our published JWKS.
   const jwks = createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`));
-  const { payload } = await jwtVerify(token, jwks, { issuer: service.url, audience: 'client-123' });
+  const { payload } = await jwtVerify(token, jwks, { issuer: service.url, audience: app.id });
   t.is(payload.sub, user.id);
 });
 

@@ -1,6 +1,7 @@
 import type { Ctx, Mw, Principal } from '../context.ts';
 import { Forbidden, InsufficientScope, Unauthorized } from '../errors.ts';
 import { findLiveSession } from '../../db/sessions.ts';
+import { findGrant } from '../../db/grants.ts';
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
 import type { Scope } from './scopes.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
@@ -12,7 +13,7 @@ import { assertSameOrigin } from '../middleware/origin-check.ts';
  * - `firstParty`: the web session or a personal token (no `aud`); third-party app tokens get 403.
  * - `appOnly`: an application's token (with `aud`); first-party credentials get 403.
  */
-export type AuthRequirement = 'none' | { scopes: Scope[]; firstParty?: boolean; appOnly?: boolean };
+export type AuthRequirement = 'none' | { scopes: readonly Scope[]; firstParty?: boolean; appOnly?: boolean };
 
 export const SESSION_COOKIE = 'token';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -62,13 +63,24 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     if (!(err.expired && via === 'cookie')) throw new Unauthorized(err.message);
     // The refresh has just checked the session: no second look-up.
     claims = await refreshWebSession(ctx, token);
-    return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, via };
+    return principalOf(claims, via);
   }
   if (claims.sid) {
     const session = await findLiveSession(deps.db, claims.sid, deps.now());
     if (!session || session.user_id !== claims.sub) throw new Unauthorized('The session has ended; sign in again');
+  } else if (claims.gid) {
+    const grant = await findGrant(deps.db, claims.gid);
+    if (!grant || grant.user_id !== claims.sub || grant.application_id !== (claims.aud ?? null)) {
+      throw new Unauthorized('The access token has been revoked');
+    }
+  } else {
+    throw new Unauthorized('the access token is invalid');
   }
-  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, via };
+  return principalOf(claims, via);
+}
+
+function principalOf(claims: AccessTokenClaims, via: Principal['via']): Principal {
+  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via };
 }
 
 async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {

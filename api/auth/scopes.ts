@@ -24,3 +24,13 @@ export function parseScopes(input: string): { scopes: Scope[]; unknown: string[]
   }
   return { scopes, unknown };
 }
+
+/** What each scope lets an application do, in the words of the consent screen. */
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'data:read': 'Read your activities, traces, daily measures and training profile',
+  'data:write': 'Add, change and delete your activities, traces and daily measures',
+  profile: 'See your name and email address',
+  offline_access: 'Keep this access while you are away, until you revoke it',
+  openid: 'Confirm who you are',
+  admin: 'Administer the service',
+};

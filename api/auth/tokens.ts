@@ -6,8 +6,9 @@ import { ACCESS_TOKEN_TTL_SECONDS, Scope } from './scopes.ts';
 
 /**
  * The claims of our access tokens (API.md "Authentication"): iss, sub, aud (client id; absent on
- * personal and web-session tokens), exp, iat, jti, scopes; `sid` binds a web-session token to its
- * session row so that signing out ends it.
+ * personal and web-session tokens), exp, iat, jti, scopes. Every token is bound to something that
+ * can end it: `sid` to a web-session row (signing out ends it), `gid` to a grant row (an
+ * application's authorization or a personal token; revoking it ends the token at once).
  */
 export const AccessTokenClaims = z.object({
   iss: z.string(),
@@ -18,6 +19,7 @@ export const AccessTokenClaims = z.object({
   jti: z.string(),
   scopes: z.array(Scope),
   sid: z.string().optional(),
+  gid: z.string().optional(),
 });
 export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
 
@@ -29,7 +31,7 @@ export interface TokenIssuer {
 
 export async function mintAccessToken(
   t: TokenIssuer,
-  grant: { sub: string; scopes: Scope[]; aud?: string; sid?: string },
+  grant: { sub: string; scopes: Scope[]; aud?: string | undefined; sid?: string; gid?: string },
 ): Promise<{ token: string; expiresIn: number; claims: AccessTokenClaims }> {
   const { kid, key } = await t.keys.signingKey();
   const iat = Math.floor(t.now().getTime() / 1000);
@@ -42,6 +44,7 @@ export async function mintAccessToken(
     jti: randomUUID(),
     scopes: grant.scopes,
     ...(grant.sid ? { sid: grant.sid } : {}),
+    ...(grant.gid ? { gid: grant.gid } : {}),
   };
   const token = await new SignJWT(claims as JWTPayload).setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' }).sign(key);
   return { token, expiresIn: ACCESS_TOKEN_TTL_SECONDS, claims };

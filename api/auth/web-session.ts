@@ -48,7 +48,7 @@ export async function currentWebUser(ctx: Ctx): Promise<(User & { sessionId: str
  * `next` parameter cannot become an open redirect.
  */
 export function safeNext(next: unknown, fallback = '/settings'): string {
-  if (typeof next !== 'string' || next.length > 2000) return fallback;
+  if (typeof next !== 'string' || next.length > 8000) return fallback;
   if (!next.startsWith('/') || next.startsWith('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next)) return fallback;
   return next;
 }

@@ -1,6 +1,7 @@
 import type { Mw, Ctx } from '../context.ts';
 import { HttpError, PayloadTooLarge } from '../errors.ts';
 import { errorPage } from '../web/layout.ts';
+import { OAuthError } from '../oauth/errors.ts';
 
 /**
  * The only place errors become responses. HttpErrors (status < 500) show their detail; anything
@@ -29,7 +30,9 @@ function respond(ctx: Ctx, error: HttpError) {
   ctx.status = error.status;
   ctx.set(error.headers);
   const wantsHtml = !ctx.path.startsWith('/api/') && ctx.accepts('json', 'html') === 'html';
-  if (wantsHtml) {
+  if (error instanceof OAuthError) {
+    ctx.body = error.body;
+  } else if (wantsHtml) {
     ctx.type = 'html';
     ctx.body = errorPage(error.status, typeof error.detail === 'string' ? error.detail : 'The request is not valid.');
   } else {

@@ -7,6 +7,7 @@ import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../aut
 import { SignInThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { deleteSession } from '../../db/sessions.ts';
 import { fieldErrors, formBody, type FieldErrors, type FormValues } from './forms.ts';
 
 const Email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }));
@@ -93,7 +94,8 @@ export async function submitSignUp(ctx: Ctx) {
 }
 
 export async function showSignIn(ctx: Ctx) {
-  if (await currentWebUser(ctx)) return ctx.redirect(safeNext(ctx.query.next));
+  // `reauth=1` (from prompt=login) asks a signed-in user to sign in again.
+  if (ctx.query.reauth !== '1' && (await currentWebUser(ctx))) return ctx.redirect(safeNext(ctx.query.next));
   ctx.type = 'html';
   ctx.body = signInPage({ next: safeNext(ctx.query.next, '') });
 }
@@ -127,6 +129,9 @@ export async function submitSignIn(ctx: Ctx) {
     return;
   }
   await throttle.recordSuccess(email, ctx.ip);
+  // Signing in again (prompt=login) replaces the session this browser had.
+  const previous = await currentWebUser(ctx);
+  if (previous) await deleteSession(deps.db, previous.sessionId);
   await startWebSession(ctx, user);
   ctx.status = 303;
   ctx.redirect(safeNext(parsed.data?.next));

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { User } from '../../db/database.ts';
+import type { Application, User } from '../../db/database.ts';
 import { createUser } from '../../db/users.ts';
 import { hashPassword } from '../../api/auth/passwords.ts';
-import { mintAccessToken } from '../../api/auth/tokens.ts';
+import { createPersonalToken, tokenResponse } from '../../api/oauth/issue.ts';
+import { createGrant } from '../../db/grants.ts';
+import { createApplication, type NewApplication } from '../../db/applications.ts';
 import type { Scope } from '../../api/auth/scopes.ts';
 import type { TestService } from './service.ts';
 
@@ -17,8 +19,17 @@ export async function createTestUser(service: TestService, fields: Partial<Pick<
   });
 }
 
-/** A personal access token (no aud) with the given scopes. */
+/**
+ * An access token with the given scopes: a personal token (no aud), or, with `aud`, an application's
+ * token under a grant for that (existing) application.
+ */
 export async function tokenFor(service: TestService, user: User, scopes: Scope[], aud?: string): Promise<string> {
-  const { token } = await mintAccessToken(service.deps.tokens, { sub: user.id, scopes, ...(aud ? { aud } : {}) });
-  return token;
+  if (!aud) return (await createPersonalToken(service.deps.db, service.deps.tokens, user.id, scopes, 'test')).response.access_token;
+  const { grant } = await createGrant(service.deps.db, { user_id: user.id, application_id: aud, scopes, withRefreshToken: false });
+  return (await tokenResponse(service.deps.tokens, grant)).access_token;
+}
+
+/** An application owned by `owner` (created straight in the database). */
+export async function createTestApplication(service: TestService, owner: User, fields: Partial<NewApplication> = {}): Promise<Application> {
+  return createApplication(service.deps.db, { owner_id: owner.id, name: 'Test app', redirect_uris: ['https://app.example/callback'], ...fields });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineRoute } from '../route.ts';
-import { NotFound } from '../errors.ts';
-import { findUserById } from '../../db/users.ts';
+import { defineRoute } from '../../route.ts';
+import { NotFound } from '../../errors.ts';
+import { findUserById } from '../../../db/users.ts';
 
 export const UserInfo = z
   .object({
@@ -40,4 +40,4 @@ export const userinfo = defineRoute(
   },
 );
 
-export const oauthRoutes = [userinfo];
+

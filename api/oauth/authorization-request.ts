@@ -1,0 +1,100 @@
+import type { Application } from '../../db/database.ts';
+import { parseScopes, type Scope } from '../auth/scopes.ts';
+import { AuthorizeError } from './errors.ts';
+import { matchRedirectUri } from './redirect-uris.ts';
+
+/** What the user is asked to approve: a validated authorization request. */
+export interface AuthorizationRequest {
+  clientId: string;
+  /** Where the answer goes (the URI as requested; it matched a registered one). */
+  redirectUri: string;
+  redirectUriGiven: boolean;
+  scopes: Scope[];
+  state: string | undefined;
+  codeChallenge: string | undefined;
+  nonce: string | undefined;
+  prompt: Set<'none' | 'login' | 'consent'>;
+}
+
+/** A problem found before the redirect URI is trusted: shown on our error page, never redirected. */
+export class UntrustedRequestError extends Error {}
+
+const PROMPTS = new Set(['none', 'login', 'consent']);
+const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Query parameters as single strings; a repeated parameter is an error (RFC 6749 §3.1). */
+export function singleParams(query: Record<string, string | string[] | undefined>): { params: Record<string, string>; repeated: string[] } {
+  const params: Record<string, string> = {};
+  const repeated: string[] = [];
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) repeated.push(k);
+    else if (v !== undefined && v !== '') params[k] = v;
+  }
+  return { params, repeated };
+}
+
+/** Step 1: the redirect URI, checked against the application's registered URIs. */
+export function trustedRedirectUri(app: Application, params: Record<string, string>, repeated: string[]): { uri: string; given: boolean } {
+  if (repeated.includes('redirect_uri') || repeated.includes('client_id')) throw new UntrustedRequestError('client_id and redirect_uri may be given only once');
+  const requested = params.redirect_uri;
+  if (requested === undefined) {
+    if (app.redirect_uris.length === 1 && !app.redirect_uris[0]!.startsWith('http://')) return { uri: app.redirect_uris[0]!, given: false };
+    throw new UntrustedRequestError('redirect_uri is required: this application has several redirect URIs (or only loopback ones)');
+  }
+  if (!matchRedirectUri(app.redirect_uris, requested)) {
+    throw new UntrustedRequestError('The redirect_uri is not registered for this application, so we will not send you there.');
+  }
+  return { uri: requested, given: true };
+}
+
+/** Step 2, after the redirect URI is trusted: the rest of the request (errors go back to the client). */
+export function parseAuthorizationRequest(
+  app: Application,
+  redirect: { uri: string; given: boolean },
+  params: Record<string, string>,
+  repeated: string[],
+  appHasSecrets: boolean,
+): AuthorizationRequest {
+  if (repeated.length) throw new AuthorizeError('invalid_request', `Parameters given more than once: ${repeated.join(', ')}`);
+  const responseType = params.response_type ?? 'code';
+  if (responseType !== 'code') throw new AuthorizeError('unsupported_response_type', 'Only response_type=code is supported');
+
+  const { scopes, unknown } = parseScopes(params.scope ?? '');
+  if (unknown.length) throw new AuthorizeError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
+  if (scopes.includes('admin')) throw new AuthorizeError('invalid_scope', 'The admin scope is reserved');
+  if (!scopes.length) throw new AuthorizeError('invalid_scope', 'scope is required (e.g. "data:read offline_access")');
+
+  const challenge = params.code_challenge;
+  const method = params.code_challenge_method;
+  if (method !== undefined && method !== 'S256') throw new AuthorizeError('invalid_request', 'code_challenge_method must be S256');
+  if (challenge !== undefined) {
+    if (method === undefined) throw new AuthorizeError('invalid_request', 'code_challenge_method=S256 is required with code_challenge');
+    if (!CHALLENGE.test(challenge)) throw new AuthorizeError('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)');
+  } else {
+    if (method !== undefined) throw new AuthorizeError('invalid_request', 'code_challenge is required with code_challenge_method');
+    if (!appHasSecrets) throw new AuthorizeError('invalid_request', 'code_challenge is required: this application has no client secret, so it must use PKCE');
+  }
+
+  const prompt = new Set((params.prompt ?? '').split(' ').filter(Boolean));
+  for (const p of prompt) if (!PROMPTS.has(p)) throw new AuthorizeError('invalid_request', `prompt=${p} is not supported (none, login, consent)`);
+  if (prompt.has('none') && prompt.size > 1) throw new AuthorizeError('invalid_request', 'prompt=none cannot be combined with other values');
+
+  if ((params.state?.length ?? 0) > 2000 || (params.nonce?.length ?? 0) > 500) throw new AuthorizeError('invalid_request', 'state or nonce is too long');
+  return {
+    clientId: app.id,
+    redirectUri: redirect.uri,
+    redirectUriGiven: redirect.given,
+    scopes,
+    state: params.state,
+    codeChallenge: challenge,
+    nonce: params.nonce,
+    prompt: prompt as AuthorizationRequest['prompt'],
+  };
+}
+
+/** The redirect URI with the answer's parameters added (RFC 9207 `iss` included). */
+export function answerUri(redirectUri: string, answer: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(answer)) if (v !== undefined) url.searchParams.append(k, v);
+  return url.toString();
+}

@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import type { Ctx } from '../context.ts';
+import type { Application, User } from '../../db/database.ts';
+import { findApplication, hasClientSecrets } from '../../db/applications.ts';
+import { createAuthorizationCode, findConsent, recordConsent } from '../../db/grants.ts';
+import { currentWebUser } from '../auth/web-session.ts';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
+import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { AuthorizeError } from '../oauth/errors.ts';
+import {
+  answerUri,
+  parseAuthorizationRequest,
+  singleParams,
+  trustedRedirectUri,
+  UntrustedRequestError,
+  type AuthorizationRequest,
+} from '../oauth/authorization-request.ts';
+import { matchRedirectUri } from '../oauth/redirect-uris.ts';
+import { isPrivate } from '../applications/model.ts';
+import { html } from './html.ts';
+import { errorPage, page } from './layout.ts';
+import { formBody } from './forms.ts';
+
+/** How long the consent screen stays valid. */
+const CONSENT_TTL_SECONDS = 600;
+
+/**
+ * GET /oauth/authorize: validate the client and redirect URI (errors on our own page), then the
+ * request (errors back to the client), sign the user in when needed, and answer with a code
+ * (prompt=none with prior consent) or the consent screen.
+ */
+export async function authorize(ctx: Ctx) {
+  const { db } = ctx.deps;
+  const { params, repeated } = singleParams(ctx.query);
+  const app = params.client_id && !repeated.includes('client_id') ? await findApplication(db, params.client_id) : undefined;
+  if (!app) return untrusted(ctx, params.client_id ? 'Unknown client_id: no application has this id.' : 'client_id is required.');
+  let redirect;
+  try {
+    redirect = trustedRedirectUri(app, params, repeated);
+  } catch (err) {
+    if (err instanceof UntrustedRequestError) return untrusted(ctx, err.message);
+    throw err;
+  }
+  const state = repeated.includes('state') ? undefined : params.state;
+  try {
+    const request = parseAuthorizationRequest(app, redirect, params, repeated, await hasClientSecrets(db, app.id));
+    const user = await currentWebUser(ctx);
+    if (request.prompt.has('login') || !user) {
+      if (request.prompt.has('none')) throw new AuthorizeError('login_required', 'The user is not signed in');
+      // Back here after signing in, without prompt=login so that it is asked only once.
+      const next = new URL(ctx.originalUrl, 'http://x');
+      const prompt = [...request.prompt].filter((p) => p !== 'login').join(' ');
+      if (prompt) next.searchParams.set('prompt', prompt);
+      else next.searchParams.delete('prompt');
+      ctx.status = 303;
+      ctx.redirect(`/signin?${new URLSearchParams({ next: next.pathname + next.search, ...(user ? { reauth: '1' } : {}) })}`);
+      return;
+    }
+    if (isPrivate(app) && app.owner_id !== user.id) {
+      if (request.prompt.has('none')) throw new AuthorizeError('access_denied', 'This application is private: only its owner can connect it');
+      return privateAppPage(ctx, app, user, request);
+    }
+    if (request.prompt.has('none')) {
+      const consent = await findConsent(db, user.id, app.id);
+      if (!consent || !request.scopes.every((s) => consent.scopes.includes(s))) {
+        throw new AuthorizeError('consent_required', 'The user has not yet approved these scopes for this application');
+      }
+      ctx.redirect(await issueCode(ctx, user, request));
+      return;
+    }
+    await consentScreen(ctx, app, user, request);
+  } catch (err) {
+    if (!(err instanceof AuthorizeError)) throw err;
+    ctx.redirect(answerUri(redirect.uri, { error: err.code, error_description: err.description, state, iss: ctx.deps.config.BASE_URL }));
+  }
+}
+
+/** POST /oauth/authorize/decision: the consent form's Allow or Deny. */
+export async function decide(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const user = await currentWebUser(ctx);
+  if (!user) return untrusted(ctx, 'You are signed out. Start again from the application.', 401);
+  const { ticket, decision } = formBody(ctx);
+  const key = ticketKey(ctx, ticket ?? '');
+  const stored = ticket && /^[A-Za-z0-9_-]{32}$/.test(ticket) ? await ctx.deps.redis.getdel(key) : null;
+  const pending = stored ? (JSON.parse(stored) as PendingConsent) : undefined;
+  // The ticket is single-use and bound to the session that was shown the screen (CSRF protection).
+  if (!pending || pending.sessionId !== user.sessionId) {
+    return untrusted(ctx, 'This authorization request has expired or was already answered. Start again from the application.');
+  }
+  const { request } = pending;
+  const app = await findApplication(ctx.deps.db, request.clientId);
+  if (!app || !matchRedirectUri(app.redirect_uris, request.redirectUri)) return untrusted(ctx, 'The application has changed; start again from it.');
+  const answer = (a: Record<string, string | undefined>) => answerUri(request.redirectUri, { ...a, state: request.state, iss: ctx.deps.config.BASE_URL });
+  ctx.status = 303;
+  if (decision !== 'allow') {
+    ctx.redirect(answer({ error: 'access_denied', error_description: 'The user declined to authorize the application' }));
+    return;
+  }
+  if (isPrivate(app) && app.owner_id !== user.id) {
+    ctx.redirect(answer({ error: 'access_denied', error_description: 'This application is private: only its owner can connect it' }));
+    return;
+  }
+  await recordConsent(ctx.deps.db, user.id, app.id, request.scopes);
+  ctx.redirect(await issueCode(ctx, user, request));
+}
+
+interface PendingConsent {
+  sessionId: string;
+  request: Omit<AuthorizationRequest, 'prompt'>;
+}
+
+function ticketKey(ctx: Ctx, ticket: string) {
+  return `${ctx.deps.config.QUEUE_PREFIX}:consent:${ticket}`;
+}
+
+async function issueCode(ctx: Ctx, user: User, request: Omit<AuthorizationRequest, 'prompt'>): Promise<string> {
+  const code = await createAuthorizationCode(
+    ctx.deps.db,
+    {
+      application_id: request.clientId,
+      user_id: user.id,
+      redirect_uri: request.redirectUri,
+      redirect_uri_given: request.redirectUriGiven,
+      scopes: request.scopes,
+      code_challenge: request.codeChallenge ?? null,
+      nonce: request.nonce ?? null,
+    },
+    ctx.deps.now(),
+  );
+  return answerUri(request.redirectUri, { code, state: request.state, iss: ctx.deps.config.BASE_URL });
+}
+
+function untrusted(ctx: Ctx, message: string, status = 400) {
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.body = errorPage(status, message);
+}
+
+/** The form may send the browser to the redirect URI, so CSP form-action must allow its origin. */
+function formAction(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  const target = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  return `'self' ${target}`;
+}
+
+async function consentScreen(ctx: Ctx, app: Application, user: User & { sessionId: string }, request: AuthorizationRequest) {
+  const ticket = randomBytes(24).toString('base64url');
+  const { prompt: _prompt, ...rest } = request;
+  const pending: PendingConsent = { sessionId: user.sessionId, request: rest };
+  await ctx.deps.redis.set(ticketKey(ctx, ticket), JSON.stringify(pending), 'EX', CONSENT_TTL_SECONDS);
+  const target = new URL(request.redirectUri);
+  ctx.set(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action ${formAction(request.redirectUri)}; frame-ancestors 'none'; base-uri 'none'`,
+  );
+  ctx.set('Cache-Control', 'no-store');
+  ctx.type = 'html';
+  ctx.body = page(
+    { title: `Authorize ${app.name}`, user: { name: `${user.first_name} ${user.last_name}` } },
+    html`<section class="consent">
+${app.image ? html`<img class="app-image" src="${app.image}" alt="" width="64" height="64">` : ''}
+<h1><span id="app-name">${app.name}</span> wants to access your account</h1>
+${isPrivate(app)
+  ? html`<p class="notice" id="private-notice" role="note">This application is private: it is still in development and has not published its description, website, image and privacy statement. Only you, its owner, can connect it.</p>`
+  : ''}
+${app.description ? html`<p>${app.description}</p>` : ''}
+<p>Signed in as <strong>${user.email}</strong>. ${app.name} will be able to:</p>
+<ul id="scopes">
+  ${request.scopes.map((s: Scope) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s]}</li>`)}
+</ul>
+${app.privacy_statement ? html`<p><a href="${app.privacy_statement}" rel="noopener">Privacy statement of ${app.name}</a></p>` : ''}
+<p>You will be sent back to <strong>${target.protocol === 'http:' || target.protocol === 'https:' ? target.host : target.protocol}</strong>. You can revoke this access at any time in Settings → Connected applications.</p>
+<form method="post" action="/oauth/authorize/decision" class="actions">
+  <input type="hidden" name="ticket" value="${ticket}">
+  <button type="submit" name="decision" value="allow" id="allow">Allow</button>
+  <button type="submit" name="decision" value="deny" id="deny" class="secondary">Deny</button>
+</form>
+</section>`,
+  );
+}
+
+function privateAppPage(ctx: Ctx, app: Application, user: User, request: AuthorizationRequest) {
+  const back = answerUri(request.redirectUri, {
+    error: 'access_denied',
+    error_description: 'This application is private: only its owner can connect it',
+    state: request.state,
+    iss: ctx.deps.config.BASE_URL,
+  });
+  ctx.status = 403;
+  ctx.type = 'html';
+  ctx.body = page(
+    { title: 'Private application', user: { name: `${user.first_name} ${user.last_name}` } },
+    html`<h1>${app.name} is a private application</h1>
+<p class="error" role="alert" id="private-refusal">This application is still in development: only its owner's account can connect it. Nothing was shared.</p>
+<p><a href="${back}" id="back-to-app">Return to the application</a></p>`,
+  );
+}
