@@ -150,3 +150,16 @@ export async function deleteExpiredCodes(db: Db, now: Date): Promise<number> {
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/**
+ * Grants that issued no refresh token are needed only while their access tokens can be valid;
+ * after that the row is dead weight. `before` is now minus the access token lifetime.
+ */
+export async function deleteSpentGrants(db: Db, before: Date): Promise<number> {
+  const res = await db
+    .deleteFrom('grants')
+    .where('refresh_token_hash', 'is', null)
+    .where('created_at', '<', before)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

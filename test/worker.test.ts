@@ -4,7 +4,8 @@ import { createSession } from '../db/sessions.ts';
 import { activateKey } from '../db/signing-keys.ts';
 import { QUEUE_NAMES, createRedis } from '../workers/connections.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createTestUser } from './helpers/users.ts';
+import { createTestApplication, createTestUser } from './helpers/users.ts';
+import { createGrant } from '../db/grants.ts';
 
 let service: TestService;
 test.before(async () => {
@@ -12,7 +13,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-test('the workers schedule housekeeping, which purges expired sessions and long-retired keys', async (t) => {
+test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes and spent grants', async (t) => {
   const { db, queues, config } = service.deps;
   const schedulers = await queues.housekeeping.getJobSchedulers();
   t.deepEqual(schedulers.map((s) => s.key), ['purge-expired']);
@@ -22,6 +23,17 @@ test('the workers schedule housekeeping, which purges expired sessions and long-
   const expired = await createSession(db, { user_id: user.id, expires_at: new Date(now - 1000), user_agent: null });
   const live = await createSession(db, { user_id: user.id, expires_at: new Date(now + 3600_000), user_agent: null });
   await db.insertInto('signing_keys').values({ kid: 'old-retired', private_key_pem: 'x', public_jwk: '{}', retired_at: new Date(now - 3600_000) }).execute();
+  const app = await createTestApplication(service, user);
+  const code = (c: string, expires: number) => ({
+    code_hash: c, application_id: app.id, user_id: user.id, redirect_uri: 'https://app.example/callback', redirect_uri_given: true,
+    scopes: ['profile'], expires_at: new Date(expires),
+  });
+  await db.insertInto('authorization_codes').values([code('old', now - 25 * 3600_000), code('recent', now - 3600_000)]).execute();
+  const spent = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['profile'], withRefreshToken: false });
+  await db.updateTable('grants').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', spent.grant.id).execute();
+  const fresh = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['profile'], withRefreshToken: false });
+  const withRefresh = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['offline_access'], withRefreshToken: true });
+  await db.updateTable('grants').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', withRefresh.grant.id).execute();
 
   const connection = createRedis(config.REDIS_URL, 'worker');
   const events = new QueueEvents(QUEUE_NAMES.housekeeping, { connection, prefix: config.QUEUE_PREFIX });
@@ -29,7 +41,10 @@ test('the workers schedule housekeeping, which purges expired sessions and long-
     await events.waitUntilReady();
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
-    t.deepEqual(result, { sessions: 1, signingKeys: 1 });
+    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1 });
+    t.deepEqual((await db.selectFrom('authorization_codes').select('code_hash').execute()).map((c) => c.code_hash), ['recent']);
+    const grants = (await db.selectFrom('grants').select('id').execute()).map((g) => g.id).sort();
+    t.deepEqual(grants, [fresh.grant.id, withRefresh.grant.id].sort());
     const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
     t.deepEqual(left.map((s) => s.id), [live.id]);
     t.not(left[0]?.id, expired.id);
@@ -39,7 +54,7 @@ test('the workers schedule housekeeping, which purges expired sessions and long-
 
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
-    t.deepEqual(again, { sessions: 0, signingKeys: 0 });
+    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0 });
   } finally {
     await events.close();
     await connection.quit();

@@ -3,16 +3,22 @@ import { z } from 'zod';
 import type { Db } from '../db/database.ts';
 import { deleteExpiredSessions } from '../db/sessions.ts';
 import { deleteRetiredKeys, RETIRED_KEY_RETENTION_SECONDS } from '../db/signing-keys.ts';
+import { deleteExpiredCodes, deleteSpentGrants } from '../db/grants.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../api/auth/scopes.ts';
 
 /**
- * Periodic clean-up: expired web sessions, and signing keys retired long enough ago that no token
- * they signed can still be valid. Idempotent: running it twice deletes nothing more.
+ * Periodic clean-up: expired web sessions; signing keys retired long enough ago that no token
+ * they signed can still be valid; authorization codes a day past expiry (kept that long so a late
+ * replay still revokes its tokens); grants without a refresh token whose access tokens have all
+ * expired. Idempotent: running it twice deletes nothing more.
  */
 export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
 export type HousekeepingJob = z.infer<typeof HousekeepingJob>;
 export interface HousekeepingResult {
   sessions: number;
   signingKeys: number;
+  codes: number;
+  grants: number;
 }
 
 export const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
@@ -24,6 +30,8 @@ export function housekeepingProcessor(deps: { db: Db; now: () => Date }) {
     const now = deps.now();
     const sessions = await deleteExpiredSessions(deps.db, now);
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
-    return { sessions, signingKeys };
+    const codes = await deleteExpiredCodes(deps.db, now);
+    const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
+    return { sessions, signingKeys, codes, grants };
   };
 }
