@@ -95,8 +95,6 @@ export interface AuthorizationCodesTable {
   application_id: string;
   user_id: string;
   redirect_uri: string;
-  /** Whether the authorization request named redirect_uri (then the exchange must repeat it). */
-  redirect_uri_given: boolean;
   scopes: string[];
   code_challenge: string | null;
   nonce: string | null;

@@ -200,7 +200,7 @@ test('changing the password needs the current one and ends other sessions', asyn
   t.is((await new WebClient(service.url).postForm('/signin', { email: user.email, password: 'a brand new passphrase' })).status, 303);
 });
 
-test('an expired session token is refreshed from its live session, returned in refreshed-token', async (t) => {
+test.serial('an expired session token is refreshed from its live session, returned in refreshed-token', async (t) => {
   const user = await createTestUser(service);
   const web = new WebClient(service.url);
   await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });

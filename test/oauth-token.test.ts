@@ -60,3 +60,179 @@ test('authorization code with PKCE → tokens → userinfo → refresh', async (
   t.is(again.body.refresh_token, refresh, 'not rotated');
   t.not(again.body.access_token, res.body.access_token);
 });
+
+/** A code for `app` approved by the signed-in user, with PKCE unless `pkce: false`. */
+async function codeFor(s: Awaited<ReturnType<typeof setup>>, opts: { scope?: string; pkce?: boolean; redirect?: string } = {}) {
+  const pair = pkcePair();
+  const back = await authorizeAndDecide(s.web, {
+    client_id: s.app.id,
+    redirect_uri: opts.redirect ?? REDIRECT,
+    scope: opts.scope ?? 'data:read offline_access',
+    ...(opts.pkce === false ? {} : { code_challenge: pair.challenge, code_challenge_method: 'S256' }),
+  });
+  return { code: back.searchParams.get('code')!, verifier: pair.verifier };
+}
+
+test('confidential client: client_secret_basic and client_secret_post, no PKCE', async (t) => {
+  const s = await setup({ secret: true });
+  const a = await codeFor(s, { pkce: false });
+  const basic = await postToken(service.url, { grant_type: 'authorization_code', code: a.code }, { basic: [s.app.id, s.secret!] });
+  t.is(basic.status, 200, JSON.stringify(basic.body));
+  const b = await codeFor(s, { pkce: false });
+  const post = await postToken(service.url, { grant_type: 'authorization_code', code: b.code, client_id: s.app.id, client_secret: s.secret! });
+  t.is(post.status, 200, JSON.stringify(post.body));
+  // The refresh token with the secret, and at the second token path.
+  const refreshed = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: post.body.refresh_token as string }, { basic: [s.app.id, s.secret!], path: '/oauth/token' });
+  t.is(refreshed.status, 200);
+  const last = await service.deps.db.selectFrom('client_secrets').select('last_used_at').where('application_id', '=', s.app.id).executeTakeFirstOrThrow();
+  t.truthy(last.last_used_at);
+});
+
+test('a wrong client secret is 401 invalid_client with a Basic challenge; an empty one counts as absent', async (t) => {
+  const s = await setup({ secret: true });
+  const a = await codeFor(s, { pkce: false });
+  const bad = await postToken(service.url, { grant_type: 'authorization_code', code: a.code }, { basic: [s.app.id, 'tds_cs_wrong'] });
+  t.is(bad.status, 401);
+  t.is(bad.body.error, 'invalid_client');
+  t.regex(bad.headers.get('www-authenticate')!, /^Basic/);
+  t.is(bad.headers.get('cache-control'), 'no-store');
+  const unknown = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: 'nope' });
+  t.is(unknown.status, 401);
+  // Without PKCE and without a secret (empty client_secret=) the client is not authenticated.
+  const none = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, client_secret: '' });
+  t.is(none.status, 401);
+  t.is(none.body.error, 'invalid_client');
+  // The failed attempts did not burn the code.
+  const ok = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, client_secret: s.secret! });
+  t.is(ok.status, 200);
+});
+
+test('a replayed code fails and revokes the tokens issued from it', async (t) => {
+  const s = await setup();
+  const { code, verifier } = await codeFor(s);
+  const first = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier });
+  t.is(first.status, 200);
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', first.body.access_token as string)).status, 403, 'valid token, no profile scope');
+  const replay = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier });
+  t.is(replay.status, 400);
+  t.is(replay.body.error, 'invalid_grant');
+  t.regex(replay.body.error_description as string, /already been used/);
+  // Both tokens of the first exchange are dead.
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', first.body.access_token as string)).status, 401);
+  const refresh = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token as string, client_id: s.app.id });
+  t.is(refresh.body.error, 'invalid_grant');
+});
+
+test('concurrent exchanges of one code: exactly one succeeds', async (t) => {
+  const s = await setup();
+  const { code, verifier } = await codeFor(s);
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () => postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier })),
+  );
+  t.is(results.filter((r) => r.status === 200).length, 1);
+  t.is(results.filter((r) => r.body.error === 'invalid_grant').length, 4);
+});
+
+test('PKCE: a wrong or missing verifier is invalid_grant', async (t) => {
+  const s = await setup();
+  const { code, verifier } = await codeFor(s);
+  const wrong = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: pkcePair().verifier });
+  t.is(wrong.body.error, 'invalid_grant');
+  t.regex(wrong.body.error_description as string, /code_challenge/);
+  const missing = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id });
+  t.is(missing.body.error, 'invalid_grant');
+  const short = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: 'abc' });
+  t.is(short.body.error, 'invalid_grant');
+  t.is((await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier })).status, 200);
+});
+
+test.serial('a code presented by another client, with another redirect_uri, or after 60 s fails', async (t) => {
+  const s = await setup();
+  const other = await createTestApplication(service, s.user, { redirect_uris: [REDIRECT] });
+  const { code, verifier } = await codeFor(s);
+  const stolen = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: other.id, code_verifier: verifier });
+  t.is(stolen.status, 400);
+  t.is(stolen.body.error, 'invalid_grant');
+  t.regex(stolen.body.error_description as string, /another client/);
+  const redirect = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier, redirect_uri: 'https://app.example/other' });
+  t.is(redirect.body.error, 'invalid_grant');
+
+  const late = await codeFor(s);
+  service.clock.advance(61_000);
+  try {
+    const expired = await postToken(service.url, { grant_type: 'authorization_code', code: late.code, client_id: s.app.id, code_verifier: late.verifier });
+    t.is(expired.body.error, 'invalid_grant');
+    t.regex(expired.body.error_description as string, /expired/);
+  } finally {
+    service.clock.advance(-61_000);
+  }
+  // The original code still works for its own client.
+  t.is((await postToken(service.url, { grant_type: 'authorization_code', code, client_id: s.app.id, code_verifier: verifier })).status, 200);
+});
+
+test('refresh tokens: only with offline_access, bound to their client, scope may narrow but not widen', async (t) => {
+  const s = await setup();
+  const other = await createTestApplication(service, s.user, { redirect_uris: [REDIRECT] });
+  const noOffline = await codeFor(s, { scope: 'data:read' });
+  const plain = await postToken(service.url, { grant_type: 'authorization_code', code: noOffline.code, client_id: s.app.id, code_verifier: noOffline.verifier });
+  t.is(plain.status, 200);
+  t.false('refresh_token' in plain.body);
+
+  const a = await codeFor(s, { scope: 'data:read profile offline_access' });
+  const tokens = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, code_verifier: a.verifier });
+  const refresh = tokens.body.refresh_token as string;
+  const foreign = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: other.id });
+  t.is(foreign.body.error, 'invalid_grant');
+  const noClient = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh });
+  t.is(noClient.body.error, 'invalid_request');
+  const narrow = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, scope: 'data:read' });
+  t.is(narrow.status, 200);
+  t.is(narrow.body.scope, 'data:read');
+  const wide = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, scope: 'data:read data:write' });
+  t.is(wide.body.error, 'invalid_scope');
+  const garbage = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: 'tds_rt_nothing', client_id: s.app.id });
+  t.is(garbage.body.error, 'invalid_grant');
+});
+
+test('malformed token requests get RFC 6749 errors', async (t) => {
+  const s = await setup();
+  t.is((await postToken(service.url, { client_id: s.app.id })).body.error, 'invalid_request');
+  const unsupported = await postToken(service.url, { grant_type: 'password', client_id: s.app.id });
+  t.is(unsupported.status, 400);
+  t.is(unsupported.body.error, 'unsupported_grant_type');
+  t.is((await postToken(service.url, { grant_type: 'authorization_code', client_id: s.app.id })).body.error, 'invalid_request');
+  const json = await fetch(`${service.url}/api/v1/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'refresh_token' }) });
+  t.is(json.status, 400);
+  t.is(((await json.json()) as { error: string }).error, 'invalid_request');
+  const repeated = await fetch(`${service.url}/api/v1/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=refresh_token&refresh_token=a&refresh_token=b',
+  });
+  t.is(((await repeated.json()) as { error: string }).error, 'invalid_request');
+  const both = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: 'x', client_secret: 'y' }, { basic: [s.app.id, 'z'] });
+  t.is(both.body.error, 'invalid_request');
+});
+
+test('revocation (RFC 7009): revoking the refresh token or an access token ends the grant', async (t) => {
+  const s = await setup();
+  const a = await codeFor(s, { scope: 'profile offline_access' });
+  const tokens = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, code_verifier: a.verifier });
+  // Another client cannot revoke it (200, nothing happens).
+  const other = await createTestApplication(service, s.user);
+  const foreign = await postToken(service.url, { token: tokens.body.refresh_token as string, client_id: other.id }, { path: '/api/v1/oauth/revoke' });
+  t.is(foreign.status, 200);
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', tokens.body.access_token as string)).status, 200);
+  // Unknown tokens are fine.
+  t.is((await postToken(service.url, { token: 'nonsense', client_id: s.app.id }, { path: '/api/v1/oauth/revoke' })).status, 200);
+  // The client revokes its access token: the refresh token goes too.
+  const res = await postToken(service.url, { token: tokens.body.access_token as string, token_type_hint: 'access_token', client_id: s.app.id }, { path: '/oauth/revoke' });
+  t.is(res.status, 200);
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', tokens.body.access_token as string)).status, 401);
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: s.app.id })).body.error, 'invalid_grant');
+
+  const b = await codeFor(s, { scope: 'profile offline_access' });
+  const second = await postToken(service.url, { grant_type: 'authorization_code', code: b.code, client_id: s.app.id, code_verifier: b.verifier });
+  t.is((await postToken(service.url, { token: second.body.refresh_token as string, client_id: s.app.id }, { path: '/api/v1/oauth/revoke' })).status, 200);
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', second.body.access_token as string)).status, 401);
+});

@@ -69,7 +69,7 @@ test('a missing scope is 403 insufficient_scope', async (t) => {
   t.is(res.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="profile"');
 });
 
-test('an expired token is 401 (controlled clock)', async (t) => {
+test.serial('an expired token is 401 (controlled clock)', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['profile']);
   t.is((await userinfo(token)).status, 200);

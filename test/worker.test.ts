@@ -25,7 +25,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
   await db.insertInto('signing_keys').values({ kid: 'old-retired', private_key_pem: 'x', public_jwk: '{}', retired_at: new Date(now - 3600_000) }).execute();
   const app = await createTestApplication(service, user);
   const code = (c: string, expires: number) => ({
-    code_hash: c, application_id: app.id, user_id: user.id, redirect_uri: 'https://app.example/callback', redirect_uri_given: true,
+    code_hash: c, application_id: app.id, user_id: user.id, redirect_uri: 'https://app.example/callback',
     scopes: ['profile'], expires_at: new Date(expires),
   });
   await db.insertInto('authorization_codes').values([code('old', now - 25 * 3600_000), code('recent', now - 3600_000)]).execute();

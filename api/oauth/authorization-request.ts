@@ -8,7 +8,6 @@ export interface AuthorizationRequest {
   clientId: string;
   /** Where the answer goes (the URI as requested; it matched a registered one). */
   redirectUri: string;
-  redirectUriGiven: boolean;
   scopes: Scope[];
   state: string | undefined;
   codeChallenge: string | undefined;
@@ -34,23 +33,23 @@ export function singleParams(query: Record<string, string | string[] | undefined
 }
 
 /** Step 1: the redirect URI, checked against the application's registered URIs. */
-export function trustedRedirectUri(app: Application, params: Record<string, string>, repeated: string[]): { uri: string; given: boolean } {
+export function trustedRedirectUri(app: Application, params: Record<string, string>, repeated: string[]): string {
   if (repeated.includes('redirect_uri') || repeated.includes('client_id')) throw new UntrustedRequestError('client_id and redirect_uri may be given only once');
   const requested = params.redirect_uri;
   if (requested === undefined) {
-    if (app.redirect_uris.length === 1 && !app.redirect_uris[0]!.startsWith('http://')) return { uri: app.redirect_uris[0]!, given: false };
+    if (app.redirect_uris.length === 1 && !app.redirect_uris[0]!.startsWith('http://')) return app.redirect_uris[0]!;
     throw new UntrustedRequestError('redirect_uri is required: this application has several redirect URIs (or only loopback ones)');
   }
   if (!matchRedirectUri(app.redirect_uris, requested)) {
     throw new UntrustedRequestError('The redirect_uri is not registered for this application, so we will not send you there.');
   }
-  return { uri: requested, given: true };
+  return requested;
 }
 
 /** Step 2, after the redirect URI is trusted: the rest of the request (errors go back to the client). */
 export function parseAuthorizationRequest(
   app: Application,
-  redirect: { uri: string; given: boolean },
+  redirectUri: string,
   params: Record<string, string>,
   repeated: string[],
   appHasSecrets: boolean,
@@ -82,8 +81,7 @@ export function parseAuthorizationRequest(
   if ((params.state?.length ?? 0) > 2000 || (params.nonce?.length ?? 0) > 500) throw new AuthorizeError('invalid_request', 'state or nonce is too long');
   return {
     clientId: app.id,
-    redirectUri: redirect.uri,
-    redirectUriGiven: redirect.given,
+    redirectUri,
     scopes,
     state: params.state,
     codeChallenge: challenge,

@@ -71,7 +71,7 @@ export async function authorize(ctx: Ctx) {
     await consentScreen(ctx, app, user, request);
   } catch (err) {
     if (!(err instanceof AuthorizeError)) throw err;
-    ctx.redirect(answerUri(redirect.uri, { error: err.code, error_description: err.description, state, iss: ctx.deps.config.BASE_URL }));
+    ctx.redirect(answerUri(redirect, { error: err.code, error_description: err.description, state, iss: ctx.deps.config.BASE_URL }));
   }
 }
 
@@ -121,7 +121,6 @@ async function issueCode(ctx: Ctx, user: User, request: Omit<AuthorizationReques
       application_id: request.clientId,
       user_id: user.id,
       redirect_uri: request.redirectUri,
-      redirect_uri_given: request.redirectUriGiven,
       scopes: request.scopes,
       code_challenge: request.codeChallenge ?? null,
       nonce: request.nonce ?? null,

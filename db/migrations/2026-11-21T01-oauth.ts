@@ -67,7 +67,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('application_id', 'text', (c) => c.notNull().references('applications.id').onDelete('cascade'))
     .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('redirect_uri', 'text', (c) => c.notNull())
-    .addColumn('redirect_uri_given', 'boolean', (c) => c.notNull())
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
     .addColumn('code_challenge', 'text')
     .addColumn('nonce', 'text')

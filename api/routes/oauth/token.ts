@@ -89,7 +89,8 @@ async function exchangeCode(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
   }
   if (code.application_id !== client.app.id) throw new InvalidGrant('The authorization code was issued to another client');
   if (code.expires_at <= now) throw new InvalidGrant('The authorization code has expired');
-  if (form.redirect_uri !== undefined ? form.redirect_uri !== code.redirect_uri : code.redirect_uri_given) {
+  // API.md: redirect_uri is optional in the exchange (existing clients omit it); when present it must match.
+  if (form.redirect_uri !== undefined && form.redirect_uri !== code.redirect_uri) {
     throw new InvalidGrant('redirect_uri does not match the authorization request');
   }
   if (code.code_challenge) {
