@@ -7,6 +7,7 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { launchBrowser } from './helpers/browser.ts';
@@ -126,5 +127,31 @@ test('confidential client with client_secret_basic, a second user on a public ap
   // Revocation through the library (RFC 7009) ends the access token.
   await oidc.tokenRevocation(config, tokens.access_token);
   await t.throwsAsync(oidc.fetchUserInfo(config, tokens.access_token, athlete.id));
+  await context.close();
+});
+
+test('OpenID Connect: with openid and a nonce the code exchange returns an ID token the library validates', async (t) => {
+  const user = await createTestUser(service, { first_name: 'Ada', last_name: 'Lovelace' });
+  const app = await createTestApplication(service, user, { redirect_uris: ['http://127.0.0.1/callback'] });
+  const config = await oidc.discovery(new URL(service.url), app.id, undefined, oidc.None(), insecure);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const nonce = oidc.randomNonce();
+  const authorizationUrl = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: `${callbackBase}/callback`,
+    scope: 'openid profile',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+  });
+  const context = await browser.newContext();
+  const back = await consentInBrowser(await context.newPage(), authorizationUrl, user);
+  const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+  const claims = tokens.claims()!;
+  t.like(claims, { iss: service.url, sub: user.id, aud: app.id, nonce, name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace' });
+  // Signed by a published key; but it is not an access token.
+  const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`)), { issuer: service.url, audience: app.id });
+  t.is(payload.sub, user.id);
+  const misuse = await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.id_token}` } });
+  t.is(misuse.status, 401);
   await context.close();
 });

@@ -76,7 +76,8 @@ export async function verifyAccessToken(
         if (!key) throw new InvalidTokenError('unknown signing key');
         return key;
       },
-      { algorithms: ['RS256'], issuer: t.issuer, currentDate: t.now(), clockTolerance: opts.expiredTolerance ?? 0 },
+      // typ at+jwt (RFC 9068): an ID token, signed by the same key, is not an access token.
+      { algorithms: ['RS256'], issuer: t.issuer, typ: 'at+jwt', currentDate: t.now(), clockTolerance: opts.expiredTolerance ?? 0 },
     );
     const claims = AccessTokenClaims.safeParse(payload);
     if (!claims.success) throw new InvalidTokenError('malformed token claims');
@@ -87,4 +88,26 @@ export async function verifyAccessToken(
     if (err instanceof joseErrors.JOSEError) throw new InvalidTokenError('the access token is invalid');
     throw err;
   }
+}
+
+/**
+ * An OpenID Connect ID token, issued with the access token when `openid` was granted. It proves who
+ * signed in to the client (`aud`); it is not an access token (typ JWT, no `scopes`).
+ */
+export async function mintIdToken(
+  t: TokenIssuer,
+  c: { sub: string; aud: string; nonce?: string | null; profile?: { name: string; given_name: string; family_name: string; email: string } },
+): Promise<string> {
+  const { kid, key } = await t.keys.signingKey();
+  const iat = Math.floor(t.now().getTime() / 1000);
+  const claims: JWTPayload = {
+    iss: t.issuer,
+    sub: c.sub,
+    aud: c.aud,
+    iat,
+    exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+    ...(c.nonce ? { nonce: c.nonce } : {}),
+    ...(c.profile ?? {}),
+  };
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
 }

@@ -11,6 +11,7 @@ export const TokenResponse = z
     expires_in: z.number().int().describe('Seconds until the access token expires (900)'),
     refresh_token: z.string().optional().describe('Issued with `offline_access` (and for personal tokens); no expiry, not rotated'),
     scope: z.string().describe('Granted scopes, space-delimited'),
+    id_token: z.string().optional().describe('OpenID Connect ID token, from a code exchange when `openid` was granted'),
   })
   .meta({ id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof TokenResponse>;

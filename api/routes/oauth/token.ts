@@ -6,6 +6,8 @@ import type { Scope as ScopeName } from '../../auth/scopes.ts';
 import { authenticateClient, clientCredentials, readOAuthForm, type OAuthForm } from '../../oauth/client-auth.ts';
 import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../oauth/errors.ts';
 import { TokenResponse, tokenResponse } from '../../oauth/issue.ts';
+import { mintIdToken } from '../../auth/tokens.ts';
+import { findUserById } from '../../../db/users.ts';
 import { parseScopes } from '../../auth/scopes.ts';
 import { constantTimeEqual } from '../../../lib/secrets.ts';
 import {
@@ -121,7 +123,19 @@ async function exchangeCode(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
     if (again?.grant_id) await deleteGrant(db, again.grant_id);
     throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked');
   }
-  return tokenResponse(tokens, issued.grant, issued.refreshToken);
+  const response = await tokenResponse(tokens, issued.grant, issued.refreshToken);
+  if (!scopes.includes('openid')) return response;
+  const user = await findUserById(db, code.user_id);
+  if (!user) throw new InvalidGrant('The user no longer exists');
+  const idToken = await mintIdToken(tokens, {
+    sub: user.id,
+    aud: code.application_id,
+    nonce: code.nonce,
+    ...(scopes.includes('profile')
+      ? { profile: { name: `${user.first_name} ${user.last_name}`, given_name: user.first_name, family_name: user.last_name, email: user.email } }
+      : {}),
+  });
+  return { ...response, id_token: idToken };
 }
 
 async function exchangeRefreshToken(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
