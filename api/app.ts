@@ -17,6 +17,10 @@ import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorize, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
+import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, showApplication, showApplications } from './web/applications.ts';
+import { createToken, revokeToken, showTokens } from './web/tokens.ts';
+import { revokeConnection, showConnections } from './web/connections.ts';
+import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -62,6 +66,22 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/settings', showSettings);
   router.post('/settings/profile', saveName);
   router.post('/settings/password', changePassword);
+  router.get('/settings/applications', showApplications);
+  router.post('/settings/applications', createApplicationFromForm);
+  router.get('/settings/applications/:id', showApplication);
+  router.post('/settings/applications/:id', saveApplication);
+  router.post('/settings/applications/:id/secrets', createSecret);
+  router.post('/settings/applications/:id/secrets/:secretId/revoke', revokeSecret);
+  router.post('/settings/applications/:id/delete', deleteApplicationFromForm);
+  router.get('/settings/tokens', showTokens);
+  router.post('/settings/tokens', createToken);
+  router.post('/settings/tokens/:id/revoke', revokeToken);
+  router.get('/settings/connections', showConnections);
+  router.post('/settings/connections/:id/revoke', revokeConnection);
+  router.get('/apps', showDirectory);
+  router.get('/pages/:slug/', showApplicationPage);
+  router.get('/pages/:slug', redirectToPage);
+  router.get('/privacy/client-side', clientSidePrivacy);
 
   const body = koaBody({
     json: true,

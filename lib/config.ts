@@ -35,6 +35,8 @@ export const ConfigSchema = z
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
     /** How long a graceful shutdown waits for in-flight requests and jobs before closing them. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    /** Accept plain-http loopback webhook endpoints (http://localhost…, http://127.0.0.1…): development only. */
+    WEBHOOK_ALLOW_HTTP_LOOPBACK: boolean.default(false),
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

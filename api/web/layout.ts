@@ -57,3 +57,17 @@ ${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : '
 export function formError(message: string | undefined): Html {
   return message ? html`<p class="error" role="alert">${message}</p>` : html``;
 }
+
+const SETTINGS_SECTIONS: [href: string, label: string][] = [
+  ['/settings', 'Account'],
+  ['/settings/applications', 'API applications'],
+  ['/settings/tokens', 'Personal tokens'],
+  ['/settings/connections', 'Connected applications'],
+];
+
+/** The links between the settings pages; `current` is the path of the page showing it. */
+export function settingsNav(current: string): Html {
+  return html`<nav class="settings-nav" aria-label="Settings">${SETTINGS_SECTIONS.map(
+    ([href, label]) => html`<a href="${href}"${href === current ? html` aria-current="page"` : ''}>${label}</a>`,
+  )}</nav>`;
+}

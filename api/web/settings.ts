@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { Ctx } from '../context.ts';
 import type { User } from '../../db/database.ts';
 import { html } from './html.ts';
-import { field, formError, page } from './layout.ts';
+import { field, formError, page, settingsNav } from './layout.ts';
 import { updateUserName, updateUserPassword } from '../../db/users.ts';
 import { deleteOtherSessions } from '../../db/sessions.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
-import { currentWebUser } from '../auth/web-session.ts';
+import { requireWebUser } from './web-common.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
 import { fieldErrors, formBody, type FieldErrors } from './forms.ts';
@@ -27,6 +27,7 @@ function settingsPage(user: User, s: SettingsState = {}) {
   return page(
     { title: 'Settings', user: { name: `${user.first_name} ${user.last_name}` } },
     html`<h1>Settings</h1>
+${settingsNav('/settings')}
 ${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
 <h2>Account</h2>
 <dl>
@@ -48,15 +49,6 @@ ${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
 </form>
 <p>Changing your password signs you out everywhere else.</p>`,
   );
-}
-
-async function requireWebUser(ctx: Ctx) {
-  const user = await currentWebUser(ctx);
-  if (!user) {
-    ctx.status = 303;
-    ctx.redirect(`/signin?next=${encodeURIComponent(ctx.path)}`);
-  }
-  return user;
 }
 
 export async function showSettings(ctx: Ctx) {

@@ -1,0 +1,71 @@
+import type { Ctx } from '../context.ts';
+import type { User } from '../../db/database.ts';
+import { currentWebUser } from '../auth/web-session.ts';
+import { html, type Html } from './html.ts';
+import { errorPage } from './layout.ts';
+
+export type WebUser = User & { sessionId: string };
+
+/**
+ * The signed-in user, or undefined after answering with a redirect to the sign-in page. `back` is
+ * where to return after signing in (a GET page; defaults to the requested path, right for GETs).
+ */
+export async function requireWebUser(ctx: Ctx, back: string = ctx.path): Promise<WebUser | undefined> {
+  const user = await currentWebUser(ctx);
+  if (!user) {
+    ctx.status = 303;
+    ctx.redirect(`/signin?next=${encodeURIComponent(back)}`);
+  }
+  return user;
+}
+
+export function displayName(user: Pick<User, 'first_name' | 'last_name'>): string {
+  return `${user.first_name} ${user.last_name}`;
+}
+
+export function sendHtml(ctx: Ctx, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.body = body;
+}
+
+/** A 404 page: also the answer for another user's resource, so its existence is not revealed. */
+export function notFound(ctx: Ctx, message = 'Not found'): void {
+  sendHtml(ctx, 404, errorPage(404, message));
+}
+
+/** A timestamp as `2026-05-18 15:32 UTC` in a <time> element; a dash when absent. */
+export function when(date: Date | null | undefined, absent = 'never'): Html {
+  if (!date) return html`<span class="muted">${absent}</span>`;
+  const iso = date.toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+export function notice(message: string | undefined): Html {
+  return message ? html`<p class="notice" role="status">${message}</p>` : html``;
+}
+
+/** A labelled textarea, styled like an input; `error` and `hint` render below it. */
+export function textareaField(f: { name: string; label: string; value?: string; error?: string | undefined; hint?: Html | string; rows?: number }): Html {
+  const described = [f.error ? `${f.name}-error` : '', f.hint ? `${f.name}-hint` : ''].filter(Boolean).join(' ');
+  return html`<label for="${f.name}">${f.label}</label>
+<textarea id="${f.name}" name="${f.name}" rows="${f.rows ?? 3}"${f.error ? html` aria-invalid="true"` : ''}${described ? html` aria-describedby="${described}"` : ''}>${f.value ?? ''}</textarea>
+${f.hint ? html`<p class="hint" id="${f.name}-hint">${f.hint}</p>` : ''}
+${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : ''}`;
+}
+
+/** A checkbox with its label on the same row. */
+export function checkboxField(f: { name: string; label: string; checked: boolean; value?: string; id?: string; error?: string | undefined; hint?: Html | string }): Html {
+  const id = f.id ?? f.name;
+  return html`<div class="check">
+<input type="checkbox" id="${id}" name="${f.name}" value="${f.value ?? 'on'}"${f.checked ? html` checked` : ''}${f.error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
+<label for="${id}">${f.label}</label>
+</div>
+${f.hint ? html`<p class="hint">${f.hint}</p>` : ''}
+${f.error ? html`<p class="field-error" id="${id}-error">${f.error}</p>` : ''}`;
+}
+
+/** A hint paragraph for an input made with `field()`. */
+export function hint(name: string, text: Html | string): Html {
+  return html`<p class="hint" id="${name}-hint">${text}</p>`;
+}
