@@ -44,7 +44,12 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'Conventions: instants are UTC ISO 8601 with `Z`; `*_local` fields are naive local times; ' +
         'lists are newest first. Validation errors answer 422 `{"detail":[{"loc","msg","type"}]}`; other ' +
         'errors `{"detail": "…"}`. A resource that is absent or belongs to another user is 404. Every ' +
-        'response carries `x-request-id`.',
+        'response carries `x-request-id`. The token and revocation endpoints answer RFC 6749 errors ' +
+        '(`{"error","error_description"}`) instead.\n\n' +
+        'Authorization: the code flow at `/oauth/authorize` (PKCE S256, or a client secret), tokens at ' +
+        '`/api/v1/oauth/token`; discovery at `/.well-known/openid-configuration`. Access tokens last 15 minutes; ' +
+        'GETs of user data need `data:read`, writes `data:write`; application management needs a first-party ' +
+        'credential (the web session or a personal token).',
     },
     servers: [{ url: info.baseUrl }],
     paths,
