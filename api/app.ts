@@ -15,7 +15,7 @@ import { applicationRoutes } from './routes/applications.ts';
 import { wellknownRoutes } from './routes/wellknown.ts';
 import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
-import { authorize, decide } from './web/authorize.ts';
+import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
 import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, showApplication, showApplications } from './web/applications.ts';
 import { createToken, revokeToken, showTokens } from './web/tokens.ts';
@@ -26,6 +26,7 @@ import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory }
 export const apiRoutes: Route[] = [
   ...healthRoutes,
   ...wellknownRoutes,
+  authorizeRoute,
   ...tokenRoutes,
   ...revokeRoutes,
   userinfo,
@@ -61,7 +62,6 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/signin', showSignIn);
   router.post('/signin', submitSignIn);
   router.post('/signout', signOut);
-  router.get('/oauth/authorize', authorize);
   router.post('/oauth/authorize/decision', decide);
   router.get('/settings', showSettings);
   router.post('/settings/profile', saveName);

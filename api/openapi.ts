@@ -67,7 +67,7 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
 function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'output') => JsonSchema, methodSuffix?: string) {
   const parameters = [
     ...objectParameters(spec.params, 'path', toSchema),
-    ...objectParameters(spec.query, 'query', toSchema),
+    ...objectParameters(spec.query ?? spec.oauthQuery, 'query', toSchema),
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {

@@ -71,3 +71,11 @@ test('the OpenAPI document marks the old paths deprecated and documents the toke
   t.truthy(paths['/api/v1/applications/{application_id}/page']!.put.responses['400']);
   t.falsy(paths['/api/v1/applications/{application_id}/page']!.put.responses['422']);
 });
+
+test('the authorization endpoint is documented with its query parameters', async (t) => {
+  const { body } = await get('/openapi.json');
+  const op = (body.paths as Record<string, Record<string, any>>)['/oauth/authorize']!.get;
+  const names = op.parameters.map((p: { name: string }) => p.name);
+  for (const name of ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt']) t.true(names.includes(name), name);
+  t.truthy(op.responses['302']);
+});

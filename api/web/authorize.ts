@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { defineRoute } from '../route.ts';
 import type { Ctx } from '../context.ts';
 import type { Application, User } from '../../db/database.ts';
 import { findApplication, hasClientSecrets } from '../../db/applications.ts';
@@ -195,3 +197,41 @@ function privateAppPage(ctx: Ctx, app: Application, user: User, request: Authori
 <p><a href="${back}" id="back-to-app">Return to the application</a></p>`,
   );
 }
+
+const AuthorizeQuery = z.object({
+  response_type: z.literal('code').optional().describe('`code` (the default when omitted)'),
+  client_id: z.string().describe('The application id'),
+  redirect_uri: z.string().optional().describe('A registered redirect URI (or a sub-path of an https/loopback one); optional when exactly one non-loopback URI is registered'),
+  scope: z.string().describe('Space-separated scopes: data:read, data:write, profile, offline_access, openid (commas accepted, deprecated)'),
+  state: z.string().optional().describe('Returned unchanged'),
+  code_challenge: z.string().optional().describe('PKCE: base64url SHA-256 of the verifier; required unless the application has a client secret'),
+  code_challenge_method: z.literal('S256').optional(),
+  prompt: z.enum(['none', 'login', 'consent']).optional().describe('`consent` (default): show the consent screen; `login`: sign in again; `none`: no interaction'),
+  nonce: z.string().optional().describe('OpenID Connect: copied into the ID token'),
+});
+
+/** The authorization endpoint as an API operation (documented in OpenAPI; it validates its own query). */
+export const authorizeRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/oauth/authorize',
+    operationId: 'authorize',
+    summary: 'Start the authorization code flow (browser)',
+    description:
+      'Signs the user in when needed and shows the consent screen; then redirects to `redirect_uri` with `code`, `state` ' +
+      'and `iss`. An unknown `client_id` or an unregistered `redirect_uri` is answered on an error page here (never ' +
+      'redirected); other errors are redirected with `error`, `error_description` and `state` (`invalid_request`, ' +
+      '`invalid_scope`, `unsupported_response_type`, `access_denied`, `login_required`, `consent_required`). A private ' +
+      'application completes only for its owner. Codes expire after 60 seconds.',
+    tags: ['oauth'],
+    auth: 'none',
+    oauthQuery: AuthorizeQuery,
+    responses: {
+      302: { description: 'To the redirect URI (code or error), or to sign-in', headers: { Location: 'Where to go next' } },
+      200: { description: 'The consent screen', contentType: 'text/html' },
+      400: { description: 'Unknown client or redirect URI: an error page', contentType: 'text/html' },
+      403: { description: 'A private application and a user who is not its owner', contentType: 'text/html' },
+    },
+  },
+  authorize,
+);
