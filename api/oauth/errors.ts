@@ -1,4 +1,10 @@
+import { z } from 'zod';
 import { HttpError } from '../errors.ts';
+
+/** The body of every OAuthError, for the OpenAPI document. */
+export const OAuthErrorBody = z
+  .object({ error: z.string(), error_description: z.string() })
+  .meta({ id: 'OAuthError', description: 'RFC 6749 §5.2 error' });
 
 /**
  * RFC 6749 §5.2 / RFC 7009 errors of the token and revocation endpoints: the body is

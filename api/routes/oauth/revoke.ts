@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { authenticateClient, clientCredentials, readOAuthForm } from '../../oauth/client-auth.ts';
-import { InvalidRequest } from '../../oauth/errors.ts';
+import { InvalidRequest, OAuthErrorBody } from '../../oauth/errors.ts';
 import { InvalidTokenError, verifyAccessToken } from '../../auth/tokens.ts';
 import { deleteGrant, findGrant, findGrantByRefreshToken } from '../../../db/grants.ts';
 import type { Grant } from '../../../db/database.ts';
@@ -15,8 +15,6 @@ const RevokeForm = z
     client_secret: z.string().optional(),
   })
   .meta({ id: 'RevocationRequest' });
-
-const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string() });
 
 function revokeRoute(path: string, operationId: string) {
   return defineRoute(

@@ -4,7 +4,7 @@ import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import type { Scope as ScopeName } from '../../auth/scopes.ts';
 import { authenticateClient, clientCredentials, readOAuthForm, type OAuthForm } from '../../oauth/client-auth.ts';
-import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../oauth/errors.ts';
+import { OAuthErrorBody, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../oauth/errors.ts';
 import { TokenResponse, tokenResponse } from '../../oauth/issue.ts';
 import { mintIdToken } from '../../auth/tokens.ts';
 import { findUserById } from '../../../db/users.ts';
@@ -32,10 +32,6 @@ const TokenForm = z
     client_secret: z.string().optional().describe('client_secret_post; an empty value counts as absent'),
   })
   .meta({ id: 'TokenRequest' });
-
-const OAuthErrorBody = z
-  .object({ error: z.string(), error_description: z.string() })
-  .meta({ id: 'OAuthError', description: 'RFC 6749 §5.2 error' });
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
