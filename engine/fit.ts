@@ -1,0 +1,405 @@
+/**
+ * FIT activity files → Recordings (engine/recording.ts): one per session, CRC-checked, with the
+ * session's records (in SI units) and laps. Pure CPU work with no I/O and no shared state, so it
+ * can run in the piscina pool.
+ *
+ * Decoding is fit-file-parser's (DESIGN.md §3): `force: false` makes it verify the header and file
+ * CRCs and reject a truncated or corrupt file instead of returning what it could read. Its unit
+ * options give m/s, m and °C; latitude/longitude come out in degrees (it converts semicircles).
+ * It does not expand FIT component fields, so `speed`/`altitude` are read when the enhanced
+ * fields are absent (fitsdk would expand one into the other).
+ */
+import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
+import { sportFromFit } from '../lib/sports.ts';
+import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
+
+type Fields = Record<string, unknown>;
+
+const PARSER_OPTIONS = {
+  speedUnit: 'm/s',
+  lengthUnit: 'm',
+  temperatureUnit: 'celsius',
+  elapsedRecordField: true,
+  mode: 'list',
+} as const;
+
+/** Real UTC offsets lie within −12 h … +14 h; a `local_timestamp` further off is a device clock error. */
+const MAX_UTC_OFFSET_SECONDS = 14 * 3600;
+
+/**
+ * Parse a FIT file into one Recording per session that has records (a multisport file gives several).
+ *
+ * A session's records and laps are those from its start_time to its end (see SessionSpan) and
+ * before the next session's start. Its `end` is start + total_elapsed_time, or the last record when
+ * that is later (devices round the elapsed time or leave a pause out of it: records would otherwise
+ * fall outside [start, end]) or when the session has no elapsed time. Records are ascending by
+ * timestamp; of duplicated timestamps the last in the file is kept. A session without records
+ * gives no Recording.
+ *
+ * Rejects with IngestError: `empty_file` (zero bytes), `invalid_fit` (not FIT, truncated, CRC
+ * mismatch, undecodable), `no_activity` (a valid FIT file without a session with records, e.g. a
+ * settings or monitoring file).
+ */
+export async function parseFit(bytes: Uint8Array | Buffer): Promise<Recording[]> {
+  if (bytes.byteLength === 0) throw new IngestError('empty_file', 'The file is empty (0 bytes).');
+  const fit = decode(bytes);
+
+  const records = sortedRecords(fit.records ?? []);
+  const sessions = sessionSpans(fit);
+  if (sessions.length === 0) {
+    throw new IngestError('no_activity', 'The FIT file contains no activity session (it may be a settings, course or monitoring file).');
+  }
+  const laps = lapSpans(fit.laps ?? []);
+  const utcOffsetSeconds = utcOffset(fit);
+  const devices = deviceNames(fit);
+  const developer = developerChannels(fit);
+
+  const recordings: Recording[] = [];
+  for (const [i, session] of sessions.entries()) {
+    const next = sessions[i + 1]?.start ?? Infinity;
+    const inSpan = (t: number) => t >= session.start && t <= session.selectionEnd && t < next;
+    const mine = records.filter((r) => inSpan(r.t));
+    if (mine.length === 0) continue;
+    const lastSample = mine[mine.length - 1]!.t;
+    const end = session.elapsedEnd === undefined ? lastSample : Math.max(session.elapsedEnd, lastSample);
+    recordings.push({
+      sport: session.sport,
+      start: new Date(session.start),
+      end: new Date(end),
+      utcOffsetSeconds,
+      devices: [...devices],
+      laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ start: new Date(lap.start), end: new Date(lap.end) })),
+      timestamps: Float64Array.from(mine, (r) => r.t),
+      channels: channelsOf(mine, developer),
+    });
+  }
+  if (recordings.length === 0) {
+    throw new IngestError('no_activity', 'The FIT file has an activity session but no recorded samples (no record messages).');
+  }
+  return recordings;
+}
+
+/**
+ * fit-file-parser's decode, its failures turned into `invalid_fit`. With `force: false` it reports
+ * header, size and CRC failures through its callback before decoding any message, and throws on a
+ * message it cannot decode strictly. A thrown failure therefore comes from a file whose CRC is
+ * good; among them is a quirk any producer can write (a developer field whose base type lacks the
+ * endian bit, as Garmin's own JS SDK constants give it), so such a file is decoded once
+ * more leniently (`force: true`: undecodable developer fields are skipped) before being refused.
+ */
+function decode(bytes: Uint8Array): ParsedFit {
+  // A private copy: the parser gets an ArrayBuffer of exactly these bytes, whatever `bytes` views.
+  const buffer = new Uint8Array(bytes).buffer;
+  const strict = attempt(buffer, false);
+  if ('fit' in strict) return strict.fit;
+  if (strict.thrown) {
+    const lenient = attempt(buffer, true);
+    if ('fit' in lenient) return lenient.fit;
+  }
+  throw new IngestError('invalid_fit', describeFailure(strict.failure, bytes.byteLength));
+}
+
+function attempt(buffer: ArrayBuffer, force: boolean): { fit: ParsedFit } | { failure: unknown; thrown: boolean } {
+  let result: ParsedFit | undefined;
+  let reported: unknown;
+  try {
+    new FitParser({ ...PARSER_OPTIONS, force }).parse(buffer, (error, data) => {
+      reported = error;
+      result = data;
+    });
+  } catch (error) {
+    return { failure: error ?? 'decoding failed', thrown: true };
+  }
+  if (reported !== undefined || result === undefined) return { failure: reported ?? 'decoding failed', thrown: false };
+  return { fit: result };
+}
+
+function describeFailure(failure: unknown, size: number): string {
+  const reason = failure instanceof Error ? failure.message : String(failure ?? 'decoding failed');
+  const known: Record<string, string> = {
+    'File to small to be a FIT file': `is too small to be a FIT file (${size} bytes)`,
+    'Incorrect header size': 'does not start with a FIT file header',
+    "Missing '.FIT' in header": "lacks the '.FIT' signature in its header",
+    'Header CRC mismatch': 'has a corrupt header (header CRC mismatch)',
+    'File data exceeds input length': 'is truncated (its header announces more data than the file contains)',
+    'File CRC missing': 'is truncated (the final CRC is missing)',
+    'File CRC mismatch': 'is corrupt (file CRC mismatch)',
+  };
+  return `The file is not a valid FIT file: it ${known[reason] ?? `could not be decoded (${reason})`}.`;
+}
+
+// ─── Field access ────────────────────────────────────────────────────────────────────────────────
+
+function num(m: Fields, key: string): number | undefined {
+  const v = m[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function time(m: Fields, key: string): number | undefined {
+  const v = m[key];
+  return v instanceof Date && Number.isFinite(v.getTime()) ? v.getTime() : undefined;
+}
+
+function str(m: Fields, key: string): string | undefined {
+  const v = m[key];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+const fields = (m: object) => m as Fields;
+
+// ─── Records ─────────────────────────────────────────────────────────────────────────────────────
+
+interface TimedRecord {
+  t: number;
+  r: Fields;
+}
+
+/** Records with a timestamp, ascending; of several with the same timestamp the last in the file wins. */
+function sortedRecords(records: object[]): TimedRecord[] {
+  const timed: TimedRecord[] = [];
+  for (const record of records) {
+    const t = time(fields(record), 'timestamp');
+    if (t !== undefined) timed.push({ t, r: fields(record) });
+  }
+  timed.sort((a, b) => a.t - b.t); // stable: file order within equal timestamps
+  const out: TimedRecord[] = [];
+  for (const rec of timed) {
+    if (out.length > 0 && out[out.length - 1]!.t === rec.t) out[out.length - 1] = rec;
+    else out.push(rec);
+  }
+  return out;
+}
+
+type Reader = (r: Fields) => number | undefined;
+
+/** How each channel is read from a record (fit-file-parser field names, units already SI). */
+const READERS: Record<Channel, Reader> = {
+  power: (r) => num(r, 'power'),
+  heart_rate: (r) => num(r, 'heart_rate'),
+  speed: (r) => num(r, 'enhanced_speed') ?? num(r, 'speed'),
+  cadence: (r) => {
+    const whole = num(r, 'cadence');
+    return whole === undefined ? undefined : whole + (num(r, 'fractional_cadence') ?? 0);
+  },
+  altitude: (r) => num(r, 'enhanced_altitude') ?? num(r, 'altitude'),
+  distance: (r) => num(r, 'distance'),
+  latitude: (r) => inRange(num(r, 'position_lat'), 90),
+  longitude: (r) => inRange(num(r, 'position_long'), 180),
+  temperature: (r) => num(r, 'temperature'),
+  core_temperature: (r) => num(r, 'core_temperature'),
+  smo2: (r) => num(r, 'saturated_hemoglobin_percent'),
+  respiration_rate: (r) => num(r, 'enhanced_respiration_rate') ?? num(r, 'respiration_rate'),
+};
+
+function inRange(v: number | undefined, limit: number): number | undefined {
+  return v !== undefined && Math.abs(v) <= limit ? v : undefined;
+}
+
+function channelsOf(records: TimedRecord[], developer: Partial<Record<Channel, Reader[]>>): Recording['channels'] {
+  const channels: Recording['channels'] = {};
+  for (const channel of CHANNELS) {
+    const readers = [READERS[channel], ...(developer[channel] ?? [])];
+    const values = new Float64Array(records.length);
+    let present = false;
+    for (const [i, { r }] of records.entries()) {
+      let v: number | undefined;
+      for (const read of readers) {
+        v = read(r);
+        if (v !== undefined) break;
+      }
+      values[i] = v ?? NaN;
+      if (v !== undefined) present = true;
+    }
+    if (present) channels[channel] = values;
+  }
+  return channels;
+}
+
+/**
+ * Channels that Connect IQ apps write as developer fields of records: core body temperature (CORE
+ * sensor app: `core_temperature`) and muscle oxygen (Moxy app: `SmO2`). fit-file-parser stores a
+ * developer field under its `field_name`.
+ */
+function developerChannels(fit: ParsedFit): Partial<Record<Channel, Reader[]>> {
+  const patterns: [Channel, RegExp][] = [
+    ['core_temperature', /^(ciq)?(body)?core(body)?temp(erature)?$/],
+    ['smo2', /^(muscle)?(smo2|saturatedhemoglobin(percent)?|muscleoxygen(saturation)?|oxygensaturation)$/],
+  ];
+  const out: Partial<Record<Channel, Reader[]>> = {};
+  for (const description of fit.field_descriptions ?? []) {
+    const d = fields(description);
+    const name = str(d, 'field_name');
+    const nativeMesg = d['native_mesg_num'];
+    if (!name || (nativeMesg !== undefined && nativeMesg !== 20 && nativeMesg !== 'record')) continue;
+    const key = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+    const units = (str(d, 'units') ?? '').toLowerCase().replace(/[^a-z]/g, '');
+    for (const [channel, pattern] of patterns) {
+      if (!pattern.test(key)) continue;
+      const fahrenheit = channel === 'core_temperature' && (units === 'f' || units === 'fahrenheit');
+      const read: Reader = fahrenheit
+        ? (r) => {
+            const v = num(r, name);
+            return v === undefined ? undefined : ((v - 32) * 5) / 9;
+          }
+        : (r) => num(r, name);
+      (out[channel] ??= []).push(read);
+    }
+  }
+  return out;
+}
+
+// ─── Sessions and laps ──────────────────────────────────────────────────────────────────────────
+
+interface SessionSpan {
+  sport: string;
+  /** Session start_time, epoch ms. */
+  start: number;
+  /** start + total_elapsed_time, when the session has it. */
+  elapsedEnd: number | undefined;
+  /**
+   * The last instant whose records belong to the session: start + total_elapsed_time rounded up to
+   * the whole second (records carry whole seconds), or the session's own timestamp when later
+   * (some devices' elapsed time leaves out a pause); unbounded when the session has neither.
+   */
+  selectionEnd: number;
+}
+
+function sessionSpans(fit: ParsedFit): SessionSpan[] {
+  const sportMessages = fit.sports ?? [];
+  const onlySport = sportMessages.length === 1 ? fields(sportMessages[0]!) : undefined;
+  const spans: SessionSpan[] = [];
+  for (const message of fit.sessions ?? []) {
+    const s = fields(message);
+    const elapsed = num(s, 'total_elapsed_time');
+    const stamp = time(s, 'timestamp');
+    const start = time(s, 'start_time') ?? (stamp !== undefined && elapsed !== undefined ? stamp - elapsed * 1000 : undefined);
+    if (start === undefined) continue;
+    const elapsedEnd = elapsed !== undefined && elapsed >= 0 ? start + elapsed * 1000 : undefined;
+    const bounds = [elapsedEnd === undefined ? undefined : Math.ceil(elapsedEnd / 1000) * 1000, stamp].filter((t): t is number => t !== undefined && t >= start);
+    const hasSport = s['sport'] !== undefined;
+    const sport = hasSport ? sportFromFit(sportName(s['sport']), sportName(s['sub_sport'])) : sportFromFit(sportName(onlySport?.['sport']), sportName(onlySport?.['sub_sport']));
+    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity });
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+function sportName(v: unknown): string | number | undefined {
+  return typeof v === 'string' || typeof v === 'number' ? v : undefined;
+}
+
+function lapSpans(laps: object[]): Lap[] {
+  const out: Lap[] = [];
+  for (const message of laps) {
+    const l = fields(message);
+    const start = time(l, 'start_time');
+    if (start === undefined) continue;
+    const elapsed = num(l, 'total_elapsed_time');
+    const stamp = time(l, 'timestamp');
+    const end = elapsed !== undefined && elapsed >= 0 ? start + elapsed * 1000 : stamp !== undefined && stamp >= start ? stamp : start;
+    out.push({ start: new Date(start), end: new Date(end) });
+  }
+  return out.sort((a, b) => a.start.getTime() - b.start.getTime());
+}
+
+/** The activity message's local_timestamp − timestamp, to the nearest 15 minutes; 0 when absent or implausible. */
+function utcOffset(fit: ParsedFit): number {
+  for (const message of fit.messages?.activity ?? []) {
+    const a = fields(message);
+    const utc = time(a, 'timestamp');
+    const local = time(a, 'local_timestamp');
+    if (utc === undefined || local === undefined) continue;
+    const offset = Math.round((local - utc) / 1000 / 900) * 900;
+    return Math.abs(offset) <= MAX_UTC_OFFSET_SECONDS ? offset + 0 : 0; // + 0: no −0
+  }
+  return 0;
+}
+
+// ─── Devices ────────────────────────────────────────────────────────────────────────────────────
+
+/** Display names of FIT manufacturers that title-casing their profile name gets wrong. */
+const MANUFACTURERS: Record<string, string> = {
+  '4iiiis': '4iiii',
+  bryton: 'Bryton',
+  concept2: 'Concept2',
+  coros: 'COROS',
+  favero_electronics: 'Favero',
+  polar_electro: 'Polar',
+  saris: 'Saris',
+  sigmasport: 'Sigma',
+  sram: 'SRAM',
+  srm: 'SRM',
+  stages_cycling: 'Stages',
+  the_sufferfest: 'The Sufferfest',
+  wahoo_fitness: 'Wahoo',
+  zwift_byte: 'Zwift',
+};
+
+/** Manufacturers whose `product` field holds a Garmin product id (FIT profile: the garmin_product sub-field). */
+const GARMIN_PRODUCT_MAKERS = new Set(['garmin', 'dynastream', 'dynastream_oem', 'tacx']);
+
+/** Garmin sensors whose profile names read badly. */
+const GARMIN_PRODUCTS: Record<string, string> = {
+  hrm1: 'HRM',
+  hrm2ss: 'HRM2-SS',
+  hrm3ss: 'HRM3-SS',
+  hrm_run: 'HRM-Run',
+  hrm_tri: 'HRM-Tri',
+  hrm4_run: 'HRM4-Run',
+  hrm_dual: 'HRM-Dual',
+  hrm_pro: 'HRM-Pro',
+  hrm_pro_plus: 'HRM-Pro Plus',
+  hrm_fit: 'HRM-Fit',
+  bsm: 'Speed Sensor',
+  bcm: 'Cadence Sensor',
+  gen3_bsm: 'Speed Sensor 2',
+  gen3_bcm: 'Cadence Sensor 2',
+  vector_ss: 'Vector S',
+  vector_cp: 'Vector',
+  swim: 'Swim',
+};
+
+function titleCase(name: string): string {
+  return name
+    .split('_')
+    .filter((w) => w !== '')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
+}
+
+function garminProductName(product: unknown): string | undefined {
+  const id = typeof product === 'number' || typeof product === 'string' ? product : undefined;
+  const name = getFitGarminProductName(id)?.replace(/_single_byte_product_id$/, '');
+  if (!name) return undefined;
+  return GARMIN_PRODUCTS[name] ?? getFitGarminProductDisplayName(id) ?? titleCase(name);
+}
+
+/**
+ * "Manufacturer Product" for the file's creator (file_id) and each device_info entry, in file order,
+ * without duplicates. The head unit's own sub-devices (device_info with source_type `local` other
+ * than the creator: barometer, GPS chip, optical HR) are part of it and not listed; entries without
+ * a known manufacturer are skipped; a product is named when the file or the FIT profile names it
+ * (a bare product number means nothing to a reader and is left out).
+ */
+function deviceNames(fit: ParsedFit): string[] {
+  const names: string[] = [];
+  const add = (m: Fields) => {
+    const maker = m['manufacturer'];
+    if (typeof maker !== 'string' || maker === '') return;
+    const manufacturer = MANUFACTURERS[maker] ?? titleCase(maker);
+    const productName = str(m, 'product_name');
+    const product = GARMIN_PRODUCT_MAKERS.has(maker)
+      ? (garminProductName(m['product']) ?? (productName && !/^\d+$/.test(productName) ? productName : undefined))
+      : productName && !/^\d+$/.test(productName)
+        ? productName
+        : undefined;
+    const name = product && !product.toLowerCase().startsWith(manufacturer.toLowerCase()) ? `${manufacturer} ${product}` : (product ?? manufacturer);
+    if (!names.includes(name)) names.push(name);
+  };
+  for (const fileId of fit.file_ids ?? []) add(fields(fileId));
+  for (const info of fit.device_infos ?? []) {
+    const d = fields(info);
+    if (d['source_type'] === 'local' && d['device_index'] !== 'creator' && d['device_index'] !== 0) continue;
+    add(d);
+  }
+  return names;
+}
