@@ -6,9 +6,10 @@ import { Decoder, Stream, Utils, type FitMessages } from '@garmin/fitsdk';
 import { parseFit } from '../engine/fit.ts';
 import { CHANNELS, IngestError, type Channel, type Recording } from '../engine/recording.ts';
 import { sportFromFit } from '../lib/sports.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
 import { buildActivityFit, buildMonitoringFit, buildSettingsFit, encodeFit, MesgNum, semicircles } from './helpers/fit-builder.ts';
 
-const FIXTURES = join(import.meta.dirname, '..', '..', 'shared', 'fixtures', 'fit');
+const FIXTURES = join(fixturesDir(), 'fit');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name));
 
 // ─── The reference: what @garmin/fitsdk decodes from the same bytes ─────────────────────────────
