@@ -101,11 +101,6 @@ export function listPersonalTokens(db: Db, userId: string): Promise<Grant[]> {
   return db.selectFrom('grants').selectAll().where('user_id', '=', userId).where('application_id', 'is', null).orderBy('created_at', 'desc').execute();
 }
 
-export async function grantIdsOfApplication(db: Db, applicationId: string): Promise<string[]> {
-  const rows = await db.selectFrom('grants').select('id').where('application_id', '=', applicationId).execute();
-  return rows.map((r) => r.id);
-}
-
 // Authorization codes ----------------------------------------------------------------------------
 
 export const CODE_TTL_SECONDS = 60;

@@ -43,6 +43,15 @@ test.serial('create a user, list users, issue a token that authenticates a reque
   t.is(res.status, 200);
   t.is(((await res.json()) as { email: string }).email, 'op@example.com');
 
+  // It is a personal token: its refresh token works at the token endpoint without a client id.
+  const refreshed = await fetch(`${service.url}/api/v1/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token.refresh_token }),
+  });
+  t.is(refreshed.status, 200);
+  t.is(((await refreshed.json()) as { scope: string }).scope, 'profile data:read');
+
   // The password printed at creation signs in.
   const signin = await fetch(`${service.url}/signin`, {
     method: 'POST',

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { findUserByEmail } from '../db/users.ts';
 import { createGrant, recordConsent } from '../db/grants.ts';
 import { tokenResponse } from '../api/oauth/issue.ts';
-import { webhookEndpointProblem } from '../api/web/applications.ts';
+import { webhookEndpointProblem } from '../api/applications/webhook-endpoints.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { WebClient, signUp } from './helpers/http.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';

@@ -41,11 +41,6 @@ export class InvalidGrant extends OAuthError {
     super('invalid_grant', description);
   }
 }
-export class UnauthorizedClient extends OAuthError {
-  constructor(description: string) {
-    super('unauthorized_client', description);
-  }
-}
 export class UnsupportedGrantType extends OAuthError {
   constructor(description: string) {
     super('unsupported_grant_type', description);
@@ -54,11 +49,6 @@ export class UnsupportedGrantType extends OAuthError {
 export class InvalidScope extends OAuthError {
   constructor(description: string) {
     super('invalid_scope', description);
-  }
-}
-export class UnsupportedTokenType extends OAuthError {
-  constructor(description: string) {
-    super('unsupported_token_type', description);
   }
 }
 

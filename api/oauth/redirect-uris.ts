@@ -10,7 +10,8 @@
  * loopback URI accepts any port; a query is accepted when the registered URI has none.
  */
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Host names of this machine as the URL parser spells them. */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SCHEMES = new Set([
   'javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem', 'view-source',
   'ftp', 'ws', 'wss', 'mailto', 'tel', 'sms', 'chrome', 'chrome-extension', 'intent',

@@ -80,11 +80,7 @@ async function exchangeCode(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
   const client = await authenticateClient(ctx, clientCredentials(ctx, form));
   const code = await findAuthorizationCode(db, form.code);
   if (!code) throw new InvalidGrant('The authorization code is invalid');
-  if (code.used_at) {
-    // RFC 6749 §4.1.2: a code used twice may have leaked; revoke what it issued.
-    if (code.grant_id) await deleteGrant(db, code.grant_id);
-    throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked');
-  }
+  if (code.used_at) return refuseReplay(ctx, code.grant_id);
   if (code.application_id !== client.app.id) throw new InvalidGrant('The authorization code was issued to another client');
   if (code.expires_at <= now) throw new InvalidGrant('The authorization code has expired');
   // API.md: redirect_uri is optional in the exchange (existing clients omit it); when present it must match.
@@ -114,11 +110,8 @@ async function exchangeCode(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
     await linkCodeToGrant(tx, code.code_hash, made.grant.id);
     return made;
   });
-  if (!issued) {
-    const again = await findAuthorizationCode(db, form.code);
-    if (again?.grant_id) await deleteGrant(db, again.grant_id);
-    throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked');
-  }
+  // Another exchange won the row lock; its grant is committed by now.
+  if (!issued) return refuseReplay(ctx, (await findAuthorizationCode(db, form.code))?.grant_id ?? null);
   const response = await tokenResponse(tokens, issued.grant, issued.refreshToken);
   if (!scopes.includes('openid')) return response;
   const user = await findUserById(db, code.user_id);
@@ -132,6 +125,12 @@ async function exchangeCode(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
       : {}),
   });
   return { ...response, id_token: idToken };
+}
+
+/** RFC 6749 §4.1.2: a code presented twice may have leaked, so what it issued is revoked. */
+async function refuseReplay(ctx: Ctx, grantId: string | null): Promise<never> {
+  if (grantId) await deleteGrant(ctx.deps.db, grantId);
+  throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked');
 }
 
 async function exchangeRefreshToken(ctx: Ctx, form: OAuthForm): Promise<TokenResponse> {
