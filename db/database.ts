@@ -105,6 +105,79 @@ export interface AuthorizationCodesTable {
   created_at: Timestamp;
 }
 
+export type SourceType = 'fit' | 'csv';
+export type SourceOrigin = 'manual_upload' | 'backfill';
+export type SourceStatus = 'processing' | 'processed' | 'failed';
+
+export interface BackfillsTable {
+  id: Generated<string>;
+  user_id: string;
+  origin: 'api' | 'cli';
+  /** The archive's or directory's name, for display. */
+  filename: string;
+  /** scanning (reading the archive) → loading (files queued, newest first) → completed; failed if the archive is unusable. */
+  status: ColumnType<'scanning' | 'loading' | 'completed' | 'failed', 'scanning' | 'loading' | undefined, 'scanning' | 'loading' | 'completed' | 'failed'>;
+  error_message: string | null;
+  files_total: ColumnType<number, number | undefined, number>;
+  /** Entries left out: not FIT/CSV, unsafe names, too large. */
+  files_skipped: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  scanned_at: NullableTimestamp;
+  completed_at: NullableTimestamp;
+}
+
+export interface SourcesTable {
+  id: Generated<string>;
+  user_id: string;
+  type: SourceType;
+  origin: SourceOrigin;
+  filename: string;
+  /** SHA-256 of the (decompressed) content: the same bytes from the same user are one source. */
+  content_sha256: string;
+  size_bytes: ColumnType<number, number, number>;
+  /** The upload's `sport` form field. */
+  sport: string | null;
+  /** Tags given with the upload, applied to every activity of the file. */
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  status: ColumnType<SourceStatus, SourceStatus | undefined, SourceStatus>;
+  error_code: string | null;
+  error_message: string | null;
+  backfill_id: string | null;
+  /** When the file says it was recorded (read cheaply before parsing): orders a backfill newest first. */
+  recorded_at: NullableTimestamp;
+  created_at: Timestamp;
+  processed_at: NullableTimestamp;
+}
+
+export interface ActivitiesTable {
+  id: string;
+  user_id: string;
+  source_id: string;
+  /** Which session of the file (0 for single-sport files). */
+  session_index: number;
+  sport: string;
+  start_time: ColumnType<Date, Date | string, Date | string>;
+  end_time: ColumnType<Date, Date | string, Date | string>;
+  utc_offset_seconds: number;
+  metrics: string[];
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  summary: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  laps: ColumnType<Record<string, unknown>[] | null, string | null, string | null>;
+  distance: number | null;
+  devices: ColumnType<string[], string[] | undefined, string[]>;
+  /** Length of the 1 Hz sample grid. */
+  samples: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ActivityAppMetadataTable {
+  activity_id: string;
+  application_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -114,6 +187,10 @@ export interface Database {
   consents: ConsentsTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
+  backfills: BackfillsTable;
+  sources: SourcesTable;
+  activities: ActivitiesTable;
+  activity_app_metadata: ActivityAppMetadataTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -126,6 +203,10 @@ export type ClientSecret = Selectable<ClientSecretsTable>;
 export type Consent = Selectable<ConsentsTable>;
 export type Grant = Selectable<GrantsTable>;
 export type AuthorizationCode = Selectable<AuthorizationCodesTable>;
+
+export type Backfill = Selectable<BackfillsTable>;
+export type Source = Selectable<SourcesTable>;
+export type ActivityRow = Selectable<ActivitiesTable>;
 
 export type Db = Kysely<Database>;
 

@@ -1,0 +1,60 @@
+import type { Channel } from './recording.ts';
+
+/**
+ * What the ingest task (engine/ingest.ts, run in the piscina pool) returns for one file: the
+ * activities it holds on a regular 1 Hz grid, with their summaries and laps. Pure data of
+ * transferable typed arrays; the worker stores it (sample file, activity rows).
+ */
+
+/** Statistics of one channel over a span (SPEC ActivitySummarySummary members; absent when not computable). */
+export interface ChannelStats {
+  start?: number;
+  end?: number;
+  min?: number;
+  max?: number;
+  mean?: number;
+  gain?: number;
+  loss?: number;
+  sum?: number;
+}
+
+/** Per SPEC: altitude {gain,loss,max,mean,min}; cadence, power, speed {max,mean}; distance {sum};
+ * core_temperature, heart_rate, smo2, temperature {end,max,mean,min,start}. */
+export type Summary = Partial<Record<'altitude' | 'cadence' | 'core_temperature' | 'distance' | 'heart_rate' | 'power' | 'smo2' | 'speed' | 'temperature', ChannelStats>>;
+
+export interface LapStats extends Summary {
+  /** Epoch milliseconds (UTC). */
+  start: number;
+  end: number;
+}
+
+export interface IngestedActivity {
+  /** OpenSportTaxonomy string. */
+  sport: string;
+  /** Epoch milliseconds (UTC) of the activity; `start` is also the grid's first sample (a whole second). */
+  start: number;
+  end: number;
+  utcOffsetSeconds: number;
+  devices: string[];
+  /** Channels with at least one value, in CHANNELS order. */
+  metrics: Channel[];
+  /** Number of 1 Hz samples: sample k is at start + k·1000 ms. */
+  length: number;
+  /** One array of `length` per channel in `metrics`; NaN where there was no sample. */
+  channels: Partial<Record<Channel, Float64Array>>;
+  summary: Summary;
+  laps: LapStats[];
+  /** Total distance in metres (summary.distance.sum), or null. */
+  distance: number | null;
+}
+
+export type IngestResult = { ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string };
+
+export interface IngestTask {
+  task: 'ingest';
+  format: 'fit' | 'csv';
+  /** The file's (decompressed) bytes, transferred to the pool thread. */
+  bytes: Uint8Array;
+  /** The upload's `sport` field: required for CSV without a sport column; for FIT it replaces only `generic`. */
+  sport: string | null;
+}
