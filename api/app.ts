@@ -13,6 +13,8 @@ import { tokenRoutes } from './routes/oauth/token.ts';
 import { revokeRoutes } from './routes/oauth/revoke.ts';
 import { applicationRoutes } from './routes/applications.ts';
 import { wellknownRoutes } from './routes/wellknown.ts';
+import { activityRoutes } from './routes/activities/index.ts';
+import { sourceRoutes } from './routes/sources.ts';
 import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
@@ -21,6 +23,7 @@ import { createApplicationFromForm, createSecret, deleteApplicationFromForm, rev
 import { createToken, revokeToken, showTokens } from './web/tokens.ts';
 import { revokeConnection, showConnections } from './web/connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
+import { deleteActivityFromForm, showActivities, showActivity } from './web/activities.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -31,6 +34,8 @@ export const apiRoutes: Route[] = [
   ...revokeRoutes,
   userinfo,
   ...applicationRoutes,
+  ...activityRoutes,
+  ...sourceRoutes,
 ];
 
 export const VERSION = '0.1.0';
@@ -78,6 +83,9 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.post('/settings/tokens/:id/revoke', revokeToken);
   router.get('/settings/connections', showConnections);
   router.post('/settings/connections/:id/revoke', revokeConnection);
+  router.get('/activities', showActivities);
+  router.get('/activities/:id', showActivity);
+  router.post('/activities/:id/delete', deleteActivityFromForm);
   router.get('/apps', showDirectory);
   router.get('/pages/:slug/', showApplicationPage);
   router.get('/pages/:slug', redirectToPage);

@@ -81,7 +81,7 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
       : undefined;
     responses[status] = { description: r.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
   }
-  if (spec.query || spec.body || spec.params) {
+  if (spec.query || spec.body || spec.params || spec.multipartForm) {
     responses[String(spec.validationStatus ?? 422)] ??= { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
   }
   if (spec.auth !== 'none') {
@@ -98,6 +98,9 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input') } } } } : {}),
     ...(spec.oauthForm
       ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: toSchema(spec.oauthForm, 'input') } } } }
+      : {}),
+    ...(spec.multipartForm
+      ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: toSchema(spec.multipartForm, 'input') } } } }
       : {}),
     responses,
     security:

@@ -36,6 +36,8 @@ export interface RouteSpec {
    * not 422): documented in OpenAPI, not checked by the route.
    */
   oauthForm?: z.ZodObject;
+  /** A multipart/form-data body the handler reads itself (file uploads): documented only. */
+  multipartForm?: z.ZodObject;
   /** Query parameters the handler validates itself (the authorization endpoint): documented only. */
   oauthQuery?: z.ZodObject;
   /** OpenAPI security requirements, when the `auth` default does not describe them. */

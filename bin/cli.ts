@@ -10,6 +10,11 @@ import { hashPassword, passwordProblem } from '../api/auth/passwords.ts';
 import { KeyStore } from '../api/auth/keys.ts';
 import { createPersonalToken } from '../api/oauth/issue.ts';
 import { parseScopes } from '../api/auth/scopes.ts';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createBackfill, backfillLoadedUntil, findBackfill } from '../db/backfills.ts';
+import { openHistory, scanHistory } from '../workers/backfill.ts';
+import { closeQueues, createQueues, createRedis, waitForRedis } from '../workers/connections.ts';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
 
@@ -20,6 +25,11 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
   token create --user EMAIL [--scopes "data:read data:write profile"] [--label NAME]
       Create a personal token for the user: an access token (15 minutes, RS256 JWT without aud) and
       a refresh token, printed once; revocable in Settings.
+  backfill --user EMAIL PATH [--wait]
+      Import a user's history: PATH is a directory (searched recursively) or a zip archive of .fit
+      and .csv files (optionally .gz). The files are read and stored now, then loaded newest first by
+      the workers (npm start or npm run worker); files already stored are not loaded twice. With
+      --wait, print progress until the backfill completes.
   keys list
       List the token signing keys (active and recently retired).
   keys rotate
@@ -108,6 +118,47 @@ async function keysRotate(db: Db, json: boolean) {
   print(json, { kid }, `New signing key ${kid} is active; the previous key verifies its tokens until they expire.`);
 }
 
+async function backfill(db: Db, config: Config, flags: Flags, target: string | undefined, json: boolean) {
+  const email = required(flags, 'user');
+  if (!target) throw new UsageError('give the directory or zip archive to import: backfill --user EMAIL PATH');
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new UsageError(`no user with email ${email}`);
+  const info = await stat(target).catch(() => undefined);
+  if (!info) throw new UsageError(`${target} does not exist`);
+  const kind = info.isDirectory() ? 'directory' : 'archive';
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const queues = createQueues(redis, config.QUEUE_PREFIX);
+  try {
+    await waitForRedis(redis, 10_000);
+    const reader = await openHistory(path.resolve(target), kind, { maxEntryBytes: config.UPLOAD_MAX_FILE_BYTES }).catch((err) => {
+      throw new UsageError(`${target}: ${(err as Error).message}`);
+    });
+    const row = await createBackfill(db, { user_id: user.id, origin: 'cli', filename: path.basename(path.resolve(target)) });
+    const log = createLogger('warn');
+    let result;
+    try {
+      result = await scanHistory({ db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() }, row, reader);
+    } finally {
+      reader.close();
+    }
+    print(json, { backfill_id: row.id, user_id: user.id, ...result }, `Backfill ${row.id} for ${user.email}: ${result.total} files found, ${result.skipped} skipped, ${result.queued} queued (newest first).`);
+    if (flags.wait !== true) return;
+    for (;;) {
+      const current = (await findBackfill(db, row.id))!;
+      const until = await backfillLoadedUntil(db, row.id);
+      if (!json) process.stdout.write(`${current.status}: loaded back to ${until ?? '…'}\n`);
+      if (current.status === 'completed' || current.status === 'failed') {
+        if (json) print(true, { backfill_id: row.id, status: current.status, backfill_loaded_until: until }, '');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+  } finally {
+    await closeQueues(queues);
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
 async function main(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -119,11 +170,14 @@ async function main(argv: string[]) {
       password: { type: 'string' },
       user: { type: 'string' },
       scopes: { type: 'string' },
+      label: { type: 'string' },
+      wait: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const command = positionals.join(' ');
+  // `backfill PATH` takes its path as a positional; the other commands are one or two words.
+  const command = positionals[0] === 'backfill' ? 'backfill' : positionals.join(' ');
   if (values.help || !command || command === 'help') {
     process.stdout.write(USAGE + '\n');
     return;
@@ -141,6 +195,8 @@ async function main(argv: string[]) {
         return await userList(db, json);
       case 'token create':
         return await tokenCreate(db, config, values, json);
+      case 'backfill':
+        return await backfill(db, config, values, positionals[1], json);
       case 'keys list':
         return await keysList(db, json);
       case 'keys rotate':

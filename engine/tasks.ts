@@ -1,3 +1,5 @@
+import { ingestFile } from './ingest.ts';
+import type { IngestResult, IngestTask } from './ingested.ts';
 import { meanMaxPlain } from './mean-max-plain.ts';
 
 /**
@@ -14,9 +16,14 @@ export interface MeanMaxResult {
   start: Int32Array;
 }
 
-export type EngineTask = MeanMaxTask;
+export type { IngestResult, IngestTask };
 
-export function runTask(task: EngineTask): MeanMaxResult {
+export type EngineTask = MeanMaxTask | IngestTask;
+
+export function runTask(task: MeanMaxTask): MeanMaxResult;
+export function runTask(task: IngestTask): Promise<IngestResult>;
+export function runTask(task: EngineTask): MeanMaxResult | Promise<IngestResult>;
+export function runTask(task: EngineTask): MeanMaxResult | Promise<IngestResult> {
   switch (task.task) {
     case 'mean-max-plain': {
       const best = new Float64Array(task.durations.length);
@@ -24,5 +31,7 @@ export function runTask(task: EngineTask): MeanMaxResult {
       meanMaxPlain(task.samples, task.durations, best, start);
       return { best, start };
     }
+    case 'ingest':
+      return ingestFile(task);
   }
 }

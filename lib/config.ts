@@ -35,6 +35,19 @@ export const ConfigSchema = z
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
     /** How long a graceful shutdown waits for in-flight requests and jobs before closing them. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    /** Largest activity file accepted by an upload, in bytes (also the cap on a gzip file's decompressed size). */
+    UPLOAD_MAX_FILE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+    /** Largest history archive (zip) accepted by POST /api/v1/activities/backfill, in bytes. */
+    BACKFILL_MAX_ARCHIVE_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024 * 1024),
+    /** Files one worker process ingests at once (uploads and backfills share the ingest queue). */
+    INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** How long a job stays claimed without its worker's heartbeat: a killed worker's job runs again after this. */
+    JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+    /** Threads of the engine's piscina pool in each process (0: one per CPU). */
+    ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+    /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
+    BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
+    BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     /** Accept plain-http loopback webhook endpoints (http://localhost…, http://127.0.0.1…): development only. */
     WEBHOOK_ALLOW_HTTP_LOOPBACK: boolean.default(false),
   })

@@ -43,16 +43,49 @@ export function waitForRedis(redis: Redis, timeoutMs = 5_000): Promise<void> {
   });
 }
 
-export const QUEUE_NAMES = { housekeeping: 'housekeeping' } as const;
+export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill' } as const;
+
+/** Read one stored source file into activities. */
+export interface IngestJob {
+  sourceId: string;
+}
+/** Read a history archive into sources, then queue their ingest newest first. */
+export interface BackfillJob {
+  backfillId: string;
+}
 
 export interface Queues {
   housekeeping: Queue<HousekeepingJob>;
+  ingest: Queue<IngestJob>;
+  backfill: Queue<BackfillJob>;
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
   return {
     housekeeping: new Queue<HousekeepingJob>(QUEUE_NAMES.housekeeping, { connection, prefix }),
+    ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
+    backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
   };
+}
+
+/** Ingest jobs retry transient failures (database, disk); a file that cannot be read fails at once. */
+const INGEST_JOB = { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1_000, removeOnFail: 5_000 } as const;
+/** History files wait behind manual uploads: BullMQ serves unprioritised jobs first, prioritised ones in order. */
+const BACKFILL_PRIORITY = 10;
+
+/**
+ * Queue the ingest of sources, in the given order. The job id is the source id, so queueing a
+ * source twice (a retried request, a resumed backfill) runs it once.
+ */
+export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: { backfill?: boolean } = {}): Promise<void> {
+  if (!sourceIds.length) return;
+  await queues.ingest.addBulk(
+    sourceIds.map((sourceId) => ({
+      name: 'ingest',
+      data: { sourceId },
+      opts: { ...INGEST_JOB, jobId: sourceId, ...(opts.backfill ? { priority: BACKFILL_PRIORITY } : {}) },
+    })),
+  );
 }
 
 export async function closeQueues(queues: Queues): Promise<void> {

@@ -5,6 +5,10 @@ import type { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb, type Db } from '../db/database.ts';
 import { createQueues, createRedis, closeQueues, QUEUE_NAMES, waitForRedis } from './connections.ts';
 import { HOUSEKEEPING_EVERY_MS, housekeepingProcessor } from './housekeeping.ts';
+import { ingestGaveUp, ingestProcessor } from './ingest.ts';
+import { backfillProcessor } from './backfill.ts';
+import { createEnginePool } from '../engine/pool.ts';
+import { createSampleStore } from '../engine/sample-file.ts';
 
 /**
  * Start every worker of this process. Shutdown (registered on `lifecycle`) waits for active jobs
@@ -30,14 +34,49 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   housekeeping.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.housekeeping, job_id: job.id, result }));
   lifecycle.add('housekeeping worker', () => housekeeping.close());
 
-  // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
+  // Queue handles for the jobs workers produce (a backfill queues ingests), open for the process's life.
   const producer = createRedis(config.REDIS_URL, 'producer');
+  lifecycle.add('worker producer redis', async () => void (await producer.quit().catch(() => producer.disconnect())));
   const queues = createQueues(producer, config.QUEUE_PREFIX);
-  await Promise.all([housekeeping.waitUntilReady(), waitForRedis(producer, 30_000)]);
+  lifecycle.add('worker queues', () => closeQueues(queues));
+
+  const pool = createEnginePool({ threads: config.ENGINE_THREADS });
+  lifecycle.add('engine pool', () => pool.close());
+  const samples = await createSampleStore();
+  lifecycle.add('sample store', () => samples.close());
+
+  const ingestDeps = { db, pool, samples, dataDir: config.DATA_DIR, log, now };
+  const ingest = new Worker(QUEUE_NAMES.ingest, ingestProcessor(ingestDeps), {
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.INGEST_CONCURRENCY,
+    lockDuration: config.JOB_LOCK_MS,
+    stalledInterval: config.JOB_LOCK_MS,
+  });
+  ingest.on('failed', (job, err) => {
+    log.error('job failed', { queue: QUEUE_NAMES.ingest, job_id: job?.id, err });
+    void ingestGaveUp(ingestDeps, job, err).catch((e) => log.error('could not mark the source failed', { err: e }));
+  });
+  ingest.on('completed', (job, result) => log.debug('job completed', { queue: QUEUE_NAMES.ingest, job_id: job.id, result }));
+
+  const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
+  const backfill = new Worker(QUEUE_NAMES.backfill, backfillProcessor(backfillDeps), {
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: 1,
+    lockDuration: config.JOB_LOCK_MS,
+    stalledInterval: config.JOB_LOCK_MS,
+  });
+  backfill.on('failed', (job, err) => log.error('job failed', { queue: QUEUE_NAMES.backfill, job_id: job?.id, err }));
+  backfill.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.backfill, job_id: job.id, result }));
+  // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
+  lifecycle.add('ingest worker', () => ingest.close());
+  lifecycle.add('backfill worker', () => backfill.close());
+
+  // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
+  await Promise.all([housekeeping.waitUntilReady(), ingest.waitUntilReady(), backfill.waitUntilReady(), waitForRedis(producer, 30_000)]);
   await queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
-  await closeQueues(queues);
-  await producer.quit();
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
-  return { workers: [housekeeping] };
+  return { workers: [housekeeping, ingest, backfill] };
 }

@@ -20,7 +20,8 @@ export function page(opts: PageOptions, body: Html): string {
   <a class="brand" href="/">Training data service</a>
   <nav>
     ${opts.user
-      ? html`<a href="/settings">${opts.user.name}</a>
+      ? html`<a href="/activities">Activities</a>
+        <a href="/settings">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
       : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`}
     <a href="/docs">API docs</a>

@@ -44,6 +44,7 @@ export async function testEnvironment(overrides: Record<string, string> = {}) {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_SIZE: '5',
     SHUTDOWN_TIMEOUT_MS: '2000',
+    ENGINE_THREADS: '2',
     ...overrides,
   };
   return {

@@ -1,0 +1,104 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { z } from 'zod';
+import type { Ctx, Deps } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
+import { NotFound } from '../../errors.ts';
+import { ActivityDetails, activityDetailsOut } from '../../activities/model.ts';
+import { appMetadataOf, deleteActivity, findActivity } from '../../../db/activities.ts';
+import { findSource } from '../../../db/sources.ts';
+import { isUuid } from '../../../lib/ids.ts';
+import { originalPath, removeFiles, samplePath } from '../../../lib/storage.ts';
+
+export const ActivityParams = z.object({ activity_id: z.string() });
+
+/** The caller's activity, or 404 (also for another user's activity and for ids that are not ours). */
+export async function ownActivity(ctx: Ctx, id: string) {
+  const activity = isUuid(id) ? await findActivity(ctx.deps.db, ctx.state.principal!.userId, id) : undefined;
+  if (!activity) throw new NotFound('Activity not found');
+  return activity;
+}
+
+export const getActivityRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/{activity_id}',
+    operationId: 'get_activity',
+    summary: 'One activity with its laps, distance and devices',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    params: ActivityParams,
+    responses: { 200: { description: 'The activity', schema: ActivityDetails }, 404: { description: 'No such activity of this user' } },
+  },
+  async (ctx, { params }) => {
+    const activity = await ownActivity(ctx, params.activity_id);
+    const metadata = await appMetadataOf(ctx.deps.db, ctx.state.principal!.clientId, [activity.id]);
+    ctx.body = activityDetailsOut(activity, metadata.get(activity.id) ?? null);
+  },
+);
+
+const CONTENT_TYPES = { fit: 'application/vnd.ant.fit', csv: 'text/csv; charset=utf-8' } as const;
+
+export const downloadActivityRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/{activity_id}/download',
+    operationId: 'download_activity',
+    summary: 'The original file the activity was read from',
+    description:
+      'The uploaded file\'s bytes (decompressed when it was uploaded gzip-compressed), with `Content-Disposition: attachment`. ' +
+      'Every activity of a multisport file downloads the same file.',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    params: ActivityParams,
+    responses: {
+      200: { description: 'The original file', contentType: 'application/vnd.ant.fit', headers: { 'Content-Disposition': 'attachment; filename="…"' } },
+      404: { description: 'No such activity of this user' },
+    },
+  },
+  async (ctx, { params }) => {
+    const activity = await ownActivity(ctx, params.activity_id);
+    const source = await findSource(ctx.deps.db, activity.source_id);
+    if (!source) throw new NotFound('Activity not found');
+    const file = originalPath(ctx.deps.config.DATA_DIR, source.user_id, source.id, source.type);
+    const info = await stat(file).catch(() => undefined);
+    if (!info) throw new NotFound('The original file of this activity is no longer stored');
+    ctx.attachment(source.filename);
+    ctx.type = CONTENT_TYPES[source.type];
+    ctx.length = info.size;
+    ctx.body = createReadStream(file);
+  },
+);
+
+export const deleteActivityRoute = defineRoute(
+  {
+    method: 'delete',
+    path: '/api/v1/activities/{activity_id}',
+    operationId: 'delete_activity',
+    summary: 'Delete an activity',
+    description:
+      'Removes the activity, its samples and its app metadata. When it was the last activity of its file, the source and the ' +
+      'original file go too (uploading the same file again then creates it anew).',
+    tags: ['activities'],
+    auth: { scopes: ['data:write'] },
+    params: ActivityParams,
+    responses: { 204: { description: 'Deleted' }, 404: { description: 'No such activity of this user' } },
+  },
+  async (ctx, { params }) => {
+    if (!(await removeActivity(ctx.deps, ctx.state.principal!.userId, params.activity_id))) throw new NotFound('Activity not found');
+    ctx.status = 204;
+  },
+);
+
+/** Delete one of a user's activities with its files; false when there is none. Shared with the web page. */
+export async function removeActivity(deps: Deps, userId: string, id: string): Promise<boolean> {
+  const { db, config } = deps;
+  const removed = isUuid(id) ? await deleteActivity(db, userId, id) : undefined;
+  if (!removed) return false;
+  const { activity, source } = removed;
+  await removeFiles([
+    samplePath(config.DATA_DIR, activity.user_id, activity.id),
+    ...(source ? [originalPath(config.DATA_DIR, source.user_id, source.id, source.type)] : []),
+  ]);
+  return true;
+}

@@ -1,0 +1,118 @@
+import { PassThrough } from 'node:stream';
+import { z } from 'zod';
+import { defineRoute } from '../../route.ts';
+import { UnprocessableEntity } from '../../errors.ts';
+import { readMultipart } from '../../activities/multipart.ts';
+import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
+import { backfillLoadedUntil, createBackfill, earliestActivityStart, failedBackfillSources, findBackfill, latestBackfill } from '../../../db/backfills.ts';
+import { archivePath, moveInto } from '../../../lib/storage.ts';
+
+const BackfillForm = z
+  .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
+  .meta({ id: 'BackfillUpload' });
+
+export const startBackfillRoute = defineRoute(
+  {
+    method: 'post',
+    path: '/api/v1/activities/backfill',
+    operationId: 'start_backfill',
+    summary: 'Import a history archive (newest first)',
+    description:
+      'Accepts a zip archive (e.g. a training platform\'s bulk export) in the multipart field `archive` and answers 202. Workers read ' +
+      'it, make a source of every .fit/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
+      'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
+      'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
+      'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond).',
+    tags: ['activities'],
+    auth: { scopes: ['data:write'] },
+    multipartForm: BackfillForm,
+    responses: { 202: { description: 'The backfill, `scanning`', schema: BackfillOut }, 413: { description: 'The archive is larger than the limit' } },
+  },
+  async (ctx) => {
+    const { db, config, queues } = ctx.deps;
+    const body = await readMultipart(ctx, { fileField: 'archive', maxFiles: 1, maxFileBytes: config.BACKFILL_MAX_ARCHIVE_BYTES, fields: [] });
+    try {
+      const [archive] = body.files;
+      if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
+      const backfill = await createBackfill(db, { user_id: ctx.state.principal!.userId, origin: 'api', filename: archive.filename.slice(0, 255) });
+      await moveInto(archive.path, archivePath(config.DATA_DIR, backfill.id));
+      await queues.backfill.add('backfill', { backfillId: backfill.id }, { jobId: backfill.id, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: 1_000, removeOnFail: 1_000 });
+      ctx.status = 202;
+      ctx.body = backfillOut(backfill);
+    } finally {
+      await body.cleanup();
+    }
+  },
+);
+
+const StatusLine = z.union([
+  z.object({ backfill_loaded_until: z.string().nullable().describe('Naive local date-time of the earliest activity loaded so far') }).meta({ id: 'BackfillStatus' }),
+  z.object({ error: z.string() }).meta({ id: 'BackfillError' }),
+]);
+
+export const backfillStatusRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/backfill-status',
+    operationId: 'backfill_status',
+    summary: 'Stream the progress of the history import (NDJSON)',
+    description:
+      'An `application/x-ndjson` stream about the user\'s latest backfill: a line `{"backfill_loaded_until": "<naive local ' +
+      'date-time or null>"}` at once and then every 2 seconds, and a line `{"error": "<file>: <message> (<code>)"}` for each file ' +
+      'that failed. Loading runs newest first, so `backfill_loaded_until` moves backward. The stream ends when the backfill ' +
+      'completes (after a last status line) or after 60 seconds; reconnect to keep watching. A user without a backfill gets one ' +
+      'line with the earliest activity they have (or null) and the stream ends.',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    responses: { 200: { description: 'NDJSON lines, each a BackfillStatus or a BackfillError: ' + JSON.stringify(z.toJSONSchema(StatusLine)), contentType: 'application/x-ndjson' } },
+  },
+  async (ctx) => {
+    const { db, config, log } = ctx.deps;
+    const userId = ctx.state.principal!.userId;
+    const backfill = await latestBackfill(db, userId);
+    const stream = new PassThrough();
+    ctx.status = 200;
+    ctx.type = 'application/x-ndjson';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.body = stream;
+
+    const deadline = Date.now() + config.BACKFILL_STATUS_SECONDS * 1000;
+    const reported: string[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let closed = false;
+    const write = (line: z.input<typeof StatusLine>) => stream.write(`${JSON.stringify(line)}\n`);
+    const finish = () => {
+      closed = true;
+      clearTimeout(timer);
+      stream.end();
+    };
+    ctx.req.once('close', () => {
+      closed = true;
+      clearTimeout(timer);
+    });
+
+    const tick = async () => {
+      if (closed) return;
+      try {
+        if (!backfill) {
+          write({ backfill_loaded_until: await earliestActivityStart(db, userId) });
+          return finish();
+        }
+        const current = (await findBackfill(db, backfill.id))!;
+        for (const failed of await failedBackfillSources(db, backfill.id, reported)) {
+          reported.push(failed.id);
+          write({ error: `${failed.filename}: ${failed.error_message ?? 'failed'} (${failed.error_code ?? 'failed'})` });
+        }
+        if (current.status === 'failed') write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
+        write({ backfill_loaded_until: await backfillLoadedUntil(db, backfill.id) });
+        if (current.status === 'completed' || current.status === 'failed' || Date.now() >= deadline) return finish();
+        timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - Date.now())));
+      } catch (err) {
+        log.error('backfill status stream failed', { err });
+        finish();
+      }
+    };
+    void tick();
+  },
+);

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { defineRoute } from '../../route.ts';
+import { ActivityDetails, ActivitySummary, activityDetailsOut, activitySummaryOut } from '../../activities/model.ts';
+import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
+import { appMetadataOf, listActivities } from '../../../db/activities.ts';
+
+const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
+
+export const listActivitiesRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/',
+    operationId: 'list_activities',
+    summary: 'List activities, newest first',
+    description:
+      '`start`/`end` take a date (whole days of the activity\'s local start, inclusive) or an instant with an offset (compared with ' +
+      'the UTC start). `sport` and `tags` repeat the key or separate values with commas; `sports` is a deprecated alias of `sport`. ' +
+      'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them.',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    query: z.object({
+      start: TimeBoundParam.optional(),
+      end: TimeBoundParam.optional(),
+      limit: Limit.describe('At most 1000'),
+      offset: Offset,
+      sport: Sports,
+      sports: Sports.meta({ deprecated: true }),
+      tags: queryArray(z.string().min(1).max(64)).optional(),
+    }),
+    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary) } },
+  },
+  async (ctx, { query }) => {
+    const { db } = ctx.deps;
+    const { userId, clientId } = ctx.state.principal!;
+    const rows = await listActivities(
+      db,
+      userId,
+      { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
+      { limit: query.limit, offset: query.offset },
+    );
+    const metadata = await appMetadataOf(db, clientId, rows.map((r) => r.id));
+    ctx.body = rows.map((row) => activitySummaryOut(row, metadata.get(row.id) ?? null));
+  },
+);
+
+export const latestActivityRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/latest',
+    operationId: 'latest_activity',
+    summary: 'The most recent activity (optionally of a sport), or null',
+    description: 'Answers 200 with JSON `null` when the user has no matching activity.',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    query: z.object({ sport: Sports }),
+    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable() } },
+  },
+  async (ctx, { query }) => {
+    const { db } = ctx.deps;
+    const { userId, clientId } = ctx.state.principal!;
+    const [row] = await listActivities(db, userId, { sports: query.sport }, { limit: 1, offset: 0 });
+    if (!row) {
+      ctx.type = 'json';
+      ctx.body = 'null';
+      return;
+    }
+    const metadata = await appMetadataOf(db, clientId, [row.id]);
+    ctx.body = activityDetailsOut(row, metadata.get(row.id) ?? null);
+  },
+);

@@ -1,0 +1,93 @@
+import { sql } from 'kysely';
+import type { Backfill, Db, Source } from './database.ts';
+
+export function createBackfill(db: Db, values: { user_id: string; origin: 'api' | 'cli'; filename: string; id?: string }): Promise<Backfill> {
+  return db.insertInto('backfills').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export function findBackfill(db: Db, id: string): Promise<Backfill | undefined> {
+  return db.selectFrom('backfills').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function latestBackfill(db: Db, userId: string): Promise<Backfill | undefined> {
+  return db.selectFrom('backfills').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+/** The archive has been read: its files are sources, queued newest first. */
+export async function markBackfillScanned(db: Db, id: string, counts: { total: number; skipped: number }, now: Date): Promise<void> {
+  await db
+    .updateTable('backfills')
+    .set({ status: 'loading', files_total: counts.total, files_skipped: counts.skipped, scanned_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'scanning')
+    .execute();
+}
+
+export async function markBackfillFailed(db: Db, id: string, message: string, now: Date): Promise<void> {
+  await db.updateTable('backfills').set({ status: 'failed', error_message: message.slice(0, 2000), completed_at: now }).where('id', '=', id).where('status', 'in', ['scanning', 'loading']).execute();
+}
+
+/**
+ * Complete a loading backfill once none of its sources is still processing. Each ingest calls this
+ * after committing its own source, so the last one to finish always sees the backfill done.
+ */
+export async function completeBackfillIfDone(db: Db, id: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('backfills')
+    .set({ status: 'completed', completed_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'loading')
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id).where('sources.status', '=', 'processing'))),
+    )
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The backfill's sources still to ingest, newest first (files with no readable date last). */
+export async function pendingBackfillSources(db: Db, id: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sources')
+    .select('id')
+    .where('backfill_id', '=', id)
+    .where('status', '=', 'processing')
+    .orderBy(sql`recorded_at DESC NULLS LAST`)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * How far back the history is loaded: the local start of the oldest activity among the backfill's
+ * files that are done with no newer file still waiting (loading runs newest first, so this moves
+ * backward). Null until the first file is done.
+ */
+export async function backfillLoadedUntil(db: Db, id: string): Promise<string | null> {
+  const row = await sql<{ until: string | null }>`
+    SELECT to_char(min(a.start_time AT TIME ZONE 'UTC' + make_interval(secs => a.utc_offset_seconds)), 'YYYY-MM-DD"T"HH24:MI:SS') AS until
+    FROM activities a JOIN sources s ON s.id = a.source_id
+    WHERE s.backfill_id = ${id} AND s.status = 'processed'
+      AND s.recorded_at > coalesce(
+        (SELECT max(p.recorded_at) FROM sources p WHERE p.backfill_id = ${id} AND p.status = 'processing'),
+        '-infinity'::timestamptz)`.execute(db);
+  return row.rows[0]?.until ?? null;
+}
+
+/** The earliest local start of any of the user's activities (what a user without a backfill has loaded). */
+export async function earliestActivityStart(db: Db, userId: string): Promise<string | null> {
+  const row = await sql<{ until: string | null }>`
+    SELECT to_char(a.start_time AT TIME ZONE 'UTC' + make_interval(secs => a.utc_offset_seconds), 'YYYY-MM-DD"T"HH24:MI:SS') AS until
+    FROM activities a WHERE a.user_id = ${userId} ORDER BY a.start_time ASC LIMIT 1`.execute(db);
+  return row.rows[0]?.until ?? null;
+}
+
+/** Files of the backfill that failed, in the order they failed, after the ones already reported. */
+export function failedBackfillSources(db: Db, id: string, notIn: string[]): Promise<Pick<Source, 'id' | 'filename' | 'error_code' | 'error_message'>[]> {
+  let q = db
+    .selectFrom('sources')
+    .select(['id', 'filename', 'error_code', 'error_message'])
+    .where('backfill_id', '=', id)
+    .where('status', '=', 'failed');
+  if (notIn.length) q = q.where('id', 'not in', notIn);
+  return q.orderBy('processed_at').orderBy('id').execute();
+}

@@ -1,0 +1,6 @@
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Ids the service generates are UUIDs; anything else names nothing (404, not a database error). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

@@ -1,0 +1,232 @@
+import test from 'ava';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
+import { reference } from './helpers/fit-reference.ts';
+import { buildActivityFit } from './helpers/fit-builder.ts';
+import { api, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
+import { formatInstant, formatLocal } from '../lib/time.ts';
+
+const FIXTURES = join(fixturesDir(), 'fit');
+const FILES = readdirSync(FIXTURES).filter((f) => f.toLowerCase().endsWith('.fit')).sort();
+const fixture = (name: string) => new Uint8Array(readFileSync(join(FIXTURES, name)));
+const csv = (text: string) => new TextEncoder().encode(text);
+
+let service: TestService;
+test.before(async () => {
+  service = await startTestService({ workers: true, env: { UPLOAD_MAX_FILE_BYTES: String(4 * 1024 * 1024) } });
+});
+test.after.always(() => service?.close());
+
+async function athlete(scopes: ('data:read' | 'data:write')[] = ['data:read', 'data:write']) {
+  const user = await createTestUser(service);
+  return { user, token: await tokenFor(service, user, scopes) };
+}
+
+async function storedSources(userId: string) {
+  return service.deps.db.selectFrom('sources').selectAll().where('user_id', '=', userId).execute();
+}
+
+test('every FIT fixture is ingested through the API and agrees with fitsdk: sport, start/end, local times, laps, metrics', async (t) => {
+  const { token } = await athlete();
+  const sources = [
+    ...(await uploadAndWait(service, token, FILES.slice(0, 10).map((name) => ({ name, bytes: fixture(name) })))),
+    ...(await uploadAndWait(service, token, FILES.slice(10).map((name) => ({ name, bytes: fixture(name) })))),
+  ];
+  t.is(sources.length, FILES.length);
+  for (const [i, name] of FILES.entries()) {
+    const source = sources[i];
+    const expected = reference(fixture(name));
+    t.is(source.filename, name);
+    if (!expected.length) {
+      t.like(source, { status: 'failed', activity_ids: [], error: { code: 'no_activity' } }, name);
+      continue;
+    }
+    t.is(source.status, 'processed', `${name}: ${JSON.stringify(source.error)}`);
+    t.is(source.activity_ids.length, expected.length, `${name}: one activity per session`);
+    for (const [k, id] of source.activity_ids.entries()) {
+      const exp = expected[k]!;
+      const { status, body: a } = await api(service, token, 'GET', `/api/v1/activities/${id}`);
+      t.is(status, 200);
+      const at = `${name} session ${k}`;
+      t.is(a.sport, exp.sport, at);
+      t.is(a.source_id, source.id);
+      t.is(a.start, formatInstant(Math.floor(exp.start / 1000) * 1000), `${at}: start`);
+      t.true(Math.abs(Date.parse(a.end) - exp.end) < 1, `${at}: end ${a.end}`);
+      t.is(a.start_local, formatLocal(Date.parse(a.start), exp.utcOffsetSeconds), `${at}: start_local`);
+      t.is(a.end_local, formatLocal(Date.parse(a.end), exp.utcOffsetSeconds), `${at}: end_local`);
+      t.regex(a.duration, /^PT/);
+      t.true(Array.isArray(a.laps) && a.laps.length === Math.max(1, exp.lapStarts.length), `${at}: laps`);
+      if (exp.lapStarts.length) t.deepEqual(a.laps.map((l: { start: string }) => Date.parse(l.start)), exp.lapStarts, `${at}: lap starts`);
+      for (const lap of a.laps) t.is(lap.start_local, formatLocal(Date.parse(lap.start), exp.utcOffsetSeconds));
+      t.deepEqual([...a.metrics].sort(), Object.keys(exp.channels).sort(), `${at}: metrics`);
+      for (const [channel, values] of Object.entries(exp.channels)) {
+        const finite = values.filter(Number.isFinite);
+        const stats = a.summary?.[channel];
+        if (stats?.max !== undefined) t.true(Math.abs(stats.max - Math.max(...finite)) < 1e-6, `${at}: ${channel} max`);
+      }
+      t.true(Array.isArray(a.devices));
+      t.true(a.distance === null || typeof a.distance === 'number');
+      // The sample file exists where the id says.
+      t.true(existsSync(join(service.config.DATA_DIR, 'users', (await service.deps.db.selectFrom('activities').select('user_id').where('id', '=', id).executeTakeFirstOrThrow()).user_id, 'activities', `${id}.parquet`)));
+    }
+  }
+});
+
+test('a multisport FIT file gives one activity per session, in order, with their sports', async (t) => {
+  const { token } = await athlete();
+  const start = new Date('2026-05-18T08:00:00Z');
+  const bytes = buildActivityFit({
+    utcOffsetSeconds: 3600,
+    sessions: [
+      { sport: 'running', start, seconds: 600, laps: 2 },
+      { sport: 'cycling', subSport: 'road', start: new Date(start.getTime() + 700_000), seconds: 900, laps: 3 },
+    ],
+  });
+  const [source] = await uploadAndWait(service, token, [{ name: 'brick.fit', bytes }]);
+  t.is(source.status, 'processed', JSON.stringify(source.error));
+  t.is(source.activity_ids.length, 2);
+  const [run, ride] = await Promise.all(source.activity_ids.map((id: string) => api(service, token, 'GET', `/api/v1/activities/${id}`).then((r) => r.body)));
+  t.is(run.sport, 'running');
+  t.is(ride.sport, 'cycling.road');
+  t.like(run, { start: '2026-05-18T08:00:00Z', start_local: '2026-05-18T09:00:00', duration: 'PT10M' });
+  t.is(run.laps.length, 2);
+  t.is(ride.laps.length, 3);
+  t.is(ride.start, '2026-05-18T08:11:40Z');
+});
+
+test('CSV uploads: timestamps with offsets give local times; sport from the form or a column; each problem a distinct failure code', async (t) => {
+  const { token } = await athlete();
+  const good = csv('timestamp,power,heart_rate\n2026-05-18T17:00:00+02:00,200,120\n2026-05-18T17:00:01+02:00,210,121\n2026-05-18T17:00:02+02:00,220,\n');
+  const withColumn = csv('timestamp,sport,speed\n2026-05-19T06:00:00Z,running.treadmill,3.0\n2026-05-19T06:00:01Z,,3.2\n');
+  const cases: [string, Uint8Array, string][] = [
+    ['no-timestamp.csv', csv('time,power\n1,2\n'), 'csv_missing_timestamp'],
+    ['naive.csv', csv('timestamp,power\n2026-05-18T17:00:00,200\n'), 'csv_naive_timestamp'],
+    ['header-only.csv', csv('timestamp,power\n'), 'csv_no_data'],
+    ['bad-number.csv', csv('timestamp,power\n2026-05-18T17:00:00Z,200\n2026-05-18T17:00:01Z,abc\n'), 'csv_bad_number'],
+    ['empty.csv', new Uint8Array(0), 'empty_file'],
+  ];
+  const res = await upload(service, token, [{ name: 'ride.csv', bytes: good }, { name: 'treadmill.csv', bytes: withColumn }, ...cases.map(([name, bytes]) => ({ name, bytes }))], { sport: 'cycling' });
+  t.is(res.status, 202);
+  const done = await Promise.all(res.body.sources.map((s: { id: string }) => waitForSource(service, token, s.id)));
+  t.like(done[0], { type: 'csv', status: 'processed' });
+  const ride = (await api(service, token, 'GET', `/api/v1/activities/${done[0].activity_ids[0]}`)).body;
+  t.like(ride, { sport: 'cycling', start: '2026-05-18T15:00:00Z', start_local: '2026-05-18T17:00:00', metrics: ['power', 'heart_rate'] });
+  t.like(ride.summary, { power: { max: 220, mean: 210 }, heart_rate: { start: 120, end: 121, min: 120, max: 121 } });
+  // The form field wins over the column when both are given.
+  t.is((await api(service, token, 'GET', `/api/v1/activities/${done[1].activity_ids[0]}`)).body.sport, 'cycling');
+  for (const [i, [name, , code]] of cases.entries()) {
+    t.like(done[i + 2], { filename: name, status: 'failed', activity_ids: [] }, name);
+    t.is(done[i + 2].error.code, code, `${name}: ${done[i + 2].error.message}`);
+    t.true(done[i + 2].error.message.length > 0);
+  }
+
+  // Without a form field, the sport column is used (legacy names normalised); without either, a distinct code.
+  const [fromColumn, noSport] = await uploadAndWait(service, token, [
+    { name: 'treadmill-2.csv', bytes: csv('timestamp,sport,speed\n2026-05-20T06:00:00Z,running.treadmill,3.0\n') },
+    { name: 'nosport.csv', bytes: csv('timestamp,speed\n2026-05-21T06:00:00Z,3.0\n') },
+  ]);
+  t.is((await api(service, token, 'GET', `/api/v1/activities/${fromColumn.activity_ids[0]}`)).body.sport, 'running+stationary');
+  t.is(noSport.error.code, 'csv_missing_sport');
+});
+
+test('the same content uploaded again gives the existing source and activities; gzip uploads are the same content', async (t) => {
+  const { user, token } = await athlete();
+  const bytes = fixture('Garmin830_with_Stages.fit');
+  const [first] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes }]);
+  const again = await upload(service, token, [{ name: 'copy.fit', bytes }, { name: 'ride.fit.gz', bytes: gzipSync(bytes) }]);
+  t.is(again.status, 202);
+  t.is(again.body.sources[0].id, first.id);
+  t.is(again.body.sources[1].id, first.id);
+  t.like(again.body.sources[0], { status: 'processed', activity_ids: first.activity_ids, filename: 'ride.fit' });
+  t.is((await storedSources(user.id)).length, 1);
+  const acts = await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', user.id).execute();
+  t.is(acts.length, 1);
+  // Another user uploading the same bytes gets their own.
+  const other = await athlete();
+  const [theirs] = await uploadAndWait(service, other.token, [{ name: 'ride.fit', bytes }]);
+  t.not(theirs.id, first.id);
+  t.not(theirs.activity_ids[0], first.activity_ids[0]);
+});
+
+test('a corrupt file fails alone: truncated and bit-flipped FIT files fail with invalid_fit while the good file of the request succeeds', async (t) => {
+  const { token } = await athlete();
+  const good = fixture('4078723797.fit');
+  const truncated = good.slice(0, Math.floor(good.length / 2));
+  const flipped = good.slice();
+  flipped[Math.floor(flipped.length / 3)]! ^= 0x40;
+  const [ok, cut, flip, empty] = await uploadAndWait(service, token, [
+    { name: 'good.fit', bytes: good },
+    { name: 'cut.fit', bytes: truncated },
+    { name: 'flip.fit', bytes: flipped },
+    { name: 'empty.fit', bytes: new Uint8Array(0) },
+  ]);
+  t.like(ok, { status: 'processed', error: null });
+  t.like(cut, { status: 'failed', error: { code: 'invalid_fit' } });
+  t.like(flip, { status: 'failed', error: { code: 'invalid_fit' } });
+  t.like(empty, { status: 'failed', error: { code: 'empty_file' } });
+});
+
+test('upload validation: 11 files, no file, an unknown format (refused at once, nothing stored), a bad sport, too large (413)', async (t) => {
+  const { user, token } = await athlete();
+  const one = { name: 'a.fit', bytes: fixture('4078723797.fit') };
+  const eleven = await upload(service, token, Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.csv`, bytes: csv(`timestamp,power\n2026-01-0${1 + (i % 9)}T00:00:0${i % 10}Z,1\n`) })));
+  t.is(eleven.status, 422);
+  t.deepEqual(eleven.body.detail[0].loc, ['body', 'files']);
+
+  const none = await upload(service, token, [], { sport: 'cycling' });
+  t.is(none.status, 422);
+  t.deepEqual(none.body.detail[0].loc, ['body', 'files']);
+
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+  const gpx = csv('<?xml version="1.0"?><gpx></gpx>');
+  const unknown = await upload(service, token, [one, { name: 'photo.fit', bytes: png }, { name: 'track.gpx', bytes: gpx }]);
+  t.is(unknown.status, 422);
+  t.deepEqual(unknown.body.detail.map((d: { loc: unknown[] }) => d.loc), [['body', 'files', 1], ['body', 'files', 2]]);
+  t.regex(unknown.body.detail[0].msg, /PNG/);
+  t.is((await storedSources(user.id)).length, 0, 'nothing of a refused request is stored');
+
+  const badSport = await upload(service, token, [one], { sport: 'Cycling Road!' });
+  t.is(badSport.status, 422);
+  t.deepEqual(badSport.body.detail[0].loc, ['body', 'sport']);
+
+  const big = new Uint8Array(4 * 1024 * 1024 + 10);
+  big.set(fixture('4078723797.fit').subarray(0, 14));
+  const tooLarge = await upload(service, token, [{ name: 'big.fit', bytes: big }]);
+  t.is(tooLarge.status, 413);
+  t.regex(tooLarge.body.detail, /bytes/);
+  const bomb = gzipSync(new Uint8Array(5 * 1024 * 1024));
+  const tooLargeInside = await upload(service, token, [{ name: 'bomb.csv.gz', bytes: bomb }]);
+  t.is(tooLargeInside.status, 413);
+  t.is((await storedSources(user.id)).length, 0);
+
+  const notMultipart = await api(service, token, 'POST', '/api/v1/activities/upload', { files: [] });
+  t.is(notMultipart.status, 422);
+  t.false(readdirSync(join(service.config.DATA_DIR, 'tmp')).length > 0, 'temporary upload files are removed');
+});
+
+test('upload and source auth: no token 401, read-only 403, write-only may upload, another user\'s source is 404', async (t) => {
+  const one = [{ name: 'a.csv', bytes: csv('timestamp,power\n2026-02-01T00:00:00Z,1\n') }];
+  const anonymous = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', body: new FormData() });
+  t.is(anonymous.status, 401);
+  const reader = await athlete(['data:read']);
+  const refused = await upload(service, reader.token, one, { sport: 'rowing' });
+  t.is(refused.status, 403);
+  t.regex(refused.headers.get('www-authenticate') ?? '', /insufficient_scope/);
+  const writer = await athlete(['data:write']);
+  const accepted = await upload(service, writer.token, one, { sport: 'rowing' });
+  t.is(accepted.status, 202);
+  t.like(accepted.body.sources[0], { type: 'csv', origin: 'manual_upload', filename: 'a.csv', status: 'processing', error: null, activity_ids: [] });
+  t.regex(accepted.body.sources[0].created_at, /Z$/);
+  t.is((await api(service, writer.token, 'GET', `/api/v1/sources/${accepted.body.sources[0].id}`)).status, 403, 'reading needs data:read');
+  const other = await athlete();
+  t.is((await api(service, other.token, 'GET', `/api/v1/sources/${accepted.body.sources[0].id}`)).status, 404);
+  t.is((await api(service, other.token, 'GET', '/api/v1/sources/not-a-uuid')).status, 404);
+  const mine = await tokenFor(service, writer.user, ['data:read']);
+  const list = await api(service, mine, 'GET', '/api/v1/sources/');
+  t.is(list.status, 200);
+  t.is(list.body.length, 1);
+});

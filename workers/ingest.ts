@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import type { Job } from 'bullmq';
+import type { Db, Source } from '../db/database.ts';
+import { findSource, markSourceFailed } from '../db/sources.ts';
+import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
+import { completeBackfillIfDone } from '../db/backfills.ts';
+import type { EnginePool } from '../engine/pool.ts';
+import type { SampleStore } from '../engine/sample-file.ts';
+import type { IngestedActivity, IngestResult } from '../engine/ingested.ts';
+import { isGzip } from '../engine/sniff.ts';
+import { originalPath, samplePath } from '../lib/storage.ts';
+import type { Logger } from '../lib/log.ts';
+import type { IngestJob } from './connections.ts';
+
+export interface IngestDeps {
+  db: Db;
+  pool: EnginePool;
+  samples: SampleStore;
+  dataDir: string;
+  log: Logger;
+  now: () => Date;
+}
+
+/**
+ * Ingest one source: parse it in the engine pool, write each activity's sample file, then insert
+ * every activity and mark the source processed in one transaction.
+ *
+ * Idempotent, so a retried or restarted job (a worker killed mid-way) changes nothing twice: a
+ * source that is no longer `processing` is skipped; activity ids derive from (source, session),
+ * so a second attempt overwrites the same sample files and its rows conflict with the first's.
+ */
+export function ingestProcessor(deps: IngestDeps) {
+  return async function ingest(job: Job<IngestJob>) {
+    const source = await findSource(deps.db, job.data.sourceId);
+    if (!source) return { skipped: 'source deleted' };
+    if (source.status !== 'processing') return { skipped: `source already ${source.status}` };
+
+    const result = await parse(deps, source);
+    if (!result.ok) {
+      await markSourceFailed(deps.db, source.id, result.code, result.message, deps.now());
+      await finishBackfill(deps, source);
+      return { failed: result.code };
+    }
+
+    const rows: NewActivity[] = [];
+    for (const [index, activity] of result.activities.entries()) {
+      const id = activityId(source.id, index);
+      await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, id), activity);
+      rows.push(activityRow(id, index, activity));
+    }
+    const stored = await storeActivities(deps.db, source, rows, deps.now());
+    await finishBackfill(deps, source);
+    return { activities: stored ? rows.map((r) => r.id) : [], stored };
+  };
+}
+
+async function parse(deps: IngestDeps, source: Source): Promise<IngestResult> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(originalPath(deps.dataDir, source.user_id, source.id, source.type));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
+    throw err;
+  }
+  // Kept as uploaded when its gzip stream was damaged (api/activities/store-upload.ts).
+  if (isGzip(bytes)) return { ok: false, code: 'invalid_gzip', message: 'The file is gzip-compressed but its stream is corrupt' };
+  return deps.pool.runIngest({ format: source.type, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sport: source.sport });
+}
+
+function activityRow(id: string, index: number, a: IngestedActivity): NewActivity {
+  return {
+    id,
+    session_index: index,
+    sport: a.sport,
+    start_time: new Date(a.start),
+    end_time: new Date(a.end),
+    utc_offset_seconds: a.utcOffsetSeconds,
+    metrics: a.metrics,
+    summary: Object.keys(a.summary).length ? a.summary : null,
+    laps: a.laps.length ? (a.laps as unknown as Record<string, unknown>[]) : null,
+    distance: a.distance,
+    devices: a.devices,
+    samples: a.length,
+  };
+}
+
+async function finishBackfill(deps: IngestDeps, source: Source) {
+  if (source.backfill_id && (await completeBackfillIfDone(deps.db, source.backfill_id, deps.now()))) {
+    deps.log.info('backfill completed', { backfill_id: source.backfill_id });
+  }
+}
+
+/**
+ * After the last attempt of a job failed on an unexpected error (not a bad file), the source is
+ * marked failed so that clients stop waiting for it.
+ */
+export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, job: Job<IngestJob> | undefined, err: Error) {
+  if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+  if (await markSourceFailed(deps.db, job.data.sourceId, 'internal_error', 'The file could not be processed; upload it again later', deps.now())) {
+    const source = await findSource(deps.db, job.data.sourceId);
+    if (source) await finishBackfill({ ...deps } as IngestDeps, source);
+  }
+  deps.log.error('ingest gave up', { source_id: job.data.sourceId, err });
+}

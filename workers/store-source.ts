@@ -1,0 +1,90 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { open, readFile, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { Db, Source, SourceOrigin } from '../db/database.ts';
+import { insertSource } from '../db/sources.ts';
+import { declaredFormat, isGzip, sniff, type ActivityFormat } from '../engine/sniff.ts';
+import { originalPath, writeFileAtomic } from '../lib/storage.ts';
+
+const gunzip = promisify(zlib.gunzip);
+
+export class TooLarge extends Error {}
+
+/** A file's decompressed bytes and what they are: checked before anything is stored. */
+export interface CheckedFile {
+  filename: string;
+  bytes: Buffer;
+  sha256: string;
+  format: ActivityFormat | undefined;
+  /** Why the content is refused (unknown format), when it is. */
+  unsupported?: string;
+}
+
+/** Decompress (gzip, capped at `maxBytes`), sniff and hash one file. */
+export async function checkFile(filename: string, raw: Buffer, maxBytes: number): Promise<CheckedFile> {
+  let bytes = raw;
+  if (isGzip(raw)) {
+    try {
+      bytes = await gunzip(raw, { maxOutputLength: maxBytes });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new TooLarge(filename);
+      // A damaged gzip file of a supported name is kept as it is and fails alone (invalid_gzip) in the worker.
+      const declared = declaredFormat(filename);
+      const sha256 = createHash('sha256').update(raw).digest('hex');
+      return declared
+        ? { filename: filename.replace(/\.gz$/i, ''), bytes: raw, sha256, format: declared }
+        : { filename, bytes: raw, sha256, format: undefined, unsupported: 'the gzip stream is corrupt' };
+    }
+  }
+  const name = filename.replace(/\.gz$/i, '');
+  const sniffed = sniff(name, bytes);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  return 'format' in sniffed ? { filename: name, bytes, sha256, format: sniffed.format } : { filename: name, bytes, sha256, format: undefined, unsupported: sniffed.unsupported };
+}
+
+/** Read a file into memory, refusing it when it is larger than `maxBytes`. */
+export async function readCapped(file: string, maxBytes: number): Promise<Buffer> {
+  const handle = await open(file);
+  try {
+    const { size } = await handle.stat();
+    if (size > maxBytes) throw new TooLarge(file);
+    return await readFile(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Store a checked file as a source of `userId`, or find the source the same content already is.
+ * The original is written under the new source's id before its row exists, so a row never points at
+ * a missing file; a duplicate's file is removed again.
+ */
+export async function storeSource(
+  db: Db,
+  dataDir: string,
+  file: CheckedFile & { format: ActivityFormat },
+  values: { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null },
+): Promise<{ source: Source; created: boolean }> {
+  const id = randomUUID();
+  const target = originalPath(dataDir, values.userId, id, file.format);
+  await writeFileAtomic(target, file.bytes);
+  const result = await insertSource(db, {
+    id,
+    user_id: values.userId,
+    type: file.format,
+    origin: values.origin,
+    filename: file.filename.slice(0, 255),
+    content_sha256: file.sha256,
+    size_bytes: file.bytes.length,
+    sport: values.sport,
+    tags: values.tags,
+    backfill_id: values.backfillId ?? null,
+    recorded_at: values.recordedAt ?? null,
+  }).catch(async (err) => {
+    await rm(target, { force: true });
+    throw err;
+  });
+  if (!result.created) await rm(target, { force: true });
+  return result;
+}
