@@ -1,0 +1,268 @@
+import type { Ctx } from '../context.ts';
+import type { ActivityRow } from '../../db/database.ts';
+import { findActivity, listActivities } from '../../db/activities.ts';
+import { isUuid } from '../../lib/ids.ts';
+import { formatInstant, formatLocal } from '../../lib/time.ts';
+import { removeActivity } from '../routes/activities/activity.ts';
+import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { html, type Html } from './html.ts';
+import { page } from './layout.ts';
+import { formBody } from './forms.ts';
+import { displayName, notFound, notice, requireWebUser, sendHtml, type WebUser } from './web-common.ts';
+
+/** The signed-in user's activities: a paged list, one activity's details, and deleting one. */
+
+export const ACTIVITIES_PER_PAGE = 50;
+/** Pages beyond this are refused as page 1: an offset this deep would only cost the database. */
+const MAX_PAGE = 100_000;
+
+// Display ----------------------------------------------------------------------------------------
+
+/** `2026-05-18 17:32` on the athlete's clock at the time, in a <time> element carrying the instant. */
+function localTime(date: Date, offsetSeconds: number, opts: { seconds?: boolean; timeOnly?: boolean } = {}): Html {
+  const local = formatLocal(date, offsetSeconds).replace('T', ' ');
+  const shown = opts.timeOnly ? local.slice(11, opts.seconds ? 19 : 16) : local.slice(0, opts.seconds ? 19 : 16);
+  return html`<time datetime="${formatInstant(date)}">${shown}</time>`;
+}
+
+/** `UTC+02:00`: the recorded clock's offset. */
+function utcOffset(seconds: number): string {
+  const sign = seconds < 0 ? '−' : '+';
+  const abs = Math.abs(seconds);
+  const h = Math.floor(abs / 3600);
+  const m = Math.floor((abs % 3600) / 60);
+  return `UTC${sign}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
+}
+
+/** `1:02:03`, or `2:03` under an hour. */
+export function clockDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const ss = String(s).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+/** `cycling.road+indoor` as `Cycling › road (indoor)`. */
+export function sportLabel(sport: string): string {
+  const [path = '', ...modifiers] = sport.split('+');
+  const parts = path.split('.').map((p) => p.replace(/_/g, ' '));
+  const head = parts.map((p, i) => (i === 0 ? p.charAt(0).toUpperCase() + p.slice(1) : p)).join(' › ');
+  return modifiers.length ? `${head} (${modifiers.map((m) => m.replace(/_/g, ' ')).join(', ')})` : head;
+}
+
+function km(meters: number | null | undefined): string | undefined {
+  return typeof meters === 'number' && Number.isFinite(meters) ? `${(meters / 1000).toFixed(2)} km` : undefined;
+}
+
+function round(value: number, digits = 1): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+}
+
+const METRIC_LABELS: Record<string, string> = {
+  heart_rate: 'heart rate',
+  core_temperature: 'core temperature',
+  smo2: 'SmO₂',
+  thb: 'tHb',
+};
+const metricLabel = (m: string) => METRIC_LABELS[m] ?? m.replace(/_/g, ' ');
+
+/** The summary members, their labels and how a stored value (SI units) is shown. */
+const CHANNELS: { key: string; label: string; unit: string; convert?: (v: number) => number; digits?: number }[] = [
+  { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
+  { key: 'power', label: 'Power', unit: 'W', digits: 0 },
+  { key: 'cadence', label: 'Cadence', unit: 'rpm', digits: 0 },
+  { key: 'speed', label: 'Speed', unit: 'km/h', convert: (v) => v * 3.6 },
+  { key: 'distance', label: 'Distance', unit: 'km', convert: (v) => v / 1000, digits: 2 },
+  { key: 'altitude', label: 'Altitude', unit: 'm', digits: 0 },
+  { key: 'temperature', label: 'Temperature', unit: '°C' },
+  { key: 'core_temperature', label: 'Core temperature', unit: '°C', digits: 2 },
+  { key: 'smo2', label: 'SmO₂', unit: '%' },
+];
+const STATS: [key: string, label: string][] = [
+  ['mean', 'Mean'],
+  ['min', 'Min'],
+  ['max', 'Max'],
+  ['start', 'Start'],
+  ['end', 'End'],
+  ['gain', 'Gain'],
+  ['loss', 'Loss'],
+  ['sum', 'Total'],
+];
+
+type Stats = Record<string, unknown>;
+const statsOf = (owner: Record<string, unknown> | null | undefined, key: string): Stats | undefined => {
+  const v = owner?.[key];
+  return v && typeof v === 'object' ? (v as Stats) : undefined;
+};
+
+function statValue(channel: (typeof CHANNELS)[number], value: unknown): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '';
+  const v = channel.convert ? channel.convert(value) : value;
+  return channel.digits === 0 ? String(Math.round(v)) : round(v, channel.digits ?? 1);
+}
+
+function summaryTable(summary: Record<string, unknown> | null): Html {
+  const channels = CHANNELS.filter((c) => statsOf(summary, c.key));
+  if (!channels.length) return html`<p id="no-summary" class="muted">No summary statistics.</p>`;
+  const stats = STATS.filter(([s]) => channels.some((c) => statsOf(summary, c.key)?.[s] !== undefined));
+  return html`<table class="wide" id="summary">
+<thead><tr><th>Channel</th>${stats.map(([, label]) => html`<th>${label}</th>`)}<th>Unit</th></tr></thead>
+<tbody>${channels.map((c) => {
+    const s = statsOf(summary, c.key)!;
+    return html`<tr data-channel="${c.key}"><th scope="row">${c.label}</th>${stats.map(([k]) => html`<td data-stat="${k}">${statValue(c, s[k])}</td>`)}<td>${c.unit}</td></tr>`;
+  })}</tbody>
+</table>`;
+}
+
+/** Lap columns: what a lap most often is read for, each shown only when some lap has it. */
+const LAP_COLUMNS: { channel: string; stat: string; label: string }[] = [
+  { channel: 'heart_rate', stat: 'mean', label: 'Avg HR (bpm)' },
+  { channel: 'heart_rate', stat: 'max', label: 'Max HR (bpm)' },
+  { channel: 'power', stat: 'mean', label: 'Avg power (W)' },
+  { channel: 'power', stat: 'max', label: 'Max power (W)' },
+  { channel: 'speed', stat: 'mean', label: 'Avg speed (km/h)' },
+  { channel: 'cadence', stat: 'mean', label: 'Avg cadence (rpm)' },
+  { channel: 'altitude', stat: 'gain', label: 'Ascent (m)' },
+];
+
+function lapsTable(activity: ActivityRow): Html {
+  const laps = (activity.laps ?? []) as ({ start: number; end: number } & Record<string, unknown>)[];
+  if (!laps.length) return html`<p id="no-laps" class="muted">No laps.</p>`;
+  const offset = activity.utc_offset_seconds;
+  const hasDistance = laps.some((l) => statsOf(l, 'distance')?.sum !== undefined);
+  const columns = LAP_COLUMNS.filter((col) => laps.some((l) => statsOf(l, col.channel)?.[col.stat] !== undefined));
+  return html`<table class="wide" id="laps">
+<thead><tr><th>Lap</th><th>Start</th><th>Duration</th>${hasDistance ? html`<th>Distance</th>` : ''}${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
+<tbody>${laps.map(
+    (lap, i) => html`<tr data-lap="${i + 1}"><td>${i + 1}</td><td>${localTime(new Date(lap.start), offset, { seconds: true, timeOnly: true })}</td><td>${clockDuration(lap.end - lap.start)}</td>${
+      hasDistance ? html`<td>${km(statsOf(lap, 'distance')?.sum as number | undefined) ?? ''}</td>` : ''
+    }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
+  )}</tbody>
+</table>`;
+}
+
+// Pages ------------------------------------------------------------------------------------------
+
+function listPage(user: WebUser, activities: ActivityRow[], pageNo: number, hasOlder: boolean, message?: string): string {
+  const pager =
+    pageNo > 1 || hasOlder
+      ? html`<nav class="pager" aria-label="Pages">
+${pageNo > 1 ? html`<a href="${pageNo === 2 ? '/activities' : `/activities?page=${pageNo - 1}`}" rel="prev" id="newer">← Newer</a>` : ''}
+<span class="muted">Page ${pageNo}</span>
+${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older">Older →</a>` : ''}
+</nav>`
+      : '';
+  return page(
+    { title: 'Activities', user: { name: displayName(user) } },
+    html`<h1>Activities</h1>
+${notice(message)}
+${activities.length
+  ? html`<table class="wide" id="activities">
+<thead><tr><th>Start</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
+<tbody>${activities.map(
+      (a) => html`<tr data-activity-id="${a.id}">
+<td><a href="/activities/${a.id}">${localTime(a.start_time, a.utc_offset_seconds)}</a></td>
+<td data-sport="${a.sport}">${sportLabel(a.sport)}</td>
+<td>${clockDuration(a.end_time.getTime() - a.start_time.getTime())}</td>
+<td>${km(a.distance) ?? ''}</td>
+<td>${a.metrics.map(metricLabel).join(', ')}</td>
+</tr>`,
+    )}</tbody>
+</table>`
+  : pageNo > 1
+    ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
+    : html`<p id="no-activities">You have no activities yet. Upload FIT or CSV files with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>) or connect an application that sends them.</p>`}
+${pager}`,
+  );
+}
+
+function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: string } = {}): string {
+  const offset = a.utc_offset_seconds;
+  const distance = km(a.distance);
+  return page(
+    { title: `${sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`, user: { name: displayName(user) } },
+    html`<p><a href="/activities">← All activities</a></p>
+<h1 id="activity-title">${sportLabel(a.sport)}, ${localTime(a.start_time, offset)}</h1>
+<dl id="activity" data-activity-id="${a.id}">
+  <dt>Sport</dt><dd id="activity-sport"><code>${a.sport}</code></dd>
+  <dt>Start</dt><dd id="activity-start">${localTime(a.start_time, offset, { seconds: true })} <span class="muted">(${utcOffset(offset)})</span></dd>
+  <dt>End</dt><dd id="activity-end">${localTime(a.end_time, offset, { seconds: true })}</dd>
+  <dt>Duration</dt><dd id="activity-duration">${clockDuration(a.end_time.getTime() - a.start_time.getTime())}</dd>
+  ${distance ? html`<dt>Distance</dt><dd id="activity-distance">${distance}</dd>` : ''}
+  <dt>Devices</dt><dd id="activity-devices">${a.devices.length ? a.devices.join(', ') : html`<span class="muted">none recorded</span>`}</dd>
+  <dt>Metrics</dt><dd id="activity-metrics">${a.metrics.length ? a.metrics.map(metricLabel).join(', ') : html`<span class="muted">none</span>`}</dd>
+  ${a.tags.length ? html`<dt>Tags</dt><dd id="activity-tags">${a.tags.map((t) => html`<code>${t}</code> `)}</dd>` : ''}
+  <dt>Id</dt><dd><code id="activity-id">${a.id}</code></dd>
+</dl>
+<p><a href="/api/v1/activities/${a.id}/download" id="download" download>Download original file</a></p>
+<h2>Summary</h2>
+${summaryTable(a.summary)}
+<h2>Laps</h2>
+${lapsTable(a)}
+<h2>Delete activity</h2>
+<p>Deleting removes the activity and its samples. When it is the last activity of its file, the original file is deleted too.</p>
+<form method="post" action="/activities/${a.id}/delete" class="stack" id="delete-form">
+  <div class="check">
+    <input type="checkbox" id="confirm" name="confirm" value="yes" required${opts.confirmError ? html` aria-invalid="true" aria-describedby="confirm-error"` : ''}>
+    <label for="confirm">I understand this cannot be undone</label>
+  </div>
+  ${opts.confirmError ? html`<p class="field-error" id="confirm-error">${opts.confirmError}</p>` : ''}
+  <button type="submit" class="danger" id="delete-activity">Delete activity</button>
+</form>`,
+  );
+}
+
+// Handlers ---------------------------------------------------------------------------------------
+
+/** `?page=N` as a page number from 1; anything else is page 1. */
+function pageNumber(value: unknown): number {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) return 1;
+  const n = Number(raw);
+  return n >= 1 && n <= MAX_PAGE ? n : 1;
+}
+
+const LIST_NOTICES: Record<string, string> = { deleted: 'Activity deleted.' };
+
+export async function showActivities(ctx: Ctx) {
+  const user = await requireWebUser(ctx, ctx.url);
+  if (!user) return;
+  const pageNo = pageNumber(ctx.query.page);
+  const rows = await listActivities(ctx.deps.db, user.id, {}, { limit: ACTIVITIES_PER_PAGE + 1, offset: (pageNo - 1) * ACTIVITIES_PER_PAGE });
+  const message = Object.keys(LIST_NOTICES).find((k) => ctx.query[k] !== undefined);
+  sendHtml(ctx, 200, listPage(user, rows.slice(0, ACTIVITIES_PER_PAGE), pageNo, rows.length > ACTIVITIES_PER_PAGE, message && LIST_NOTICES[message]));
+}
+
+/** The signed-in user's activity named in the path, or undefined after answering (sign-in redirect or 404). */
+async function ownActivity(ctx: Ctx, opts: { post: boolean }): Promise<{ user: WebUser; activity: ActivityRow } | undefined> {
+  if (opts.post) assertSameOrigin(ctx);
+  const id = ctx.params.id ?? '';
+  const user = await requireWebUser(ctx, opts.post ? `/activities/${encodeURIComponent(id)}` : ctx.path);
+  if (!user) return undefined;
+  const activity = isUuid(id) ? await findActivity(ctx.deps.db, user.id, id) : undefined;
+  if (!activity) {
+    notFound(ctx, 'Activity not found.');
+    return undefined;
+  }
+  return { user, activity };
+}
+
+export async function showActivity(ctx: Ctx) {
+  const found = await ownActivity(ctx, { post: false });
+  if (!found) return;
+  sendHtml(ctx, 200, detailsPage(found.user, found.activity));
+}
+
+export async function deleteActivityFromForm(ctx: Ctx) {
+  const found = await ownActivity(ctx, { post: true });
+  if (!found) return;
+  if (!formBody(ctx).confirm) {
+    sendHtml(ctx, 422, detailsPage(found.user, found.activity, { confirmError: 'Tick the box to confirm: a deleted activity cannot be restored.' }));
+    return;
+  }
+  if (!(await removeActivity(ctx.deps, found.user.id, found.activity.id))) return notFound(ctx, 'Activity not found.');
+  ctx.status = 303;
+  ctx.redirect('/activities?deleted=1');
+}

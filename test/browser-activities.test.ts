@@ -1,0 +1,67 @@
+import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { launchBrowser } from './helpers/browser.ts';
+import { createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
+import { samplePath } from '../lib/storage.ts';
+
+let service: TestService;
+let browser: Browser;
+test.before(async () => {
+  service = await startTestService({ workers: true });
+  browser = await launchBrowser();
+});
+test.after.always(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+const fit = (name: string) => ({ name, bytes: new Uint8Array(readFileSync(`${fixturesDir()}/fit/${name}`)) });
+
+test('an athlete opens an activity from the list and deletes it with the button', async (t) => {
+  const user = await createTestUser(service);
+  const token = await tokenFor(service, user, ['data:read', 'data:write']);
+  const sources = await uploadAndWait(service, token, [fit('2016-05-23_18-14-30_4_25.fit'), fit('2020-06-01-16-52-40.fit')]);
+  const [gone, kept] = sources.map((s: { activity_ids: string[] }) => s.activity_ids[0]) as [string, string];
+  t.truthy(gone);
+  t.truthy(kept);
+
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const csp: string[] = [];
+  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
+
+  await page.goto(`${service.url}/signin?next=/`);
+  await page.fill('#email', user.email);
+  await page.fill('#password', TEST_PASSWORD);
+  await page.click('button[type=submit]');
+  await page.click('header.site a:has-text("Activities")');
+  await page.waitForURL((u) => u.pathname === '/activities');
+  t.truthy(await page.$(`tr[data-activity-id="${gone}"]`));
+  t.truthy(await page.$(`tr[data-activity-id="${kept}"]`));
+
+  await page.click(`tr[data-activity-id="${gone}"] a`);
+  await page.waitForURL((u) => u.pathname === `/activities/${gone}`);
+  t.is(await page.textContent('#activity-id'), gone);
+  t.is(await page.getAttribute('#download', 'href'), `/api/v1/activities/${gone}/download`);
+
+  // Without ticking the box the browser itself refuses to submit (no script needed).
+  await page.click('#delete-activity');
+  t.is(new URL(page.url()).pathname, `/activities/${gone}`);
+  t.false(await page.$eval('#confirm', (el) => (el as unknown as { validity: { valid: boolean } }).validity.valid));
+
+  await page.check('#confirm');
+  await page.click('#delete-activity');
+  await page.waitForURL((u) => u.pathname === '/activities' && u.searchParams.has('deleted'));
+  t.is((await page.textContent('p.notice'))?.trim(), 'Activity deleted.');
+  t.is(await page.$(`tr[data-activity-id="${gone}"]`), null);
+  t.truthy(await page.$(`tr[data-activity-id="${kept}"]`));
+  await context.close();
+
+  t.is((await api(service, token, 'GET', `/api/v1/activities/${gone}`)).status, 404);
+  t.false(existsSync(samplePath(service.config.DATA_DIR, user.id, gone)));
+  t.deepEqual(csp, [], 'no CSP violations');
+});
