@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -15,15 +14,7 @@ import {
   type ArchiveEntry,
   type ArchiveErrorCode,
 } from '../workers/archive.ts';
-
-// yazl ships no types; the little of it used here:
-interface YazlZipFile {
-  addBuffer(buffer: Buffer, name: string, options?: { compress?: boolean; mtime?: Date }): void;
-  addEmptyDirectory(name: string, options?: { mtime?: Date }): void;
-  end(): void;
-  outputStream: NodeJS.ReadableStream;
-}
-const yazl = createRequire(import.meta.url)('yazl') as { ZipFile: new () => YazlZipFile };
+import { yazlZip } from './helpers/zip.ts';
 
 let dir: string;
 test.before(async () => {
@@ -39,18 +30,6 @@ async function save(bytes: Buffer, name = `a${counter++}.zip`): Promise<string> 
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, bytes);
   return file;
-}
-
-/** A zip written by yazl (a real, independent writer). */
-async function yazlZip(files: { name: string; data: Buffer; compress?: boolean }[], dirs: string[] = []): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  const mtime = new Date('2024-01-01T00:00:00Z');
-  for (const d of dirs) zip.addEmptyDirectory(d, { mtime });
-  for (const f of files) zip.addBuffer(f.data, f.name, { compress: f.compress ?? true, mtime });
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
 }
 
 interface RawEntry {
@@ -237,8 +216,13 @@ test('hostile names are skipped (or refused on read) and nothing is written anyw
   const forged: ArchiveEntry = { ...listing.entries[0]!, name: '../evil.fit' };
   await rejects(t, readArchiveEntry(file, forged), 'unsafe_name');
 
-  t.deepEqual(await readdir(path.dirname(dir)), before, 'nothing new beside the temp dir');
+  // Nothing is ever extracted: no evil.fit next to the archive, above it, at the root or in the cwd.
+  t.deepEqual(before.filter((n) => n.includes('evil')), []);
+  t.deepEqual((await readdir(path.dirname(dir))).filter((n) => n.includes('evil')), []);
   t.false((await readdir(path.join(dir, 'zips'))).some((n) => n.includes('evil')));
+  for (const p of ['/evil.fit', '/etc/evil.fit', path.resolve('evil.fit'), path.join(dir, 'evil.fit')]) {
+    t.false(await stat(p).then(() => true, () => false), p);
+  }
 });
 
 test.serial('zip bombs: skipped by declared size or ratio; a lying header or a gzip bomb stops at the cap', async (t) => {

@@ -1,0 +1,197 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
+import { buildActivityFit } from './helpers/fit-builder.ts';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { yazlZip } from './helpers/zip.ts';
+import { envOf, kill, startWorkerProcess } from './helpers/worker-process.ts';
+import type { User } from '../db/database.ts';
+
+const DAY = 86_400_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A short ride on day `n` after 2025-01-01 (07:00 UTC, local UTC+1). */
+function ride(n: number, seconds = 120) {
+  return buildActivityFit({ utcOffsetSeconds: 3600, sessions: [{ sport: 'cycling', start: new Date(Date.parse('2025-01-01T07:00:00Z') + n * DAY), seconds }] });
+}
+const localStart = (n: number) => new Date(Date.parse('2025-01-01T08:00:00Z') + n * DAY).toISOString().slice(0, 19);
+
+async function postBackfill(service: TestService, token: string, archive: Buffer, name = 'export.zip') {
+  const form = new FormData();
+  form.append('archive', new Blob([archive as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), name);
+  const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Read the status stream to its end: its lines (parsed) and how long it stayed open. */
+async function readStatus(service: TestService, token: string) {
+  const started = Date.now();
+  const res = await fetch(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  return { status: res.status, type: res.headers.get('content-type'), lines: text.split('\n').filter(Boolean).map((l) => JSON.parse(l)), ms: Date.now() - started, text };
+}
+
+async function backfillOf(service: TestService, userId: string) {
+  return service.deps.db.selectFrom('backfills').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+}
+
+async function athlete(service: TestService) {
+  const user = await createTestUser(service);
+  return { user, token: await tokenFor(service, user, ['data:read', 'data:write']) };
+}
+
+let service: TestService;
+test.before(async () => {
+  service = await startTestService({ workers: true, env: { INGEST_CONCURRENCY: '1', BACKFILL_STATUS_INTERVAL_MS: '100', BACKFILL_STATUS_SECONDS: '60' } });
+});
+test.after.always(() => service?.close());
+
+test('an archive is loaded newest first; the status stream moves backward, reports failed files and ends when done', async (t) => {
+  const { user, token } = await athlete(service);
+  // One file was uploaded before: the backfill recognises it and does not load it again.
+  const [earlier] = await uploadAndWait(service, token, [{ name: 'day3.fit', bytes: ride(3) }]);
+  const days = [5, 1, 9, 3, 7, 2, 8, 4, 6];
+  const truncated = ride(10).subarray(0, 200);
+  const archive = await yazlZip([
+    ...days.map((n) => ({ name: n % 2 ? `2025/ride-${n}.fit` : `ride-${n}.fit`, data: ride(n) })),
+    { name: 'extra/ride-0.fit.gz', data: gzipSync(ride(0)) },
+    { name: 'broken.fit', data: truncated },
+    { name: 'notes.txt', data: Buffer.from('not an activity') },
+  ]);
+  const started = await postBackfill(service, token, archive);
+  t.is(started.status, 202);
+  t.like(started.body, { filename: 'export.zip', status: 'scanning', error: null, completed_at: null });
+
+  const stream = await readStatus(service, token);
+  t.is(stream.status, 200);
+  t.is(stream.type, 'application/x-ndjson');
+  for (const line of stream.lines) t.true(('backfill_loaded_until' in line) !== ('error' in line), JSON.stringify(line));
+  const progress = stream.lines.filter((l) => 'backfill_loaded_until' in l).map((l) => l.backfill_loaded_until as string | null);
+  const seen = progress.filter((v): v is string => v !== null);
+  t.deepEqual(seen, [...seen].sort().reverse(), 'backfill_loaded_until only moves backward');
+  t.is(progress.at(-1), localStart(0), 'ends at the oldest activity, as a naive local date-time');
+  t.true(stream.ms < 30_000, 'the stream ended when the backfill completed');
+  const errors = stream.lines.filter((l) => 'error' in l);
+  t.is(errors.length, 1);
+  t.regex(errors[0].error, /^broken\.fit: .*\(invalid_fit\)$/);
+
+  const backfill = await backfillOf(service, user.id);
+  t.like(backfill, { status: 'completed', files_total: 11, files_skipped: 1 });
+  const sources = await service.deps.db
+    .selectFrom('sources')
+    .selectAll()
+    .where('backfill_id', '=', backfill.id)
+    .orderBy('processed_at')
+    .execute();
+  t.is(sources.length, 10, 'the file uploaded before is not a source of the backfill');
+  const processed = sources.filter((s) => s.status === 'processed');
+  const order = processed.map((s) => s.recorded_at!.getTime());
+  t.deepEqual(order, [...order].sort((a, b) => b - a), 'files were loaded newest first');
+  t.is(sources.at(-1)!.filename, 'broken.fit', 'a file without a readable date loads last');
+  const activities = await service.deps.db.selectFrom('activities').select(['start_time']).where('user_id', '=', user.id).execute();
+  t.is(activities.length, 10, 'day 3 once, days 0–9 otherwise');
+  t.is((await api(service, token, 'GET', `/api/v1/sources/${earlier.id}`)).body.origin, 'manual_upload');
+
+  // Reading the stream again after completion: the final state, then the end.
+  const after = await readStatus(service, token);
+  t.deepEqual(after.lines.at(-1), { backfill_loaded_until: localStart(0) });
+});
+
+test('a user without a backfill gets one line (their earliest activity, or null) and the stream ends', async (t) => {
+  const { token } = await athlete(service);
+  const empty = await readStatus(service, token);
+  t.deepEqual(empty.lines, [{ backfill_loaded_until: null }]);
+  await uploadAndWait(service, token, [{ name: 'a.fit', bytes: ride(20) }, { name: 'b.fit', bytes: ride(15) }]);
+  t.deepEqual((await readStatus(service, token)).lines, [{ backfill_loaded_until: localStart(15) }]);
+});
+
+test('an archive that is not a zip fails the backfill, reported on the stream', async (t) => {
+  const { user, token } = await athlete(service);
+  const started = await postBackfill(service, token, Buffer.from('this is not a zip archive at all'), 'export.zip');
+  t.is(started.status, 202);
+  const stream = await readStatus(service, token);
+  t.true(stream.lines.some((l) => typeof l.error === 'string' && l.error.startsWith('export.zip: ')), stream.text);
+  t.like(await backfillOf(service, user.id), { status: 'failed' });
+  t.deepEqual(readdirSync(join(service.config.DATA_DIR, 'backfills')), [], 'the archive is removed');
+});
+
+test('backfill auth: no token 401, data:read cannot start one, data:write cannot read the stream, no archive is 422', async (t) => {
+  const { user } = await athlete(service);
+  const reader = await tokenFor(service, user, ['data:read']);
+  const writer = await tokenFor(service, user, ['data:write']);
+  t.is((await fetch(`${service.url}/api/v1/activities/backfill-status`)).status, 401);
+  t.is((await postBackfill(service, reader, await yazlZip([]))).status, 403);
+  t.is((await readStatus(service, writer)).status, 403);
+  const form = new FormData();
+  form.append('other', 'x');
+  const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${writer}` }, body: form });
+  t.is(res.status, 422);
+  t.deepEqual((await res.json()).detail[0].loc, ['body', 'archive']);
+});
+
+test('the operator CLI backfills a directory for a user; the workers load it', async (t) => {
+  const { user, token } = await athlete(service);
+  const dir = mkdtempSync(join(os.tmpdir(), 'history-'));
+  mkdirSync(join(dir, '2024'));
+  for (const n of [30, 31, 32]) writeFileSync(join(dir, n === 31 ? '2024' : '.', `ride-${n}.fit`), ride(n));
+  writeFileSync(join(dir, 'readme.md'), '# not an activity');
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import=tsx', 'bin/cli.ts', 'backfill', '--user', user.email, dir, '--json'], { env: envOf(service.config) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+  t.is(out.code, 0, out.stderr);
+  t.like(JSON.parse(out.stdout), { user_id: user.id, total: 3, skipped: 1, queued: 3 });
+  const stream = await readStatus(service, token);
+  t.deepEqual(stream.lines.at(-1), { backfill_loaded_until: localStart(30) });
+  t.like(await backfillOf(service, user.id), { origin: 'cli', status: 'completed', files_total: 3 });
+});
+
+test.serial('a worker killed mid-backfill resumes without duplicates; the stream closes after its time limit', async (t) => {
+  // The API alone here; the workers are separate processes.
+  const api = await startTestService({ workers: false, env: { JOB_LOCK_MS: '2000', INGEST_CONCURRENCY: '1', BACKFILL_STATUS_INTERVAL_MS: '200', BACKFILL_STATUS_SECONDS: '1' } });
+  try {
+    const { user, token } = await athlete(api);
+    const files = Array.from({ length: 24 }, (_, n) => ({ name: `ride-${n}.fit`, data: ride(n, 1800) }));
+    t.is((await postBackfill(api, token, await yazlZip(files))).status, 202);
+
+    // Nothing loads without workers: the stream still ends after BACKFILL_STATUS_SECONDS.
+    const waiting = await readStatus(api, token);
+    t.true(waiting.ms >= 900 && waiting.ms < 5_000, `${waiting.ms} ms`);
+    t.true(waiting.lines.length >= 2);
+    t.true(waiting.lines.every((l) => l.backfill_loaded_until === null));
+
+    const processedCount = async () =>
+      Number((await api.deps.db.selectFrom('sources').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', user.id).where('status', '=', 'processed').executeTakeFirstOrThrow()).n);
+    const first = await startWorkerProcess(api.config);
+    const deadline = Date.now() + 60_000;
+    while ((await processedCount()) < 5 && Date.now() < deadline) await sleep(20);
+    await kill(first, 'SIGKILL');
+    const before = await processedCount();
+    t.true(before >= 5 && before < 24, `${before} loaded when the worker was killed`);
+
+    const second = await startWorkerProcess(api.config);
+    try {
+      const end = Date.now() + 90_000;
+      while ((await backfillOf(api, user.id)).status !== 'completed' && Date.now() < end) await sleep(100);
+      t.is((await backfillOf(api, user.id)).status, 'completed');
+    } finally {
+      await kill(second, 'SIGTERM');
+    }
+    const activities = await api.deps.db.selectFrom('activities').select(['id', 'start_time']).where('user_id', '=', user.id).execute();
+    t.is(activities.length, 24, 'every file once');
+    t.is(new Set(activities.map((a) => a.start_time.getTime())).size, 24, 'no duplicates');
+    t.is(readdirSync(join(api.config.DATA_DIR, 'users', user.id, 'activities')).length, 24, 'one sample file each, no leftovers');
+    t.deepEqual((await readStatus(api, token)).lines.at(-1), { backfill_loaded_until: localStart(0) });
+  } finally {
+    await api.close();
+  }
+});
