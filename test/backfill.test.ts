@@ -131,7 +131,7 @@ test('backfill auth: no token 401, data:read cannot start one, data:write cannot
   form.append('other', 'x');
   const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${writer}` }, body: form });
   t.is(res.status, 422);
-  t.deepEqual((await res.json()).detail[0].loc, ['body', 'archive']);
+  t.deepEqual(((await res.json()) as { detail: { loc: unknown[] }[] }).detail[0]!.loc, ['body', 'archive']);
 });
 
 test('the operator CLI backfills a directory for a user; the workers load it', async (t) => {

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Job } from 'bullmq';
 import type { Db, Source } from '../db/database.ts';
 import { findSource, markSourceFailed } from '../db/sources.ts';
@@ -8,7 +9,7 @@ import type { EnginePool } from '../engine/pool.ts';
 import type { SampleStore } from '../engine/sample-file.ts';
 import type { IngestedActivity, IngestResult } from '../engine/ingested.ts';
 import { isGzip } from '../engine/sniff.ts';
-import { originalPath, samplePath } from '../lib/storage.ts';
+import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import type { IngestJob } from './connections.ts';
 
@@ -48,6 +49,8 @@ export function ingestProcessor(deps: IngestDeps) {
       await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, id), activity);
       rows.push(activityRow(id, index, activity));
     }
+    // An attempt killed while writing leaves its temporary file behind; a retry clears it.
+    if (job.attemptsMade > 0 || job.stalledCounter > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
     const stored = await storeActivities(deps.db, source, rows, deps.now());
     await finishBackfill(deps, source);
     return { activities: stored ? rows.map((r) => r.id) : [], stored };
@@ -82,6 +85,15 @@ function activityRow(id: string, index: number, a: IngestedActivity): NewActivit
     devices: a.devices,
     samples: a.length,
   };
+}
+
+/** Temporary files of earlier attempts at writing these activities' sample files (`<id>.parquet.tmp-…`). */
+async function removeLeftovers(dataDir: string, userId: string, ids: string[]) {
+  if (!ids.length) return;
+  const dir = path.dirname(samplePath(dataDir, userId, ids[0]!));
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const prefixes = ids.map((id) => `${path.basename(samplePath(dataDir, userId, id))}.tmp-`);
+  await removeFiles(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => path.join(dir, n)));
 }
 
 async function finishBackfill(deps: IngestDeps, source: Source) {
