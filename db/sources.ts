@@ -80,3 +80,15 @@ export async function markSourceFailed(db: Db, id: string, code: string, message
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Sources still `processing` that were created before `before`, oldest first (at most 1000 per call). */
+export function staleProcessingSources(db: Db, before: Date): Promise<Pick<Source, 'id' | 'backfill_id'>[]> {
+  return db
+    .selectFrom('sources')
+    .select(['id', 'backfill_id'])
+    .where('status', '=', 'processing')
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(1000)
+    .execute();
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isUuid } from './ids.ts';
 
@@ -54,4 +54,20 @@ export async function moveInto(from: string, to: string): Promise<void> {
 
 export function removeFiles(files: string[]): Promise<void> {
   return Promise.all(files.map((f) => rm(f, { force: true }))).then(() => undefined);
+}
+
+/** Remove what uploads left in DATA_DIR/tmp before `before` (a process stopped mid-request). Returns how many. */
+export async function removeStaleTemporaryFiles(dataDir: string, before: Date): Promise<number> {
+  const dir = tmpDir(dataDir);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names) {
+    const entry = path.join(dir, name);
+    const info = await stat(entry).catch(() => undefined);
+    if (info && info.mtime < before) {
+      await rm(entry, { recursive: true, force: true });
+      removed += 1;
+    }
+  }
+  return removed;
 }

@@ -6,6 +6,10 @@ import { QUEUE_NAMES, createRedis } from '../workers/connections.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
 import { createGrant } from '../db/grants.ts';
+import { findSource, insertSource } from '../db/sources.ts';
+import { originalPath, tmpDir, writeFileAtomic } from '../lib/storage.ts';
+import { mkdirSync, readdirSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
 
 let service: TestService;
 test.before(async () => {
@@ -13,7 +17,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes and spent grants', async (t) => {
+test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes, spent grants and upload leftovers, and requeues lost ingests', async (t) => {
   const { db, queues, config } = service.deps;
   const schedulers = await queues.housekeeping.getJobSchedulers();
   t.deepEqual(schedulers.map((s) => s.key), ['purge-expired']);
@@ -35,13 +39,27 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
   const withRefresh = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['offline_access'], withRefreshToken: true });
   await db.updateTable('grants').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', withRefresh.grant.id).execute();
 
+  // A source stored 20 minutes ago whose ingest job was never queued, and an upload's leftovers.
+  const csv = Buffer.from('timestamp,power\n2026-01-01T10:00:00Z,100\n2026-01-01T10:00:01Z,110\n');
+  const lost = await insertSource(db, { user_id: user.id, type: 'csv', origin: 'manual_upload', filename: 'lost.csv', content_sha256: 'lost', size_bytes: csv.length, sport: 'rowing' });
+  await writeFileAtomic(originalPath(config.DATA_DIR, user.id, lost.source.id, 'csv'), csv);
+  await db.updateTable('sources').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', lost.source.id).execute();
+  const leftover = join(tmpDir(config.DATA_DIR), 'upload-old');
+  mkdirSync(leftover, { recursive: true });
+  utimesSync(leftover, new Date(now - 25 * 3600_000), new Date(now - 25 * 3600_000));
+  mkdirSync(join(tmpDir(config.DATA_DIR), 'upload-in-flight'), { recursive: true });
+
   const connection = createRedis(config.REDIS_URL, 'worker');
   const events = new QueueEvents(QUEUE_NAMES.housekeeping, { connection, prefix: config.QUEUE_PREFIX });
   try {
     await events.waitUntilReady();
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
-    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1 });
+    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, temporaryFiles: 1 });
+    t.deepEqual(readdirSync(tmpDir(config.DATA_DIR)), ['upload-in-flight']);
+    const deadline = Date.now() + 30_000;
+    while ((await findSource(db, lost.source.id))?.status === 'processing' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    t.is((await findSource(db, lost.source.id))?.status, 'processed', 'the lost source was ingested');
     t.deepEqual((await db.selectFrom('authorization_codes').select('code_hash').execute()).map((c) => c.code_hash), ['recent']);
     const grants = (await db.selectFrom('grants').select('id').execute()).map((g) => g.id).sort();
     t.deepEqual(grants, [fresh.grant.id, withRefresh.grant.id].sort());
@@ -54,7 +72,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
 
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
-    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0 });
+    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, temporaryFiles: 0 });
   } finally {
     await events.close();
     await connection.quit();

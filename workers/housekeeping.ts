@@ -5,12 +5,18 @@ import { deleteExpiredSessions } from '../db/sessions.ts';
 import { deleteRetiredKeys, RETIRED_KEY_RETENTION_SECONDS } from '../db/signing-keys.ts';
 import { deleteExpiredCodes, deleteSpentGrants } from '../db/grants.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../api/auth/scopes.ts';
+import { staleProcessingSources } from '../db/sources.ts';
+import { removeStaleTemporaryFiles } from '../lib/storage.ts';
+import { enqueueIngest, type Queues } from './connections.ts';
 
 /**
  * Periodic clean-up: expired web sessions; signing keys retired long enough ago that no token
  * they signed can still be valid; authorization codes a day past expiry (kept that long so a late
  * replay still revokes its tokens); grants without a refresh token whose access tokens have all
- * expired. Idempotent: running it twice deletes nothing more.
+ * expired; upload leftovers in DATA_DIR/tmp older than a day. And it queues again the ingest of
+ * sources still `processing` after STALE_SOURCE_MINUTES whose job was lost (an API process that
+ * stopped between storing a source and queueing it): queueing is keyed by source id, so a source
+ * whose job still exists is not queued twice. Idempotent: running it twice changes nothing more.
  */
 export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
 export type HousekeepingJob = z.infer<typeof HousekeepingJob>;
@@ -19,11 +25,15 @@ export interface HousekeepingResult {
   signingKeys: number;
   codes: number;
   grants: number;
+  requeuedSources: number;
+  temporaryFiles: number;
 }
+
+export const STALE_SOURCE_MINUTES = 15;
 
 export const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
 
-export function housekeepingProcessor(deps: { db: Db; now: () => Date }) {
+export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; now: () => Date }) {
   return async (job: Job<HousekeepingJob>): Promise<HousekeepingResult> => {
     const data = HousekeepingJob.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`invalid job data: ${data.error.message}`);
@@ -32,6 +42,10 @@ export function housekeepingProcessor(deps: { db: Db; now: () => Date }) {
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
-    return { sessions, signingKeys, codes, grants };
+    const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - STALE_SOURCE_MINUTES * 60_000));
+    await enqueueIngest(deps.queues, stale.filter((s) => !s.backfill_id).map((s) => s.id));
+    await enqueueIngest(deps.queues, stale.filter((s) => s.backfill_id).map((s) => s.id), { backfill: true });
+    const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
+    return { sessions, signingKeys, codes, grants, requeuedSources: stale.length, temporaryFiles };
   };
 }

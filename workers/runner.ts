@@ -25,7 +25,13 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   const connection = createRedis(config.REDIS_URL, 'worker');
   lifecycle.add('worker redis', async () => void (await connection.quit().catch(() => connection.disconnect())));
 
-  const housekeeping = new Worker(QUEUE_NAMES.housekeeping, housekeepingProcessor({ db, now }), {
+  // Queue handles for the jobs workers produce (a backfill queues ingests), open for the process's life.
+  const producer = createRedis(config.REDIS_URL, 'producer');
+  lifecycle.add('worker producer redis', async () => void (await producer.quit().catch(() => producer.disconnect())));
+  const queues = createQueues(producer, config.QUEUE_PREFIX);
+  lifecycle.add('worker queues', () => closeQueues(queues));
+
+  const housekeeping = new Worker(QUEUE_NAMES.housekeeping, housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, now }), {
     connection,
     prefix: config.QUEUE_PREFIX,
     concurrency: 1,
@@ -33,12 +39,6 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   housekeeping.on('failed', (job, err) => log.error('job failed', { queue: QUEUE_NAMES.housekeeping, job_id: job?.id, err }));
   housekeeping.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.housekeeping, job_id: job.id, result }));
   lifecycle.add('housekeeping worker', () => housekeeping.close());
-
-  // Queue handles for the jobs workers produce (a backfill queues ingests), open for the process's life.
-  const producer = createRedis(config.REDIS_URL, 'producer');
-  lifecycle.add('worker producer redis', async () => void (await producer.quit().catch(() => producer.disconnect())));
-  const queues = createQueues(producer, config.QUEUE_PREFIX);
-  lifecycle.add('worker queues', () => closeQueues(queues));
 
   const pool = createEnginePool({ threads: config.ENGINE_THREADS });
   lifecycle.add('engine pool', () => pool.close());
