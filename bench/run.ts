@@ -1,8 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.ts';
 import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
@@ -11,13 +8,23 @@ import { KeyStore } from '../api/auth/keys.ts';
 import { createPersonalToken } from '../api/oauth/issue.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
+import { formatTable, ROOT, writeReport } from './report.ts';
+import { benchIngest } from './ingest.ts';
+import { benchBackfill } from './backfill.ts';
 
 /**
- * `npm run bench`: request latency and throughput of the API on loopback, each beside a plain
- * node:http baseline measured in the same run. Uses its own database (`<DATABASE_URL db>_bench`).
- * BENCH_SECONDS and BENCH_CONNECTIONS tune the run.
+ * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
+ * beside a baseline measured in the same run; each prints a table and writes
+ * `bench/results/<name>-<time>.json` and its entry in `bench/results/latest.json`.
+ *
+ * - http: request latency and throughput of the API on loopback beside a plain node:http server.
+ *   Uses its own database (`<DATABASE_URL db>_bench`). BENCH_SECONDS and BENCH_CONNECTIONS tune it.
+ * - ingest: one 2 h FIT file, upload → processed, beside a plain fit-file-parser decode
+ *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
+ * - backfill: 500 FIT files in a zip, POST → completed, files/s and RSS, beside sequential decoding
+ *   (bench/backfill.ts).
  */
-const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
@@ -34,7 +41,7 @@ function startChild(entry: string, env: Record<string, string>): Promise<{ child
   });
 }
 
-async function main() {
+async function benchHttp() {
   const base = loadConfig();
   const url = new URL(base.DATABASE_URL);
   url.pathname = `${url.pathname}_bench`;
@@ -67,18 +74,11 @@ async function main() {
     const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline'];
     const baselineRps = rows[0]!.result.rps;
     const table = rows.map(({ workload, result: r }) => [workload, String(r.rps), r.p50_ms.toFixed(2), r.p99_ms.toFixed(2), r.max_ms.toFixed(2), String(r.errors), `${((r.rps / baselineRps) * 100).toFixed(0)}%`]);
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-    process.stdout.write(`\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);
-    process.stdout.write(line(header) + '\n' + line(widths.map((w) => '-'.repeat(w))) + '\n' + table.map(line).join('\n') + '\n');
+    process.stdout.write(`\n== http\n\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+    process.stdout.write(formatTable(header, table));
 
     const report = { benchmark: 'http', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, connections: CONNECTIONS, seconds: SECONDS, rows };
-    const dir = path.join(ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `http-${report.at.replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`\nwrote ${path.relative(ROOT, file)} and bench/results/latest.json\n`);
+    process.stdout.write(`\nwrote ${writeReport('http', report)} and bench/results/latest.json\n`);
   } finally {
     api.child.kill('SIGTERM');
     baseline.child.kill('SIGTERM');
@@ -86,7 +86,22 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+async function main() {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !(n in BENCHMARKS));
+  if (unknown.length) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; usage: npm run bench [-- ${Object.keys(BENCHMARKS).join(' ')}]\n`);
+    process.exit(2);
+  }
+  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]);
+  for (const name of selected) await BENCHMARKS[name]();
+}
+
+main().then(
+  // The in-process service's pools and connections are closed; exit rather than wait on stragglers.
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,65 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Helpers shared by the benchmarks of `npm run bench`: tables, quantiles and the result files. */
+export const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+
+/** A text table: the first column left-aligned, the others right-aligned. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return line(header) + '\n' + line(widths.map((w) => '-'.repeat(w))) + '\n' + rows.map(line).join('\n') + '\n';
+}
+
+/** Nearest-rank quantile of ascending values. */
+export function quantile(sorted: number[], p: number): number {
+  if (!sorted.length) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+export interface Distribution {
+  n: number;
+  p50_ms: number;
+  p95_ms: number;
+  max_ms: number;
+  mean_ms: number;
+}
+
+export const round2 = (x: number) => Math.round(x * 100) / 100;
+
+export function distribution(values: number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50_ms: round2(quantile(sorted, 0.5)),
+    p95_ms: round2(quantile(sorted, 0.95)),
+    max_ms: round2(sorted.at(-1) ?? Number.NaN),
+    mean_ms: round2(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length)),
+  };
+}
+
+/**
+ * Write `bench/results/<name>-<time>.json`, and the report under its name in
+ * `bench/results/latest.json` (one entry per benchmark, so running one keeps the others' latest
+ * figures; a latest.json from before, holding one report, is kept under its `benchmark`).
+ */
+export function writeReport(name: string, report: { at: string } & Record<string, unknown>): string {
+  const dir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}-${report.at.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+  const latestFile = path.join(dir, 'latest.json');
+  let latest: Record<string, unknown> = {};
+  if (existsSync(latestFile)) {
+    try {
+      const previous = JSON.parse(readFileSync(latestFile, 'utf8')) as Record<string, unknown>;
+      latest = typeof previous.benchmark === 'string' ? { [previous.benchmark]: previous } : previous;
+    } catch {
+      latest = {};
+    }
+  }
+  latest[name] = report;
+  writeFileSync(latestFile, JSON.stringify(latest, null, 2) + '\n');
+  return path.relative(ROOT, file);
+}
