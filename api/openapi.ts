@@ -72,7 +72,7 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {
     const content = r.schema
-      ? { 'application/json': { schema: toSchema(r.schema, 'output') } }
+      ? { [r.contentType ?? 'application/json']: { schema: toSchema(r.schema, 'output') } }
       : r.contentType
         ? { [r.contentType]: { schema: { type: 'string', format: 'binary' } } }
         : undefined;

@@ -7,9 +7,9 @@ type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseSpec {
   description: string;
-  /** JSON body schema; omit for empty bodies. */
+  /** Body schema (JSON unless `contentType` says otherwise; for NDJSON, the schema of one line); omit for empty bodies. */
   schema?: z.ZodType;
-  /** Non-JSON media types (Parquet, NDJSON, files), documented by name. */
+  /** Non-JSON media types (Parquet, NDJSON, files); without `schema`, documented as binary. */
   contentType?: string;
   headers?: Record<string, string>;
 }

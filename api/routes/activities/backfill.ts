@@ -64,7 +64,7 @@ export const backfillStatusRoute = defineRoute(
       'line with the earliest activity they have (or null) and the stream ends.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
-    responses: { 200: { description: 'NDJSON lines, each a BackfillStatus or a BackfillError: ' + JSON.stringify(z.toJSONSchema(StatusLine)), contentType: 'application/x-ndjson' } },
+    responses: { 200: { description: 'NDJSON: one JSON object per line, each a BackfillStatus or a BackfillError', contentType: 'application/x-ndjson', schema: StatusLine } },
   },
   async (ctx) => {
     const { db, config, log } = ctx.deps;
