@@ -7,6 +7,7 @@ import { parseFit } from '../engine/fit.ts';
 import { CHANNELS, IngestError, type Channel, type Recording } from '../engine/recording.ts';
 import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
+import { utcOffsetOf } from './helpers/fit-reference.ts';
 import { buildActivityFit, buildMonitoringFit, buildSettingsFit, encodeFit, MesgNum, semicircles } from './helpers/fit-builder.ts';
 
 const FIXTURES = join(fixturesDir(), 'fit');
@@ -78,15 +79,7 @@ function expectedFromFitsdk(bytes: Uint8Array): Expected[] {
     respiration_rate: (r) => n(r, 'enhancedRespirationRate') ?? n(r, 'respirationRate'),
   };
 
-  let utcOffsetSeconds = 0;
-  for (const a of (m.activityMesgs ?? []) as Fields[]) {
-    const local = n(a, 'localTimestamp');
-    const utc = a['timestamp'] instanceof Date ? Utils.convertDateToDateTime(a['timestamp'] as Date) : undefined;
-    if (local === undefined || utc === undefined) continue;
-    const offset = Math.round((local - utc) / 900) * 900;
-    utcOffsetSeconds = Math.abs(offset) <= 14 * 3600 ? offset : 0;
-    break;
-  }
+  const utcOffsetSeconds = utcOffsetOf(m);
 
   const sportMesgs = (m.sportMesgs ?? []) as Fields[];
   const sessions = ((m.sessionMesgs ?? []) as Fields[]).filter((s) => ms(s, 'startTime') !== undefined).sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);

@@ -49,15 +49,7 @@ export function reference(bytes: Uint8Array): Reference[] {
   const byTime = new Map<number, Fields>();
   for (const r of (m.recordMesgs ?? []) as Fields[]) if (ms(r, 'timestamp') !== undefined) byTime.set(ms(r, 'timestamp')!, r);
   const records = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
-  let utcOffsetSeconds = 0;
-  for (const a of (m.activityMesgs ?? []) as Fields[]) {
-    const local = num(a, 'localTimestamp');
-    const utc = a['timestamp'] instanceof Date ? Utils.convertDateToDateTime(a['timestamp'] as Date) : undefined;
-    if (local === undefined || utc === undefined) continue;
-    const offset = Math.round((local - utc) / 900) * 900;
-    utcOffsetSeconds = Math.abs(offset) <= 14 * 3600 ? offset : 0;
-    break;
-  }
+  const utcOffsetSeconds = utcOffsetOf(m);
   const sportMesgs = (m.sportMesgs ?? []) as Fields[];
   const laps = ((m.lapMesgs ?? []) as Fields[]).map((l) => ms(l, 'startTime')).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
   const sessions = ((m.sessionMesgs ?? []) as Fields[]).filter((s) => ms(s, 'startTime') !== undefined).sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
@@ -91,3 +83,15 @@ export function reference(bytes: Uint8Array): Reference[] {
   });
 }
 
+
+/** The activity message's local_timestamp − timestamp, to the quarter hour; 0 when absent or beyond ±14 h. */
+export function utcOffsetOf(m: FitMessages): number {
+  for (const a of (m.activityMesgs ?? []) as Fields[]) {
+    const local = num(a, 'localTimestamp');
+    const utc = a['timestamp'] instanceof Date ? Utils.convertDateToDateTime(a['timestamp'] as Date) : undefined;
+    if (local === undefined || utc === undefined) continue;
+    const offset = Math.round((local - utc) / 900) * 900;
+    return Math.abs(offset) <= 14 * 3600 ? offset : 0;
+  }
+  return 0;
+}
