@@ -87,7 +87,7 @@ export const backfillStatusRoute = defineRoute(
       clearTimeout(timer);
       stream.end();
     };
-    ctx.req.once('close', () => {
+    ctx.res.once('close', () => {
       closed = true;
       clearTimeout(timer);
     });
