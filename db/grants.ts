@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AuthorizationCode, Consent, Db, Grant } from './database.ts';
-import { isUuid } from './users.ts';
+import { isUuid } from '../lib/ids.ts';
 import { newSecret, SECRET_PREFIX, sha256 } from '../lib/secrets.ts';
 
 // Consents ---------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { Db, Session } from './database.ts';
-import { isUuid } from './users.ts';
+import { isUuid } from '../lib/ids.ts';
 
 export function createSession(db: Db, s: { user_id: string; expires_at: Date; user_agent: string | null }): Promise<Session> {
   return db.insertInto('sessions').values(s).returningAll().executeTakeFirstOrThrow();

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { isUuid } from '../lib/ids.ts';
 import type { Db, NewUser, User } from './database.ts';
 
 export class DuplicateEmailError extends Error {
@@ -38,8 +39,3 @@ export async function updateUserPassword(db: Db, id: string, password_hash: stri
   await db.updateTable('users').set({ password_hash, updated_at: sql`now()` as never }).where('id', '=', id).execute();
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Ids in URLs and tokens are untrusted: a malformed one is "not found", not a database error. */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}

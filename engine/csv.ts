@@ -23,6 +23,7 @@
 import { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { normaliseSport } from '../lib/sports.ts';
+import { parseInstant } from '../lib/time.ts';
 import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
 
 /** Columns read besides the metric channels; every other column is ignored. */
@@ -172,36 +173,11 @@ class Rows {
 
 // ─── Cells ───────────────────────────────────────────────────────────────────────────────────────
 
-/**
- * ISO 8601 extended date-time: `YYYY-MM-DDThh:mm[:ss[.fff…]]` (a space or lowercase `t` also
- * separates date and time, as RFC 3339 allows) with `Z`, `±hh`, `±hh:mm` or `±hhmm`.
- */
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
-/** Real UTC offsets lie within −12:00 … +14:00. */
-const MAX_OFFSET_SECONDS = 14 * 3600;
-
 function parseTimestamp(text: string, line: number): { t: number; offsetSeconds: number } {
-  const invalid = (why: string) => new IngestError('csv_invalid_timestamp', `line ${line}: timestamp "${text}" ${why}.`);
   if (text === '') throw new IngestError('csv_invalid_timestamp', `line ${line}: the timestamp is empty.`);
-  const m = ISO_DATE_TIME.exec(text);
-  if (!m) throw invalid('is not an ISO 8601 date-time (e.g. 2026-05-18T15:32:00Z)');
-  const [, y, mo, d, h, mi, s, fraction, zulu, sign, oh, om] = m;
-  if (!zulu && !sign) throw new IngestError('csv_naive_timestamp', `line ${line}: timestamp "${text}" has no UTC offset (add Z or ±hh:mm).`);
-
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s ?? '0'].map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) throw invalid('is not a valid date and time');
-  const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60) + 0 : 0; // + 0: no −0
-  if (Number(om ?? 0) > 59 || Math.abs(offsetSeconds) > MAX_OFFSET_SECONDS) throw invalid('has a UTC offset beyond ±14:00');
-
-  const utc = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  if (year < 100) utc.setUTCFullYear(year); // Date.UTC maps years 0–99 to 1900–1999
-  const ms = fraction ? Number(`0.${fraction}`) * 1000 : 0;
-  return { t: utc.getTime() + ms - offsetSeconds * 1000, offsetSeconds };
-}
-
-function isLeap(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const parsed = parseInstant(text);
+  if (parsed.ok) return parsed;
+  throw new IngestError(parsed.naive ? 'csv_naive_timestamp' : 'csv_invalid_timestamp', `line ${line}: timestamp "${text}" ${parsed.why}.`);
 }
 
 /** A decimal number (optional sign, fraction and exponent); hex, `NaN`, `Infinity` and decimal commas are not. */

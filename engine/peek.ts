@@ -21,6 +21,8 @@
  * ISO 8601 date-time with `Z` or a UTC offset; null for a naive or invalid value, a missing or
  * duplicated timestamp column, no data row, or a first row not within the first 64 KiB.
  */
+import { parse as parseCsvSync } from 'csv-parse/sync';
+import { parseInstant } from '../lib/time.ts';
 
 export type PeekFormat = 'fit' | 'csv';
 
@@ -163,81 +165,24 @@ function fitRecordedAt(bytes: Uint8Array): Date | null {
 
 const CSV_PEEK_BYTES = 64 * 1024;
 
-/**
- * ISO 8601 extended date-time, as the ingest parser accepts it: `YYYY-MM-DDThh:mm[:ss[.fff…]]`
- * (`T`, `t` or a space) with `Z`, `±hh`, `±hh:mm` or `±hhmm`.
- */
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
-const MAX_OFFSET_MINUTES = 14 * 60;
-
 function csvRecordedAt(bytes: Uint8Array): Date | null {
   const complete = bytes.length <= CSV_PEEK_BYTES;
-  const text = new TextDecoder('utf-8').decode(complete ? bytes : bytes.subarray(0, CSV_PEEK_BYTES)); // strips a BOM
-  const records = firstRecords(text, complete, 2);
+  const head = new TextDecoder('utf-8').decode(complete ? bytes : bytes.subarray(0, CSV_PEEK_BYTES)); // strips a BOM
+  // Of a longer file, only whole lines: a row cut off at the peek limit is not read.
+  const text = complete ? head : head.slice(0, head.lastIndexOf('\n') + 1);
+  let records: string[][];
+  try {
+    // The header and the first data row.
+    records = parseCsvSync(text, { to: 2, trim: true, skip_empty_lines: true, relax_column_count: true });
+  } catch {
+    return null;
+  }
   if (records.length < 2) return null;
   const header = records[0]!.map((cell) => cell.trim().toLowerCase());
   const column = header.indexOf('timestamp');
   if (column < 0 || header.indexOf('timestamp', column + 1) >= 0) return null;
   const cell = records[1]![column];
-  return cell === undefined ? null : parseInstant(cell.trim());
+  const instant = cell === undefined ? undefined : parseInstant(cell.trim());
+  return instant?.ok ? new Date(instant.t) : null;
 }
 
-/**
- * The first `count` non-blank records of CSV text (comma-separated, `"` quoting with `""`
- * escapes, LF/CRLF/CR line ends). A record still open at the end of `text` counts only when
- * `text` is the whole file.
- */
-function firstRecords(text: string, complete: boolean, count: number): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let cell = '';
-  let quoted = false;
-  let inQuotes = false;
-  const endRecord = () => {
-    record.push(cell);
-    const blank = record.length === 1 && !quoted && cell.trim() === '';
-    if (!blank) records.push(record);
-    record = [];
-    cell = '';
-    quoted = false;
-  };
-  for (let i = 0; i < text.length && records.length < count; i++) {
-    const ch = text[i]!;
-    if (inQuotes) {
-      if (ch === '"') {
-        if (text[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else inQuotes = false;
-      } else cell += ch;
-    } else if (ch === '"') {
-      inQuotes = true;
-      quoted = true;
-    } else if (ch === ',') {
-      record.push(cell);
-      cell = '';
-      quoted = false;
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      endRecord();
-    } else cell += ch;
-  }
-  if (records.length < count && complete && !inQuotes && (cell !== '' || record.length > 0)) endRecord();
-  return records;
-}
-
-function parseInstant(text: string): Date | null {
-  const m = ISO_DATE_TIME.exec(text);
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s, fraction, zulu, sign, oh, om] = m;
-  if (!zulu && !sign) return null;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s ?? '0'].map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
-  date.setUTCFullYear(year, month - 1, day);
-  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null; // 2024-02-30
-  const offsetMinutes = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om ?? 0)) : 0;
-  if (Number(om ?? 0) > 59 || Math.abs(offsetMinutes) > MAX_OFFSET_MINUTES) return null;
-  const ms = fraction ? Number(`0.${fraction}`) * 1000 : 0;
-  return new Date(date.getTime() + ms - offsetMinutes * 60_000);
-}

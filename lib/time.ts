@@ -34,6 +34,34 @@ export function parseDay(value: string): string | undefined {
   return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(value) ? value : undefined;
 }
 
-/** An ISO 8601 instant with a UTC offset (`Z`, `+02:00`, `+0200`); a naive time is not an instant. */
-export const INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
-export const NAIVE_PATTERN = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+/**
+ * ISO 8601 extended date-time: `YYYY-MM-DDThh:mm[:ss[.fff…]]` (a space or lowercase `t` also
+ * separates date and time, as RFC 3339 allows) with `Z`, `±hh`, `±hh:mm` or `±hhmm`.
+ */
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+/** Real UTC offsets lie within −12:00 … +14:00. */
+const MAX_OFFSET_SECONDS = 14 * 3600;
+
+export type ParsedInstant =
+  | { ok: true; /** epoch ms */ t: number; offsetSeconds: number }
+  | { ok: false; /** a valid date-time without an offset: not an instant */ naive: boolean; why: string };
+
+/**
+ * An instant written with its UTC offset (CSV timestamps, query bounds, trace times). A naive
+ * date-time is refused as such (`naive: true`), so callers can say what is missing.
+ */
+export function parseInstant(text: string): ParsedInstant {
+  const invalid = (why: string): ParsedInstant => ({ ok: false, naive: false, why });
+  const m = ISO_DATE_TIME.exec(text);
+  if (!m) return invalid('is not an ISO 8601 date-time (e.g. 2026-05-18T15:32:00Z)');
+  const [, y, mo, d, h, mi, s, fraction, zulu, sign, oh, om] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
+  date.setUTCFullYear(year, month - 1, day); // not Date.UTC: it maps years 0–99 to 1900–1999
+  if (month < 1 || month > 12 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return invalid('is not a valid date and time');
+  if (!zulu && !sign) return { ok: false, naive: true, why: 'has no UTC offset (add Z or ±hh:mm)' };
+  const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60) + 0 : 0; // + 0: no −0
+  if (Number(om ?? 0) > 59 || Math.abs(offsetSeconds) > MAX_OFFSET_SECONDS) return invalid('has a UTC offset beyond ±14:00');
+  const ms = fraction ? Number(`0.${fraction}`) * 1000 : 0;
+  return { ok: true, t: date.getTime() + ms - offsetSeconds * 1000, offsetSeconds };
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { normaliseSport } from '../../lib/sports.ts';
-import { INSTANT_PATTERN, parseDay } from '../../lib/time.ts';
+import { parseDay, parseInstant } from '../../lib/time.ts';
 
 /**
  * Query parameter shapes shared by the activity endpoints (API.md Conventions): arrays repeat the
@@ -38,10 +38,8 @@ export const TimeBoundParam = z
   .transform((value, ctx): TimeBound => {
     const day = parseDay(value);
     if (day) return { day };
-    if (INSTANT_PATTERN.test(value)) {
-      const instant = new Date(value);
-      if (!Number.isNaN(instant.getTime())) return { instant };
-    }
+    const instant = parseInstant(value);
+    if (instant.ok) return { instant: new Date(instant.t) };
     ctx.addIssue({
       code: 'custom',
       message: `"${value}" is neither a date (YYYY-MM-DD) nor an instant with a UTC offset (2026-05-18T15:32:00Z)`,
