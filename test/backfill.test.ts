@@ -10,7 +10,10 @@ import { buildActivityFit } from './helpers/fit-builder.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { yazlZip } from './helpers/zip.ts';
 import { envOf, kill, startWorkerProcess } from './helpers/worker-process.ts';
-import type { User } from '../db/database.ts';
+import type { Job } from 'bullmq';
+import { createBackfill, markBackfillScanned } from '../db/backfills.ts';
+import { backfillProcessor } from '../workers/backfill.ts';
+import type { BackfillJob } from '../workers/connections.ts';
 
 const DAY = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -194,4 +197,15 @@ test.serial('a worker killed mid-backfill resumes without duplicates; the stream
   } finally {
     await api.close();
   }
+});
+
+test('a backfill job run again after its scan finished queues what is left and does not fail the backfill', async (t) => {
+  const { user } = await athlete(service);
+  const { db, queues, config, log } = service.deps;
+  const row = await createBackfill(db, { user_id: user.id, origin: 'api', filename: 'export.zip' });
+  await markBackfillScanned(db, row.id, { total: 0, skipped: 0 }, new Date());
+  const process = backfillProcessor({ db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() });
+  // The archive was removed by the first run; the retry must not take that for a lost archive.
+  t.deepEqual(await process({ data: { backfillId: row.id } } as Job<BackfillJob>), { queued: 0 });
+  t.is((await backfillOf(service, user.id)).status, 'loading');
 });

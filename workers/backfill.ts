@@ -82,6 +82,11 @@ export function backfillProcessor(deps: BackfillDeps) {
     const row = await findBackfill(deps.db, job.data.backfillId);
     if (!row || row.status === 'completed' || row.status === 'failed') return { skipped: true };
     const file = archivePath(deps.dataDir, row.id);
+    // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
+    if (row.status === 'loading') {
+      await rm(file, { force: true });
+      return { queued: (await requeue(deps, row.id)).length };
+    }
     let reader: HistoryReader;
     try {
       reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes });
@@ -93,7 +98,7 @@ export function backfillProcessor(deps: BackfillDeps) {
       return { failed: message };
     }
     try {
-      const result = row.status === 'scanning' ? await scanHistory(deps, row, reader) : { queued: (await requeue(deps, row.id)).length };
+      const result = await scanHistory(deps, row, reader);
       await rm(file, { force: true });
       return result;
     } finally {

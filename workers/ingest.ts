@@ -96,7 +96,7 @@ async function removeLeftovers(dataDir: string, userId: string, ids: string[]) {
   await removeFiles(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => path.join(dir, n)));
 }
 
-async function finishBackfill(deps: IngestDeps, source: Source) {
+async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, source: Source) {
   if (source.backfill_id && (await completeBackfillIfDone(deps.db, source.backfill_id, deps.now()))) {
     deps.log.info('backfill completed', { backfill_id: source.backfill_id });
   }
@@ -110,7 +110,7 @@ export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>,
   if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
   if (await markSourceFailed(deps.db, job.data.sourceId, 'internal_error', 'The file could not be processed; upload it again later', deps.now())) {
     const source = await findSource(deps.db, job.data.sourceId);
-    if (source) await finishBackfill({ ...deps } as IngestDeps, source);
+    if (source) await finishBackfill(deps, source);
   }
   deps.log.error('ingest gave up', { source_id: job.data.sourceId, err });
 }

@@ -64,7 +64,6 @@ const METRIC_LABELS: Record<string, string> = {
   heart_rate: 'heart rate',
   core_temperature: 'core temperature',
   smo2: 'SmO₂',
-  thb: 'tHb',
 };
 const metricLabel = (m: string) => METRIC_LABELS[m] ?? m.replace(/_/g, ' ');
 
