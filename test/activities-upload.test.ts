@@ -170,7 +170,8 @@ test('a corrupt file fails alone: truncated and bit-flipped FIT files fail with 
   t.like(empty, { status: 'failed', error: { code: 'empty_file' } });
 });
 
-test('upload validation: 11 files, no file, an unknown format (refused at once, nothing stored), a bad sport, too large (413)', async (t) => {
+// Serial: it checks that DATA_DIR/tmp is empty afterwards, which a concurrent upload of another test would break.
+test.serial('upload validation: 11 files, no file, an unknown format (refused at once, nothing stored), a bad sport, too large (413)', async (t) => {
   const { user, token } = await athlete();
   const one = { name: 'a.fit', bytes: fixture('4078723797.fit') };
   const eleven = await upload(service, token, Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.csv`, bytes: csv(`timestamp,power\n2026-01-0${1 + (i % 9)}T00:00:0${i % 10}Z,1\n`) })));
