@@ -1,0 +1,211 @@
+/**
+ * Longitudinal curves: the best over many activities, keeping which activity (its index in the
+ * input, oldest activity first) each point comes from.
+ *
+ * - From stored curves (no `after`): the value-indexed view of each activity was stored at
+ *   ingestion; the longitudinal one is, per intensity level, the longest duration of any activity
+ *   (mergeValueIndexed). Ties go to the older activity.
+ * - After accumulated work (`after`): the curves of the part of each activity after its work
+ *   (Σ x·1 s: J for power, m for speed) first reaches each threshold, computed from the samples
+ *   (meanMaxAfter, one pass for every threshold). Activities are visited oldest first; the running
+ *   best of the activities seen so far is the floor below which a window cannot matter, which
+ *   prunes most windows of most activities (DESIGN.md §4). A chunk of activities is one pool task;
+ *   chunks are merged in order (mergeChunks), so the answer does not depend on how they were split.
+ */
+import { meanMaxAfter } from './mean-max.ts';
+import { mergeCurves, mergeValueIndexed, valueIndexed } from './value-indexed.ts';
+import { awdPercentiles, sumAwd, type AwdPercentiles } from './awd.ts';
+
+/** Per intensity level k = 1..K (index k−1): the longest duration, its window's start (sample index) and its activity. */
+export interface LevelCurve {
+  duration: Int32Array;
+  start: Int32Array;
+  owner: Int32Array;
+}
+/** Per requested duration: the best mean, its window's start and its activity (NaN / -1 / -1 when none). */
+export interface DurationCurve {
+  best: Float64Array;
+  start: Int32Array;
+  owner: Int32Array;
+}
+
+/** Many activities' arrays in one buffer: activity a is values[offsets[a] .. offsets[a+1]). */
+export interface Packed<A extends Float64Array | Int32Array> {
+  values: A;
+  offsets: Int32Array;
+}
+
+function parts<A extends Float64Array | Int32Array>(p: Packed<A>): A[] {
+  const out: A[] = [];
+  for (let a = 0; a + 1 < p.offsets.length; a++) out.push(p.values.subarray(p.offsets[a]!, p.offsets[a + 1]!) as A);
+  return out;
+}
+
+/** The longitudinal value-indexed curve from stored per-activity level curves (same packing for durations and starts). */
+export function mergeStoredLevels(duration: Packed<Int32Array>, start: Packed<Int32Array>): LevelCurve {
+  const d = parts(duration);
+  const s = parts(start);
+  return mergeValueIndexed(d.map((x, i) => ({ duration: x, start: s[i]! })));
+}
+
+/**
+ * Where each threshold's suffix begins: the first sample index i at which the accumulated work
+ * Σ x[0..i) reaches the threshold (0 for a threshold ≤ 0; n when the activity never reaches it).
+ * Thresholds ascending give cuts ascending.
+ */
+export function workCuts(x: Float64Array, thresholds: Float64Array): Int32Array {
+  const cuts = new Int32Array(thresholds.length).fill(x.length);
+  let sum = 0;
+  let j = 0;
+  while (j < thresholds.length && thresholds[j]! <= 0) cuts[j++] = 0;
+  for (let i = 0; i < x.length && j < thresholds.length; i++) {
+    sum += x[i]!;
+    while (j < thresholds.length && sum >= thresholds[j]!) cuts[j++] = i + 1;
+  }
+  return cuts;
+}
+
+export interface AfterInput {
+  /** Each activity's work series (gaps as 0), oldest activity first. */
+  samples: Packed<Float64Array>;
+  /** Work thresholds, ascending (J for power, m for speed). */
+  thresholds: Float64Array;
+  /** Durations (ascending) for the duration-indexed curve; null for the value-indexed one. */
+  durations: Int32Array | null;
+  /** Level step (1 W, 0.01 m/s) for the value-indexed curve. */
+  step: number;
+}
+
+/** One curve per threshold: duration-indexed (`best`) or value-indexed (`duration`), with start and owner. */
+export type AfterOutput = { kind: 'duration'; curves: DurationCurve[] } | { kind: 'intensity'; curves: LevelCurve[] };
+
+export function longitudinalAfter(input: AfterInput): AfterOutput {
+  const activities = parts(input.samples);
+  const m = input.thresholds.length;
+  return input.durations ? afterByDuration(activities, input.thresholds, input.durations, m) : afterByIntensity(activities, input.thresholds, input.step, m);
+}
+
+function afterByDuration(activities: Float64Array[], thresholds: Float64Array, durations: Int32Array, m: number): AfterOutput {
+  const curves: DurationCurve[] = Array.from({ length: m }, () => ({
+    best: new Float64Array(durations.length).fill(Number.NaN),
+    start: new Int32Array(durations.length).fill(-1),
+    owner: new Int32Array(durations.length).fill(-1),
+  }));
+  const floor = new Float64Array(durations.length);
+  activities.forEach((x, a) => {
+    const cuts = workCuts(x, thresholds);
+    if (cuts[0] === x.length) return; // never reaches the smallest threshold
+    // The common floor is the lowest of the thresholds' running bests: a window below it matters to none.
+    for (let k = 0; k < durations.length; k++) {
+      let f = Infinity;
+      for (const c of curves) f = Math.min(f, c.best[k]!); // NaN (nothing yet) → no floor
+      floor[k] = f === f && f !== Infinity ? f : Number.NaN;
+    }
+    const got = meanMaxAfter(x, durations, cuts, { floor });
+    for (let j = 0; j < m; j++) {
+      const c = curves[j]!;
+      const best = got.best[j]!;
+      const start = got.start[j]!;
+      for (let k = 0; k < durations.length; k++) {
+        const v = best[k]!;
+        const old = c.best[k]!;
+        if (v === v && (old !== old || v > old)) {
+          c.best[k] = v;
+          c.start[k] = start[k]!;
+          c.owner[k] = a;
+        }
+      }
+    }
+  });
+  return { kind: 'duration', curves };
+}
+
+function afterByIntensity(activities: Float64Array[], thresholds: Float64Array, step: number, m: number): AfterOutput {
+  const longest = activities.reduce((n, x) => Math.max(n, x.length), 0);
+  // Per threshold: the running best mean at every duration and its suffix maximum (the floor).
+  const best = Array.from({ length: m }, () => new Float64Array(longest).fill(Number.NaN));
+  let merged: LevelCurve[] = Array.from({ length: m }, () => ({ duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }));
+  const suffix = new Float64Array(longest);
+  activities.forEach((x, a) => {
+    const cuts = workCuts(x, thresholds);
+    if (cuts[0] === x.length) return;
+    const n = x.length;
+    const durations = new Int32Array(n);
+    for (let d = 1; d <= n; d++) durations[d - 1] = d;
+    // A window at duration d can lengthen some level only if its mean beats every longer duration's running best.
+    const floor = new Float64Array(n).fill(Infinity);
+    for (let j = 0; j < m; j++) {
+      let s = Number.NaN;
+      for (let d = longest; d >= 1; d--) {
+        const v = best[j]![d - 1]!;
+        if (v === v && !(s >= v)) s = v;
+        suffix[d - 1] = s;
+      }
+      for (let d = 0; d < n; d++) floor[d] = Math.min(floor[d]!, suffix[d]!); // NaN → NaN (no floor)
+    }
+    for (let d = 0; d < n; d++) if (floor[d] === Infinity) floor[d] = Number.NaN;
+    const got = meanMaxAfter(x, durations, cuts, { floor });
+    for (let j = 0; j < m; j++) {
+      const curve = got.best[j]!;
+      const own = valueIndexed(curve, got.start[j]!, step);
+      if (!own.duration.length) continue;
+      const owner = new Int32Array(own.duration.length).fill(a);
+      merged[j] = combineLevels(merged[j]!, { ...own, owner });
+      const b = best[j]!;
+      for (let d = 0; d < n; d++) {
+        const v = curve[d]!;
+        if (v === v && !(b[d]! >= v)) b[d] = v;
+      }
+    }
+  });
+  return { kind: 'intensity', curves: merged };
+}
+
+/** Two level curves with owners → per level the longer duration; ties keep `older`. */
+export function combineLevels(older: LevelCurve, newer: LevelCurve): LevelCurve {
+  const m = mergeValueIndexed([older, newer]);
+  const owner = new Int32Array(m.duration.length);
+  for (let k = 0; k < owner.length; k++) owner[k] = m.owner[k] === 0 ? older.owner[k]! : m.owner[k] === 1 ? newer.owner[k]! : -1;
+  return { duration: m.duration, start: m.start, owner };
+}
+
+/** Two duration curves with owners (same durations) → elementwise best; ties keep `older`. */
+export function combineDurations(older: DurationCurve, newer: DurationCurve): DurationCurve {
+  const m = mergeCurves([older, newer]);
+  const owner = new Int32Array(m.best.length);
+  for (let k = 0; k < owner.length; k++) owner[k] = m.owner[k] === 0 ? older.owner[k]! : m.owner[k] === 1 ? newer.owner[k]! : -1;
+  return { best: m.best, start: m.start, owner };
+}
+
+/** Merge the outputs of consecutive chunks (oldest chunk first; `firsts[c]` = global index of chunk c's first activity). */
+export function mergeChunks(outputs: AfterOutput[], firsts: number[]): AfterOutput {
+  const shift = (owner: Int32Array, by: number) => owner.map((o) => (o < 0 ? o : o + by));
+  let result: AfterOutput | undefined;
+  outputs.forEach((out, c) => {
+    const by = firsts[c]!;
+    if (out.kind === 'duration') {
+      const curves = out.curves.map((x) => ({ ...x, owner: shift(x.owner, by) }));
+      result = result?.kind === 'duration' ? { kind: 'duration', curves: result.curves.map((r, j) => combineDurations(r, curves[j]!)) } : { kind: 'duration', curves };
+    } else {
+      const curves = out.curves.map((x) => ({ ...x, owner: shift(x.owner, by) }));
+      result = result?.kind === 'intensity' ? { kind: 'intensity', curves: result.curves.map((r, j) => combineLevels(r, curves[j]!)) } : { kind: 'intensity', curves };
+    }
+  });
+  if (!result) throw new RangeError('mergeChunks needs at least one output');
+  return result;
+}
+
+/**
+ * Longitudinal accumulated work duration: the activities' AWD arrays summed per training day
+ * (`day[a]` numbers activity a's day; days need not be contiguous or ordered), then per level the
+ * highest day and the given quantiles over the days (engine/awd.ts).
+ */
+export function dailyAwdPercentiles(awd: Packed<Int32Array>, day: Int32Array, quantiles: Float64Array): AwdPercentiles {
+  const byDay = new Map<number, Int32Array[]>();
+  parts(awd).forEach((a, i) => {
+    const list = byDay.get(day[i]!);
+    if (list) list.push(a);
+    else byDay.set(day[i]!, [a]);
+  });
+  return awdPercentiles([...byDay.values()].map(sumAwd), [...quantiles]);
+}

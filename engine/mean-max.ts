@@ -1,0 +1,549 @@
+/**
+ * Mean-max, exact and fast: the plain prefix-sum scan's answers (engine/mean-max-plain.ts), bit for
+ * bit, found by branch and bound instead of by visiting every window (DESIGN.md §4).
+ *
+ * Same arithmetic as the plain scan: P[0] = 0, P[i+1] = P[i] + x[i] (sequential Float64 additions
+ * over the whole series, whatever `from` is); a window's sum is P[i+d] − P[i]; the best is the
+ * greatest sum, the EARLIEST start among equal ones, and the mean is that sum / d. Every sum compared
+ * here is computed that way, so the same window gives the identical value.
+ *
+ * The starts are cut into blocks of B = 16. Durations are taken in ascending order; for each one:
+ *
+ * 1. Lower bound: the previous duration's best window grown to the new length (to the right, to the
+ *    left, centred; clamped into the series). It contains the old window, so the best sum falls by
+ *    at most Δd·min(x) from one duration to the next.
+ * 2. Each awake block is settled: by its bound, or, when the bound cannot rule it out, by summing its
+ *    windows exactly as the plain scan does (greater wins; equal wins only at an earlier start).
+ *    The bound: for any slope a and Q[k] = P[k] − a·k, P[i+d] − P[i] = a·d + Q[i+d] − Q[i], so for
+ *    every start i of the block [s, s+B):
+ *
+ *        P[i+d] − P[i]  ≤  a·d + max Q[s+d .. s+d+B) − min Q[s .. s+B)
+ *
+ *    With a near the best mean Q is nearly flat, and the bound is the block's best sum plus Q's
+ *    wobble inside two blocks. Q's block minima and sliding maxima (van Herk / Gil-Werman) cost O(n)
+ *    to build, so they are rebuilt only when the best mean has drifted away from a (a stale a
+ *    loosens the bound, it never breaks it): a handful of times per series. Durations below
+ *    BOUND_FROM, where the bound is loose, sum every awake block.
+ * 3. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ its
+ *    windows gain at most Δ·max(x) while the best gains at least Δ·min(x) (step 1), so it stays
+ *    below while Δ·(max(x) − min(x)) < g. Blocks wait in one list per wake-up duration, so a
+ *    duration touches only the blocks that wake at it: far from the best they sleep for hundreds of
+ *    durations, near it they wake every duration or so.
+ *
+ * Why exact. Let i* be the earliest window with the greatest sum at d. The running best is always a
+ * real window, so its sum never exceeds sum(i*). i*'s block is not asleep: a sleep proves its sums
+ * below the best (or, for a block after the best's start, at most equal to a window starting
+ * earlier), which i* is not. Its bound is ≥ sum(i*) ≥ the running best, and an equal bound does not
+ * rule out a block holding a start earlier than the running best's; so it is summed, i* wins
+ * (greater, or equal and earlier) and nothing replaces it. Floating point: `tol`, added to every
+ * bound and taken off every gap, covers the rounding of a·k, Q, the bound and the sums (below
+ * 20·n·max|x|·2⁻⁵³; tol = 3·n·max|x|·2⁻⁴⁴). When every sample is an integer and n·max|x| < 2⁴², a
+ * is rounded to a multiple of 1/256 and every quantity above is exact: tol = 0, and ties (constant
+ * or all-zero power, long equal stretches) are settled exactly, and cheaply.
+ *
+ * Scanned in full instead (the plain scan, earliest start on ties): series shorter than SMALL,
+ * durations more than SPARSE apart (e.g. the 19 default durations: nearly every block would be
+ * awake and the bound rebuilt each time), and spells after a duration that summed most windows
+ * anyway (sums equal up to rounding, e.g. a constant 0.1: no bound can rule anything out). A full
+ * scan of long windows still skips the blocks that a bound needing no tables rules out
+ * (scanCoarse: the slope a = min(x), for which Q never falls).
+ *
+ * `floor` (the longitudinal running best) raises the bar: nothing whose mean is not above it is
+ * reported, so blocks below it are ruled out and sleep as well, the floor's own growth between
+ * durations taking the place of min(x) when it is slower. "After" curves share one pass: the
+ * suffixes from the cuts are nested, so the best from cut j is the better of the best from cut j+1
+ * and the windows starting in [cuts[j], cuts[j+1]), and only those are searched (with their own
+ * sleeping blocks), from the last cut backwards.
+ *
+ * NaN in the samples is NOT handled: callers zero-fill gaps first (a pause is zero work, DESIGN.md
+ * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
+ * is scanned in full, which still gives the plain scan's answer.
+ *
+ * Cost: no exact algorithm substantially below O(n²) is known; this one prunes. For a 4 h ride at
+ * 1 Hz over every duration it sums about 1 % of the plain scan's n²/2 windows and checks a bound
+ * for about 0.3 % (bench/engine-mean-max.ts: some 20× faster).
+ */
+
+export interface MeanMaxOptions {
+  /** Only windows whose start index is ≥ from count (windows still end inside the series). Default 0. */
+  from?: number;
+  /**
+   * Per-duration lower bound (same length as durations): a duration's result is reported only when
+   * its best mean is STRICTLY greater than floor[k]; otherwise best[k] = NaN, start[k] = -1. Used
+   * for longitudinal curves from raw streams, where the running best over earlier activities
+   * prunes windows. NaN floor = no bound.
+   */
+  floor?: Float64Array;
+}
+
+/** Starts per block: B = 2^LOG_B. */
+const LOG_B = 4;
+const B = 1 << LOG_B;
+/** Shorter durations sum every awake block: the bound is loose against short windows. */
+const BOUND_FROM = 48;
+/** Durations further apart than this (or than this on average over the next 16) are scanned in full: nearly every block would be awake. */
+const SPARSE = 16;
+/** When a duration sums most windows all the same, the next this many are scanned in full (doubling while it recurs). */
+const FULL_SPELL = 64;
+/** Durations at least this long, scanned in full, skip blocks by a bound needing no tables (scanCoarse). */
+const COARSE_FROM = 32;
+/** Shorter series are scanned in full: n²/2 sums cost less than setting up the search. */
+const SMALL = 128;
+/** Rebuild the bound when the best mean is further than this × mean |x| (× d / 512 beyond 512 s) from its slope. */
+const DRIFT = 0.2;
+
+/**
+ * Exact mean-max at `durations` (Int32Array, strictly ascending, each ≥ 1; RangeError otherwise).
+ * Output identical to meanMaxPlain: best[k] = (P[i+d] − P[i]) / d from the same prefix sums and
+ * start[k] the earliest start among tied best windows; a duration longer than the series (or than
+ * the part from `from`) → NaN / -1. Samples must not contain NaN: zero-fill gaps first.
+ */
+export function meanMax(samples: Float64Array, durations: Int32Array, best: Float64Array, start: Int32Array, options: MeanMaxOptions = {}): void {
+  const from = options.from ?? 0;
+  if (!Number.isInteger(from) || from < 0) throw new RangeError(`from must be an integer ≥ 0, got ${from}`);
+  if (best.length < durations.length || start.length < durations.length) throw new RangeError('best and start need one entry per duration');
+  run(samples, durations, Int32Array.of(Math.min(from, samples.length)), options.floor, [best], [start]);
+}
+
+/** Every duration 1..n: best[d-1], start[d-1]. */
+export function meanMaxAll(samples: Float64Array): { best: Float64Array; start: Int32Array } {
+  const n = samples.length;
+  const durations = new Int32Array(n);
+  for (let d = 1; d <= n; d++) durations[d - 1] = d;
+  const best = new Float64Array(n);
+  const start = new Int32Array(n);
+  run(samples, durations, Int32Array.of(0), undefined, [best], [start]);
+  return { best, start };
+}
+
+/**
+ * "After X kJ" curves: for each cut c (start indexes, ascending, 0 ≤ c ≤ n), the mean-max over the
+ * suffix samples[c..n) — windows starting at ≥ c — at every duration; a suffix shorter than d →
+ * NaN/-1. Identical to meanMax(samples, durations, …, { from: cuts[j] }) for each j, in one pass
+ * over the windows (see the module comment). `floor` as in MeanMaxOptions, for every cut.
+ */
+export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts: Int32Array, options: { floor?: Float64Array } = {}): { best: Float64Array[]; start: Int32Array[] } {
+  for (let j = 0; j < cuts.length; j++) {
+    const c = cuts[j]!;
+    if (c < 0 || c > samples.length || (j > 0 && c < cuts[j - 1]!)) throw new RangeError(`cuts must be ascending, within 0..${samples.length}`);
+  }
+  const best = Array.from(cuts, () => new Float64Array(durations.length));
+  const start = Array.from(cuts, () => new Int32Array(durations.length));
+  run(samples, durations, cuts, options.floor, best, start);
+  return { best, start };
+}
+
+/** A series' prefix sums, the bound for the current slope, and the running best of the search. */
+interface Kernel {
+  n: number;
+  P: Float64Array;
+  /** W[k] = max Q[k .. k+B) ∩ [0, n] (or a little more near n), Q[k] = P[k] − a·k. */
+  W: Float64Array;
+  /** Scratch for W: prefix maxima of Q inside aligned blocks. */
+  pre: Float64Array;
+  /** minQ[b] = min Q[bB .. bB+B) ∩ [0, n]. */
+  minQ: Float64Array;
+  a: number;
+  built: boolean;
+  /** Added to every bound and taken off every gap: the rounding error's bound (0 when exact). */
+  tol: number;
+  exact: boolean;
+  minX: number;
+  maxX: number;
+  meanAbs: number;
+  /** The running best: a real window's sum and start (−∞ / −1 before the first). */
+  bs: number;
+  bi: number;
+  /** Windows summed by `wake` for the current duration. */
+  summed: number;
+}
+
+/** The blocks of each cut's own starts, asleep in one list per wake-up duration. */
+interface Sleepers {
+  /** head[j·(n+2) + w]: the first block of cut j waking at duration w, −1 for none. */
+  head: Int32Array;
+  /** next[j·nb + b]: the block after b in its list. */
+  next: Int32Array;
+  /** drained[j]: the lists of cut j are emptied up to this duration. */
+  drained: Int32Array;
+  nb: number;
+  /** 1 / the fastest a block can close a gap on the running best, per duration (shaded down); 0: never. */
+  inv: number;
+  /** The same on the floor, per duration index (floorRates). */
+  barInv: Float64Array | undefined;
+}
+
+function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, floor: Float64Array | undefined, bestOut: Float64Array[], startOut: Int32Array[]): void {
+  for (let k = 0; k < durations.length; k++) {
+    const d = durations[k]!;
+    if (!(d >= 1) || (k > 0 && d <= durations[k - 1]!)) throw new RangeError('durations must be strictly ascending, each ≥ 1');
+  }
+  if (floor && floor.length !== durations.length) throw new RangeError('floor needs one value per duration');
+  const t = prepare(samples);
+  const n = t.n;
+  const m = cuts.length;
+  const bars = floor ? floorSums(floor, durations) : undefined;
+  const finite = Number.isFinite(t.P[n]!); // a non-finite prefix sum stays non-finite: P[n] tells
+  let q: Sleepers | undefined; // made at the first duration that prunes
+  const runSum = new Float64Array(m); // this duration's best per cut, read by the cut before it
+  const runStart = new Int32Array(m);
+  const lastStart = Int32Array.from(cuts); // the latest real best per cut, grown into the next lower bound
+
+  let prevD = 0;
+  let fullUntil = 0; // durations up to this are scanned in full: pruning has not been paying
+  let spell = FULL_SPELL;
+  for (let k = 0; k < durations.length; k++) {
+    const d = durations[k]!;
+    const hi = n - d; // the last start of a window of d
+    const f = floor ? floor[k]! : Number.NaN;
+    const bar = bars ? bars[k]! : -Infinity;
+    // In full: no prefix sums to trust, a short series, durations too far apart for sleeping blocks
+    // to pay, or a spell after pruning failed.
+    const full = !finite || n < SMALL || d - prevD > SPARSE || !dense(durations, k) || d <= fullUntil;
+    if (!full && !q) q = sleepers(t, cuts, durations, bars);
+    const bound = !full && d >= BOUND_FROM;
+    if (bound && m > 0 && cuts[0]! <= hi) {
+      t.bs = -Infinity;
+      t.bi = -1;
+      extend(t, d, prevD, lastStart[0]!, cuts[0]!, hi);
+      retune(t, Math.max(t.bs, bar) / d, d);
+    }
+    t.summed = 0;
+    let windows = 0;
+    for (let j = m - 1; j >= 0; j--) {
+      const c = cuts[j]!;
+      if (c > hi) {
+        runSum[j] = -Infinity;
+        runStart[j] = -1;
+        bestOut[j]![k] = Number.NaN;
+        startOut[j]![k] = -1;
+        continue;
+      }
+      const last = j + 1 < m ? Math.min(cuts[j + 1]! - 1, hi) : hi; // this cut's own starts: c..last
+      // The later suffix's best (exact over its starts when above the bar; -∞ when it has none).
+      t.bs = j + 1 < m ? runSum[j + 1]! : -Infinity;
+      t.bi = j + 1 < m ? runStart[j + 1]! : -1;
+      if (full || !q) {
+        if (c <= last && finite && d >= COARSE_FROM && d > fullUntil) {
+          extend(t, d, prevD, lastStart[j]!, c, hi);
+          scanCoarse(t, d, c, last, bar);
+        } else if (c <= last) scanAll(t, d, c, last);
+      } else {
+        extend(t, d, prevD, lastStart[j]!, c, hi);
+        wake(t, q, j, d, c, last, bar, q.barInv ? q.barInv[k]! : Number.NaN, bound);
+      }
+      windows += Math.max(0, last - c + 1);
+      const bs = t.bs;
+      const bi = t.bi;
+      runSum[j] = bs;
+      runStart[j] = bi;
+      if (bi >= 0) lastStart[j] = bi;
+      const shown = Number.isNaN(f) || (bi >= 0 && bs / d > f);
+      bestOut[j]![k] = shown ? bs / d : Number.NaN;
+      startOut[j]![k] = shown ? bi : -1;
+    }
+    // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
+    // time it happens again.
+    if (bound && 2 * t.summed > windows) {
+      fullUntil = d + spell;
+      spell *= 2;
+    } else if (bound) spell = FULL_SPELL;
+    prevD = d;
+  }
+}
+
+/** Whether durations k, k+1, … go on for a while no further than SPARSE apart on average (blocks sleep between them). */
+function dense(durations: Int32Array, k: number): boolean {
+  const ahead = Math.min(k + 16, durations.length - 1);
+  return durations[ahead]! - durations[k]! <= (ahead - k) * SPARSE;
+}
+
+/** The prefix sums, exactly as the plain scan builds them, and the facts the bounds need. */
+function prepare(samples: Float64Array): Kernel {
+  const n = samples.length;
+  const P = new Float64Array(n + 1);
+  let integer = true;
+  let minX = Infinity;
+  let maxX = -Infinity;
+  let sumAbs = 0;
+  for (let i = 0; i < n; i++) {
+    const x = samples[i]!;
+    P[i + 1] = P[i]! + x;
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    sumAbs += Math.abs(x);
+    if (integer && !Number.isInteger(x)) integer = false;
+  }
+  const maxAbs = n > 0 ? Math.max(-minX, maxX) : 0;
+  const exact = integer && n * maxAbs < 2 ** 42;
+  return {
+    n,
+    P,
+    W: new Float64Array(0), // (these three made at the first rebuild)
+    pre: new Float64Array(0),
+    minQ: new Float64Array(0),
+    a: 0,
+    built: false,
+    tol: exact ? 0 : 3 * n * maxAbs * 2 ** -44 + 1e-300,
+    exact,
+    minX,
+    maxX,
+    meanAbs: n > 0 ? sumAbs / n : 0,
+    bs: -Infinity,
+    bi: -1,
+    summed: 0,
+  };
+}
+
+/**
+ * Per duration, the floor as a sum: any real sum ≤ bars[k] has a mean ≤ floor[k] (so it is never
+ * reported); −∞ where the floor is NaN.
+ */
+function floorSums(floor: Float64Array, durations: Int32Array): Float64Array {
+  const bars = new Float64Array(floor.length);
+  for (let k = 0; k < floor.length; k++) {
+    const f = floor[k]!;
+    const F = f * durations[k]!; // within a rounding of f·d: shade it down below f·d
+    bars[k] = Number.isNaN(f) ? -Infinity : Number.isFinite(F) ? F - Math.abs(F) * 2 ** -50 - 1e-300 : F;
+  }
+  return bars;
+}
+
+/** Every block of each cut's own starts, waking at the first duration. */
+function sleepers(t: Kernel, cuts: Int32Array, durations: Int32Array, bars: Float64Array | undefined): Sleepers {
+  const { n } = t;
+  const nb = (n >> LOG_B) + 1;
+  const m = cuts.length;
+  const head = new Int32Array(m * (n + 2)).fill(-1);
+  const next = new Int32Array(m * nb);
+  for (let j = 0; j < m; j++) {
+    const end = j + 1 < m ? cuts[j + 1]! : n; // this cut's own starts: cuts[j] .. end-1
+    if (cuts[j]! >= end) continue;
+    for (let b = (end - 1) >> LOG_B; b >= cuts[j]! >> LOG_B; b--) {
+      next[j * nb + b] = head[j * (n + 2) + 1]!;
+      head[j * (n + 2) + 1] = b;
+    }
+  }
+  // How fast a block can close its gap, per duration: on the best, max(x) − min(x) (it gains at
+  // most max(x), the grown best at least min(x): step 1 of the module comment); on the floor,
+  // max(x) − the floor's slowest growth from this duration on (floorRates).
+  const rate = t.maxX - t.minX + t.tol;
+  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, barInv: bars ? floorRates(bars, durations, t) : undefined };
+}
+
+/**
+ * Per duration index k, 1 / (max(x) − g_k) (shaded down), where g_k = min over later durations j of
+ * (bars[j] − bars[k]) / (d_j − d_k): the floor's slowest growth from k on, read off the lower
+ * convex hull of the later points (d_j, bars[j]) (monotone chain from the right: O(K)). 0 when
+ * nothing can close a gap on the floor; NaN when the floor cannot be counted on (NaN floor later).
+ */
+function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel): Float64Array {
+  const K = bars.length;
+  const out = new Float64Array(K);
+  const hull = new Int32Array(K);
+  let top = -1;
+  let unbounded = false; // a later duration has no floor
+  const slope = (k: number, j: number) => (bars[j]! - bars[k]!) / (durations[j]! - durations[k]!);
+  for (let k = K - 1; k >= 0; k--) {
+    const b = bars[k]!;
+    if (b === -Infinity) unbounded = true;
+    if (!Number.isFinite(b) || unbounded) {
+      out[k] = Number.NaN;
+      continue; // (+∞ never binds a later growth; after a −∞ nothing does)
+    }
+    while (top >= 1 && slope(k, hull[top]!) >= slope(k, hull[top - 1]!)) top--;
+    const g = top >= 0 ? slope(k, hull[top]!) : Infinity;
+    const rate = t.maxX - (g - Math.abs(g) * 2 ** -40) + t.tol;
+    out[k] = !(rate > 0) ? 0 : (1 - 2 ** -40) / rate;
+    hull[++top] = k;
+  }
+  return out;
+}
+
+/** Offers window i to the running best: greater, or equal and earlier, wins. */
+function offer(t: Kernel, d: number, i: number): void {
+  const s = t.P[i + d]! - t.P[i]!;
+  if (s > t.bs || (s === t.bs && i < t.bi)) {
+    t.bs = s;
+    t.bi = i;
+  }
+}
+
+/** The lower bound: the previous duration's best window at `p` grown to d (right, left, centred), clamped to starts lo..hi. */
+function extend(t: Kernel, d: number, prevD: number, p: number, lo: number, hi: number): void {
+  const grow = d - prevD;
+  offer(t, d, Math.min(Math.max(p, lo), hi));
+  offer(t, d, Math.min(Math.max(p - grow, lo), hi));
+  if (grow > 2) offer(t, d, Math.min(Math.max(p - (grow >> 1), lo), hi));
+}
+
+/** Rebuilds Q's block minima and sliding maxima for a slope near `mean`, when the slope in use has drifted too far from it. */
+function retune(t: Kernel, mean: number, d: number): void {
+  const target = Math.min(Math.max(mean, t.minX), t.maxX);
+  if (t.built && Math.abs(target - t.a) <= DRIFT * t.meanAbs * Math.max(1, d / 512)) return;
+  const a = t.exact ? Math.round(target * 256) / 256 : target;
+  if (!t.built) {
+    t.W = new Float64Array(t.n + 1);
+    t.pre = new Float64Array(t.n + 1);
+    t.minQ = new Float64Array((t.n >> LOG_B) + 1);
+  }
+  // Sliding maxima of width B (van Herk / Gil-Werman): within aligned blocks, prefix maxima (pre)
+  // and suffix maxima (in W), then max Q[k .. k+B) = max(suffix[k], prefix[k+B−1]).
+  const { n, P, W, pre, minQ } = t;
+  for (let s = 0, b = 0; s <= n; s += B, b++) {
+    const e = Math.min(s + B - 1, n);
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let k = s; k <= e; k++) {
+      const q = P[k]! - a * k;
+      W[k] = q;
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+      pre[k] = hi;
+    }
+    minQ[b] = lo;
+    for (let k = e - 1; k >= s; k--) {
+      const u = W[k + 1]!;
+      if (u > W[k]!) W[k] = u;
+    }
+  }
+  for (let k = 0; k <= n; k++) {
+    const u = pre[k + B - 1 < n ? k + B - 1 : n]!; // (past n: the window is cut at n)
+    if (u > W[k]!) W[k] = u;
+  }
+  t.a = a;
+  t.built = true;
+}
+
+/**
+ * Settles every block of cut j due by duration d (its lists since the last call) over the cut's own
+ * starts lo..last (those beyond `last` hold no window of d: the block is done), then puts each back
+ * to sleep for as long as it cannot reach the bar: the running best, or the floor's `bar` when
+ * higher (a block whose bound is below it cannot be reported).
+ */
+function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, bound: boolean): void {
+  const { n, P, W, minQ, tol } = t;
+  const { head, next } = q;
+  const bestInv = q.inv;
+  const floorKnown = barInv === barInv; // (not NaN)
+  const base = j * (n + 2);
+  const links = j * q.nb;
+  const ad = t.a * d + tol;
+  let bs = t.bs;
+  let bi = t.bi;
+  let summed = 0;
+  for (let w = q.drained[j]! + 1; w <= d; w++) {
+    let b = head[base + w]!;
+    head[base + w] = -1;
+    while (b >= 0) {
+      const after = next[links + b]!;
+      const s = b << LOG_B;
+      const i0 = s > lo ? s : lo;
+      const i1 = s + B - 1 < last ? s + B - 1 : last;
+      if (i0 <= i1) {
+        // `top`: the block's best sum, or a bound on it.
+        let top = bound ? ad + W[s + d]! - minQ[b]! : Infinity;
+        if (top > bar && (top > bs || (top === bs && i0 < bi))) {
+          summed += i1 - i0 + 1;
+          top = P[i0 + d]! - P[i0]!;
+          for (let i = i0 + 1; i <= i1; i++) {
+            const sum = P[i + d]! - P[i]!;
+            if (sum > top) top = sum;
+          }
+          if (top > bs || (top === bs && i0 < bi)) {
+            let i = i0;
+            while (P[i + d]! - P[i]! !== top) i++; // the block's earliest best
+            if (top > bs || i < bi) {
+              bs = top;
+              bi = i;
+            }
+          }
+        }
+        // Asleep for Δ durations while top + Δ·rate stays below the bar — or may reach it, when
+        // reaching it is not enough: the bar is the floor, or the block starts after the best (the
+        // grown best keeps its earlier start).
+        const onFloor = floorKnown && bar > bs;
+        const gap = (onFloor ? bar : bs) - top - tol;
+        const reach = onFloor || i0 > bi;
+        const inv = onFloor ? barInv : bestInv;
+        let wakeAt = d + 1;
+        if (gap > 0 || (gap === 0 && reach)) {
+          const steps = gap * inv; // inv = 0 (nothing can close a gap): asleep to the end
+          if (inv === 0 || steps >= n) wakeAt = n + 1;
+          else {
+            let k = steps | 0;
+            if (k === steps && !reach) k--; // strictly below the bar: Δ·rate < gap
+            wakeAt = d + 1 + k;
+          }
+        }
+        // Back to sleep while it still holds a start of a window of wakeAt; else it is done.
+        if (i0 <= n - wakeAt) {
+          next[links + b] = head[base + wakeAt]!;
+          head[base + wakeAt] = b;
+        }
+      }
+      b = after;
+    }
+  }
+  q.drained[j] = d;
+  t.bs = bs;
+  t.bi = bi;
+  t.summed += summed;
+}
+
+/**
+ * A scan over starts lo..hi that skips the blocks a bound needing no tables rules out: with x ≥ min x,
+ * Q[k] = P[k] − min(x)·k never falls, so every window of a block's starts i0..i1 sums at most
+ * Q[i1+d] − Q[i0] + min(x)·d = P[i1+d] − P[i0] − min(x)·(i1 − i0): the block's span of d+B−1
+ * samples, less its B−1 smallest possible. Good against long windows, none against short ones.
+ */
+function scanCoarse(t: Kernel, d: number, lo: number, hi: number, bar: number): void {
+  const { P, minX, tol } = t;
+  let bs = t.bs;
+  let bi = t.bi;
+  for (let s = (lo >> LOG_B) << LOG_B; s <= hi; s += B) {
+    const i0 = s > lo ? s : lo;
+    const i1 = s + B - 1 < hi ? s + B - 1 : hi;
+    const top = P[i1 + d]! - P[i0]! - minX * (i1 - i0) + tol;
+    if (top <= bar || top < bs || (top === bs && !(i0 < bi))) continue;
+    for (let i = i0; i <= i1; i++) {
+      const sum = P[i + d]! - P[i]!;
+      if (sum > bs || (sum === bs && i < bi)) {
+        bs = sum;
+        bi = i;
+      }
+    }
+  }
+  t.bs = bs;
+  t.bi = bi;
+}
+
+/**
+ * The plain scan over starts lo..hi, every start earlier than the running best's (the later
+ * suffix's, or none): an equal sum wins until the first win, a greater one after it.
+ */
+function scanAll(t: Kernel, d: number, lo: number, hi: number): void {
+  const P = t.P;
+  let bs = t.bs;
+  let bi = t.bi;
+  let i = lo;
+  if (bi >= 0) {
+    for (; i <= hi; i++) {
+      const s = P[i + d]! - P[i]!;
+      if (s >= bs) {
+        bs = s;
+        bi = i++;
+        break;
+      }
+    }
+  }
+  for (; i <= hi; i++) {
+    const s = P[i + d]! - P[i]!;
+    if (s > bs) {
+      bs = s;
+      bi = i;
+    }
+  }
+  t.bs = bs;
+  t.bi = bi;
+}
