@@ -14,7 +14,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createBackfill, backfillLoadedUntil, findBackfill } from '../db/backfills.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
-import { closeQueues, createQueues, createRedis, waitForRedis } from '../workers/connections.ts';
+import { closeQueues, createQueues, createRedis, enqueueCurves, waitForRedis } from '../workers/connections.ts';
+import { QueueEvents } from 'bullmq';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
 
@@ -30,6 +31,10 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       and .csv files (optionally .gz). The files are read and stored now, then loaded newest first by
       the workers (npm start or npm run worker); files already stored are not loaded twice. With
       --wait, print progress until the backfill completes.
+  curves [--user EMAIL] [--all] [--wait]
+      Recompute the stored activity curves (mean-max, value-indexed, accumulated work duration)
+      from the sample files: those missing or computed by an older version, or with --all every
+      one; of one user or of everyone. Runs as a job on the workers; --wait prints its outcome.
   keys list
       List the token signing keys (active and recently retired).
   keys rotate
@@ -159,6 +164,34 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
   }
 }
 
+async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
+  let userId: string | undefined;
+  if (typeof flags.user === 'string') {
+    const user = await findUserByEmail(db, flags.user.trim());
+    if (!user) throw new UsageError(`no user with email ${flags.user}`);
+    userId = user.id;
+  }
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const queues = createQueues(redis, config.QUEUE_PREFIX);
+  const eventsRedis = flags.wait === true ? createRedis(config.REDIS_URL, 'worker') : undefined;
+  const events = eventsRedis ? new QueueEvents(queues.curves.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX }) : undefined;
+  try {
+    await waitForRedis(redis, 10_000);
+    if (events) await events.waitUntilReady();
+    const jobId = await enqueueCurves(queues, { ...(userId ? { userId } : {}), all: flags.all === true });
+    const who = userId ? String(flags.user) : 'every user';
+    if (!events) return print(json, { job_id: jobId }, `Queued curve recompute ${jobId} for ${who}; the workers (npm start or npm run worker) run it.`);
+    const job = (await queues.curves.getJob(jobId))!;
+    const result = (await job.waitUntilFinished(events)) as { recomputed: number; missing_samples: number };
+    print(json, { job_id: jobId, ...result }, `Recomputed the curves of ${result.recomputed} activities for ${who}${result.missing_samples ? ` (${result.missing_samples} without a sample file)` : ''}.`);
+  } finally {
+    await events?.close();
+    await eventsRedis?.quit().catch(() => eventsRedis.disconnect());
+    await closeQueues(queues);
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
 async function main(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -172,6 +205,7 @@ async function main(argv: string[]) {
       scopes: { type: 'string' },
       label: { type: 'string' },
       wait: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -197,6 +231,8 @@ async function main(argv: string[]) {
         return await tokenCreate(db, config, values, json);
       case 'backfill':
         return await backfill(db, config, values, positionals[1], json);
+      case 'curves':
+        return await curves(db, config, values, json);
       case 'keys list':
         return await keysList(db, json);
       case 'keys rotate':

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ActivityRow, Db } from './database.ts';
 import { parseSport } from '../lib/sports.ts';
+import type { MetricCurves } from '../engine/curves.ts';
+import { bumpDataVersion, storeCurves } from './curves.ts';
 
 /**
  * An activity's id is derived from its source and session: a retried ingest job computes the same
@@ -28,6 +30,8 @@ export interface NewActivity {
   distance: number | null;
   devices: string[];
   samples: number;
+  /** The activity's curves (engine/curves.ts), stored with it. */
+  curves: MetricCurves[];
 }
 
 /**
@@ -42,7 +46,7 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
       await trx
         .insertInto('activities')
         .values(
-          activities.map((a) => ({
+          activities.map(({ curves: _curves, ...a }) => ({
             ...a,
             user_id: source.user_id,
             source_id: source.id,
@@ -53,6 +57,8 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
         )
         .onConflict((oc) => oc.columns(['source_id', 'session_index']).doNothing())
         .execute();
+      for (const a of activities) await storeCurves(trx, a.id, a.curves, now);
+      await bumpDataVersion(trx, source.user_id);
     }
     await trx.updateTable('sources').set({ status: 'processed', processed_at: now, error_code: null, error_message: null }).where('id', '=', source.id).execute();
     return true;
@@ -73,7 +79,8 @@ export interface ActivityFilter {
 /** The furthest a local clock is from UTC (UTC+14, UTC−12): bounds a local-day filter on the indexed instant. */
 const MAX_OFFSET_HOURS = 14;
 
-function filterClauses(userId: string, f: ActivityFilter) {
+/** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */
+export function activityFilter(userId: string, f: ActivityFilter) {
   return (eb: any): Expression<SqlBool> => {
     const clauses: Expression<SqlBool>[] = [eb('user_id', '=', userId)];
     const localStart = sql`(start_time AT TIME ZONE 'UTC' + make_interval(secs => utc_offset_seconds))`;
@@ -106,7 +113,7 @@ export function listActivities(db: Db, userId: string, f: ActivityFilter, page: 
   return db
     .selectFrom('activities')
     .selectAll()
-    .where(filterClauses(userId, f))
+    .where(activityFilter(userId, f))
     .orderBy('start_time', 'desc')
     .orderBy('id', 'desc')
     .limit(page.limit)
@@ -123,6 +130,7 @@ export async function deleteActivity(db: Db, userId: string, id: string) {
   return db.transaction().execute(async (trx) => {
     const activity = await trx.deleteFrom('activities').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
     if (!activity) return undefined;
+    await bumpDataVersion(trx, userId);
     const source = await trx
       .deleteFrom('sources')
       .where('id', '=', activity.source_id)
@@ -158,4 +166,27 @@ export async function putAppMetadata(db: Db, activityId: string, applicationId: 
 
 export async function deleteAppMetadata(db: Db, activityId: string, applicationId: string): Promise<void> {
   await db.deleteFrom('activity_app_metadata').where('activity_id', '=', activityId).where('application_id', '=', applicationId).execute();
+}
+
+/** Replace an existing activity's curves (the recompute job); false when the activity is gone. */
+export async function replaceActivityCurves(db: Db, activityId: string, curves: MetricCurves[], now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const activity = await trx.selectFrom('activities').select(['id', 'user_id']).where('id', '=', activityId).forUpdate().executeTakeFirst();
+    if (!activity) return false;
+    await storeCurves(trx, activityId, curves, now);
+    await bumpDataVersion(trx, activity.user_id);
+    return true;
+  });
+}
+
+/** Every matching activity (optionally only those recording `metric`), oldest first: the input of longitudinal scans. */
+export function activitiesForScan(db: Db, userId: string, f: ActivityFilter, metric?: string) {
+  let q = db
+    .selectFrom('activities')
+    .select(['id', 'user_id', 'sport', 'start_time', 'utc_offset_seconds', 'samples'])
+    .where(activityFilter(userId, f))
+    .orderBy('start_time', 'asc')
+    .orderBy('id', 'asc');
+  if (metric) q = q.where(sql<SqlBool>`metrics @> ARRAY[${metric}]::text[]`);
+  return q.execute();
 }

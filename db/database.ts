@@ -13,6 +13,8 @@ export interface UsersTable {
   last_name: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Bumped with every change to the user's activities (a bigint, read as a string): keys cached curve results. */
+  data_version: Generated<string>;
 }
 
 export interface SessionsTable {
@@ -178,6 +180,20 @@ export interface ActivityAppMetadataTable {
   updated_at: Timestamp;
 }
 
+/** One metric's curves of one activity (engine/curves.ts); arrays as little-endian typed-array bytes. */
+export interface ActivityCurvesTable {
+  activity_id: string;
+  metric: string;
+  /** engine/curves.ts CURVES_VERSION when computed: older rows are recomputed. */
+  version: number;
+  best: Buffer | null;
+  best_start: Buffer | null;
+  level_duration: Buffer | null;
+  level_start: Buffer | null;
+  awd: Buffer;
+  computed_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -191,6 +207,7 @@ export interface Database {
   sources: SourcesTable;
   activities: ActivitiesTable;
   activity_app_metadata: ActivityAppMetadataTable;
+  activity_curves: ActivityCurvesTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -7,6 +7,7 @@
 import { normaliseSport } from '../lib/sports.ts';
 import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
+import { computeCurves } from './curves.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
 import { resample } from './resample.ts';
@@ -50,5 +51,6 @@ function toActivity(rec: Recording): IngestedActivity {
     summary,
     laps: lapStats(grid, rec.laps, { start: grid.start, end }),
     distance: summary.distance?.sum ?? null,
+    curves: computeCurves(grid.channels),
   };
 }

@@ -1,3 +1,4 @@
+import type { MetricCurves } from './curves.ts';
 import type { Channel } from './recording.ts';
 
 /**
@@ -46,6 +47,8 @@ export interface IngestedActivity {
   laps: LapStats[];
   /** Total distance in metres (summary.distance.sum), or null. */
   distance: number | null;
+  /** Mean-max, value-indexed and AWD curves of the metrics that have them (engine/curves.ts). */
+  curves: MetricCurves[];
 }
 
 export type IngestResult = { ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string };

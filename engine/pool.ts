@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import type { EngineTask, IngestResult, IngestTask, MeanMaxResult, MeanMaxTask } from './tasks.ts';
+import type { EngineTask, IngestTask, TaskResults } from './tasks.ts';
+import type { Channel } from './recording.ts';
 
 /**
  * The engine's thread pool: CPU work never runs on the event loop. Under tsx the worker threads
@@ -8,9 +9,10 @@ import type { EngineTask, IngestResult, IngestTask, MeanMaxResult, MeanMaxTask }
  *
  * Inputs are transferred to the thread, not copied: after `run`, the task's typed arrays are
  * detached (empty) in the caller. A view onto part of a larger buffer (a pooled Node Buffer, a
- * subarray) is copied first, so that the rest of that buffer stays usable.
+ * subarray), or a second view of a buffer already transferred, is copied first, so that the rest
+ * of that buffer stays usable.
  */
-export function createEnginePool(opts: { threads?: number; taskTimeoutMs?: number } = {}) {
+export function createEnginePool(opts: { threads?: number } = {}) {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const threads = opts.threads && opts.threads > 0 ? opts.threads : Math.max(1, os.availableParallelism());
   const pool = new Piscina({
@@ -20,18 +22,21 @@ export function createEnginePool(opts: { threads?: number; taskTimeoutMs?: numbe
     idleTimeout: 30_000,
   });
 
-  function run(task: MeanMaxTask, signal?: AbortSignal): Promise<MeanMaxResult>;
-  function run(task: IngestTask, signal?: AbortSignal): Promise<IngestResult>;
-  function run(task: EngineTask, signal?: AbortSignal): Promise<MeanMaxResult | IngestResult> {
-    const owned = transferable(task);
-    return pool.run(owned.task, { transferList: owned.buffers, ...(signal ? { signal } : {}) });
+  function run<T extends EngineTask>(task: T, signal?: AbortSignal): Promise<TaskResults[T['task']]> {
+    const buffers: ArrayBuffer[] = [];
+    const owned = transferable(task, buffers) as T;
+    return pool.run(owned, { transferList: buffers, ...(signal ? { signal } : {}) });
   }
 
   return {
     run,
     /** The ingest task (engine/ingest.ts): one file's bytes → its activities, or a refusal. */
     runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal),
+    /** An activity's stored curves from its channels (engine/curves.ts). */
+    runCurves: (channels: Partial<Record<Channel, Float64Array>>, signal?: AbortSignal) => run({ task: 'curves', channels }, signal),
     close: () => pool.destroy(),
+    /** The most threads the pool runs at once. */
+    maxThreads: threads,
     get threads() {
       return pool.threads.length;
     },
@@ -39,19 +44,20 @@ export function createEnginePool(opts: { threads?: number; taskTimeoutMs?: numbe
 }
 export type EnginePool = ReturnType<typeof createEnginePool>;
 
-/** The task with each typed array owning its whole buffer, and those buffers to transfer. */
-function transferable(task: EngineTask): { task: EngineTask; buffers: ArrayBuffer[] } {
-  const buffers: ArrayBuffer[] = [];
-  const own = <A extends Float64Array | Int32Array | Uint8Array>(a: A, copy: (a: A) => A): A => {
+type TypedArray = Float64Array | Int32Array | Uint8Array;
+
+/** The value with each typed array owning its whole buffer (copied when not), those buffers collected for transfer. */
+function transferable(value: unknown, buffers: ArrayBuffer[]): unknown {
+  if (ArrayBuffer.isView(value)) {
+    const a = value as TypedArray;
     const whole = a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength && !buffers.includes(a.buffer);
-    const mine = whole ? a : copy(a);
+    const mine = whole ? a : a instanceof Float64Array ? new Float64Array(a) : a instanceof Int32Array ? new Int32Array(a) : new Uint8Array(a);
     buffers.push(mine.buffer as ArrayBuffer);
     return mine;
-  };
-  switch (task.task) {
-    case 'mean-max-plain':
-      return { task: { ...task, samples: own(task.samples, (a) => a.slice()), durations: own(task.durations, (a) => a.slice()) }, buffers };
-    case 'ingest':
-      return { task: { ...task, bytes: own(task.bytes, (a) => new Uint8Array(a)) }, buffers };
   }
+  if (Array.isArray(value)) return value.map((v) => transferable(v, buffers));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, transferable(v, buffers)]));
+  }
+  return value;
 }

@@ -1,37 +1,84 @@
 import { ingestFile } from './ingest.ts';
 import type { IngestResult, IngestTask } from './ingested.ts';
 import { meanMaxPlain } from './mean-max-plain.ts';
+import { meanMax } from './mean-max.ts';
+import { computeCurves, type MetricCurves } from './curves.ts';
+import type { AwdPercentiles } from './awd.ts';
+import type { Channel } from './recording.ts';
+import { dailyAwdPercentiles, longitudinalAfter, mergeStoredLevels, type AfterInput, type AfterOutput, type LevelCurve, type Packed } from './longitudinal.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
- * arrays. Each task allocates its outputs and returns them.
+ * arrays, each named by its `task` field. Each task allocates its outputs and returns them.
  */
 export interface MeanMaxTask {
-  task: 'mean-max-plain';
+  task: 'mean-max-plain' | 'mean-max';
+  /** The work series (gaps already 0). */
   samples: Float64Array;
+  /** Ascending, distinct, ≥ 1 (the exact kernel requires it; the plain one takes any). */
   durations: Int32Array;
 }
 export interface MeanMaxResult {
   best: Float64Array;
   start: Int32Array;
 }
+/** An activity's stored curves from its channels (the recompute job; ingestion computes them inside the ingest task). */
+export interface CurvesTask {
+  task: 'curves';
+  channels: Partial<Record<Channel, Float64Array>>;
+}
+/** The longitudinal value-indexed curve from stored level curves, oldest activity first. */
+export interface MergeLevelsTask {
+  task: 'merge-levels';
+  duration: Packed<Int32Array>;
+  start: Packed<Int32Array>;
+}
+/** Longitudinal AWD: stored per-activity AWD summed per day, then per-level maximum and quantiles over the days. */
+export interface DailyAwdTask {
+  task: 'daily-awd';
+  awd: Packed<Int32Array>;
+  /** The training day (any number per distinct day) of each activity. */
+  day: Int32Array;
+  quantiles: Float64Array;
+}
+/** Longitudinal curves after accumulated work, for one chunk of activities. */
+export interface AfterTask extends AfterInput {
+  task: 'after';
+}
 
 export type { IngestResult, IngestTask };
 
-export type EngineTask = MeanMaxTask | IngestTask;
+export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | DailyAwdTask;
 
-export function runTask(task: MeanMaxTask): MeanMaxResult;
-export function runTask(task: IngestTask): Promise<IngestResult>;
-export function runTask(task: EngineTask): MeanMaxResult | Promise<IngestResult>;
-export function runTask(task: EngineTask): MeanMaxResult | Promise<IngestResult> {
+/** What each task returns. */
+export interface TaskResults {
+  'mean-max-plain': MeanMaxResult;
+  'mean-max': MeanMaxResult;
+  ingest: IngestResult;
+  curves: MetricCurves[];
+  'merge-levels': LevelCurve;
+  after: AfterOutput;
+  'daily-awd': AwdPercentiles;
+}
+
+export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Promise<IngestResult> {
   switch (task.task) {
-    case 'mean-max-plain': {
+    case 'mean-max-plain':
+    case 'mean-max': {
       const best = new Float64Array(task.durations.length);
       const start = new Int32Array(task.durations.length);
-      meanMaxPlain(task.samples, task.durations, best, start);
+      (task.task === 'mean-max' ? meanMax : meanMaxPlain)(task.samples, task.durations, best, start);
       return { best, start };
     }
     case 'ingest':
       return ingestFile(task);
+    case 'curves':
+      return computeCurves(task.channels);
+    case 'merge-levels':
+      return mergeStoredLevels(task.duration, task.start);
+    case 'after':
+      return longitudinalAfter(task);
+    case 'daily-awd':
+      return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }
 }

@@ -45,6 +45,12 @@ export const ConfigSchema = z
     JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
     /** Threads of the engine's piscina pool in each process (0: one per CPU). */
     ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+    /** Longest a curve or time-series computation may run before the request is answered 503. */
+    COMPUTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** How long computed curve responses stay cached in Redis (0: no cache); a change to the user's activities invalidates them at once. */
+    CURVE_CACHE_SECONDS: z.coerce.number().int().min(0).max(7 * 86400).default(600),
+    /** Larger computed responses are not cached. */
+    CURVE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(8 * 1024 * 1024),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

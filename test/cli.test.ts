@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 let service: TestService;
@@ -8,19 +8,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import=tsx', 'bin/cli.ts', ...args], {
-      env: { ...process.env, DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL }, ...args);
 
 test.serial('create a user, list users, issue a token that authenticates a request', async (t) => {
   const created = await cli('user', 'create', '--email', 'Op@Example.com', '--first-name', 'Opal', '--last-name', 'Rivera', '--json');

@@ -198,7 +198,7 @@ test('the ingest task runs in the piscina pool: bytes transferred in, typed arra
 
     t.like(await pool.runIngest({ format: 'fit', bytes: new Uint8Array(0), sport: null }), { ok: false, code: 'empty_file' });
     t.like(await pool.runIngest({ format: 'csv', bytes: new TextEncoder().encode('timestamp,power\n2024-01-01T00:00:00Z,1\n'), sport: null }), { ok: false, code: 'csv_missing_sport' });
-    const meanMax = await pool.run({ task: 'mean-max-plain', samples: Float64Array.from([1, 3, 2]), durations: Int32Array.from([1, 2]) });
+    const meanMax = await pool.run({ task: 'mean-max-plain' as const, samples: Float64Array.from([1, 3, 2]), durations: Int32Array.from([1, 2]) });
     t.deepEqual([...meanMax.best], [3, 2.5], 'the mean-max task still runs');
   } finally {
     await pool.close();

@@ -43,7 +43,7 @@ export function waitForRedis(redis: Redis, timeoutMs = 5_000): Promise<void> {
   });
 }
 
-export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill' } as const;
+export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves' } as const;
 
 /** Read one stored source file into activities. */
 export interface IngestJob {
@@ -54,10 +54,18 @@ export interface BackfillJob {
   backfillId: string;
 }
 
+/** (Re)compute the stored curves of existing activities: one user's, or every user's. */
+export interface CurvesJob {
+  userId?: string;
+  /** Recompute every activity, not only those whose curves are missing or outdated. */
+  all?: boolean;
+}
+
 export interface Queues {
   housekeeping: Queue<HousekeepingJob>;
   ingest: Queue<IngestJob>;
   backfill: Queue<BackfillJob>;
+  curves: Queue<CurvesJob>;
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
@@ -65,6 +73,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     housekeeping: new Queue<HousekeepingJob>(QUEUE_NAMES.housekeeping, { connection, prefix }),
     ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
     backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
+    curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
   };
 }
 
@@ -86,6 +95,16 @@ export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: {
       opts: { ...INGEST_JOB, jobId: sourceId, ...(opts.backfill ? { priority: BACKFILL_PRIORITY } : {}) },
     })),
   );
+}
+
+/**
+ * Queue a curves recompute. One job per (user | everyone, all) is pending at a time: a second
+ * request while the first waits is the same job.
+ */
+export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<string> {
+  const jobId = `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
+  const added = await queues.curves.add('curves', job, { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: 1_000 });
+  return added.id ?? jobId;
 }
 
 export async function closeQueues(queues: Queues): Promise<void> {

@@ -7,6 +7,7 @@ import { createQueues, createRedis, closeQueues, QUEUE_NAMES, waitForRedis } fro
 import { HOUSEKEEPING_EVERY_MS, housekeepingProcessor } from './housekeeping.ts';
 import { ingestGaveUp, ingestProcessor } from './ingest.ts';
 import { backfillProcessor } from './backfill.ts';
+import { curvesProcessor } from './curves.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/sample-file.ts';
 
@@ -69,14 +70,24 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   });
   backfill.on('failed', (job, err) => log.error('job failed', { queue: QUEUE_NAMES.backfill, job_id: job?.id, err }));
   backfill.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.backfill, job_id: job.id, result }));
+  const curves = new Worker(QUEUE_NAMES.curves, curvesProcessor(ingestDeps), {
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: 1,
+    lockDuration: config.JOB_LOCK_MS,
+    stalledInterval: config.JOB_LOCK_MS,
+  });
+  curves.on('failed', (job, err) => log.error('job failed', { queue: QUEUE_NAMES.curves, job_id: job?.id, err }));
+  curves.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.curves, job_id: job.id, result }));
   // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
   lifecycle.add('ingest worker', () => ingest.close());
   lifecycle.add('backfill worker', () => backfill.close());
+  lifecycle.add('curves worker', () => curves.close());
 
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
-  await Promise.all([housekeeping.waitUntilReady(), ingest.waitUntilReady(), backfill.waitUntilReady(), waitForRedis(producer, 30_000)]);
+  await Promise.all([housekeeping.waitUntilReady(), ingest.waitUntilReady(), backfill.waitUntilReady(), curves.waitUntilReady(), waitForRedis(producer, 30_000)]);
   await queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
-  return { workers: [housekeeping, ingest, backfill] };
+  return { workers: [housekeeping, ingest, backfill, curves] };
 }

@@ -1,0 +1,89 @@
+/**
+ * Scans over many activities' sample files at once, through the sample store's DuckDB connection
+ * (engine/sample-file.ts): one query reads every file, in parallel inside DuckDB.
+ *
+ * - readChannelOfMany: one channel of each activity, packed into one Float64Array (activity a at
+ *   offsets[a] .. offsets[a+1]), gaps as 0 — the input of the longitudinal `after` curves.
+ * - copyTimeSeries: the rows of many activities written as one Parquet file (COPY … TO), with the
+ *   activity's id, sport and local time — the longitudinal data endpoint streams that file.
+ *
+ * Both give up when `signal` aborts: the running query is interrupted.
+ */
+import type { DuckDBConnection, DuckDBDoubleVector } from '@duckdb/node-api';
+import { PARQUET_COPY_OPTIONS, sampleFilesSql, sqlIdentifier, sqlString, TIMESTAMP_COLUMN, type SampleStore } from './sample-file.ts';
+import type { Packed } from './longitudinal.ts';
+
+async function interruptible<T>(connection: DuckDBConnection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  if (signal?.aborted) throw signal.reason;
+  const onAbort = () => connection.interrupt();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await run();
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * One channel of each file, in file order, NaN/NULL as 0. `lengths[a]` is the row count of file a
+ * (activities.samples); a file with another count is an error (it would shift every later activity).
+ */
+export async function readChannelOfMany(store: SampleStore, paths: readonly string[], lengths: readonly number[], channel: string, signal?: AbortSignal): Promise<Packed<Float64Array>> {
+  const offsets = new Int32Array(paths.length + 1);
+  for (let a = 0; a < paths.length; a++) offsets[a + 1] = offsets[a]! + lengths[a]!;
+  const values = new Float64Array(offsets[paths.length]!);
+  if (!paths.length) return { values, offsets };
+  // Row order is the files' order (preserve_insertion_order, set on the store's connection): no ORDER BY needed.
+  const sql = `SELECT coalesce(${sqlIdentifier(channel)}, 0) FROM ${sampleFilesSql(paths)}`;
+  await store.withConnection((c) =>
+    interruptible(c, signal, async () => {
+      const result = await c.run(sql);
+      let row = 0;
+      for (let i = 0; i < result.chunkCount; i++) {
+        if (signal?.aborted) throw signal.reason;
+        const chunk = result.getChunk(i);
+        const n = chunk.rowCount;
+        if (row + n > values.length) throw new Error(`The sample files hold more rows than their activities' ${values.length} samples`);
+        const vector = chunk.getColumnVector(0) as DuckDBDoubleVector;
+        for (let r = 0; r < n; r++) values[row + r] = vector.getItem(r) ?? 0;
+        row += n;
+        if (i % 16 === 15) await yieldToEventLoop();
+      }
+      if (row !== values.length) throw new Error(`The sample files hold ${row} rows, their activities ${values.length} samples`);
+    }),
+  );
+  return { values, offsets };
+}
+
+export interface SeriesSource {
+  path: string;
+  activityId: string;
+  sport: string;
+  utcOffsetSeconds: number;
+}
+
+/**
+ * Write the samples of many activities as one Parquet file: `timestamp` (UTC), `timestamp_local`,
+ * the metrics in order (`duration` is 1 at 1 Hz), `activity_id`, `sport`; in time order.
+ */
+export async function copyTimeSeries(store: SampleStore, sources: readonly SeriesSource[], metrics: readonly string[], outPath: string, signal?: AbortSignal): Promise<void> {
+  const values = sources.map((s) => `(${sqlString(s.path)}, ${sqlString(s.activityId)}, ${sqlString(s.sport)}, ${Math.trunc(s.utcOffsetSeconds)})`).join(', ');
+  const ts = sqlIdentifier(TIMESTAMP_COLUMN);
+  const columns = [
+    `s.${ts} AS ${ts}`,
+    `CAST(s.${ts} AS TIMESTAMP) + to_seconds(a.utc_offset) AS timestamp_local`,
+    ...metrics.map((m) => (m === 'duration' ? `CAST(1 AS INTEGER) AS duration` : `s.${sqlIdentifier(m)} AS ${sqlIdentifier(m)}`)),
+    'a.activity_id AS activity_id',
+    'a.sport AS sport',
+  ];
+  const sql =
+    `COPY (SELECT ${columns.join(', ')} FROM ${sampleFilesSql(sources.map((s) => s.path), { filename: true })} s ` +
+    `JOIN (VALUES ${values}) a(filename, activity_id, sport, utc_offset) ON s.filename = a.filename ` +
+    `ORDER BY s.${ts}, a.activity_id) TO ${sqlString(outPath)} (${PARQUET_COPY_OPTIONS})`;
+  await store.withConnection((c) => interruptible(c, signal, () => c.run(sql)));
+}
