@@ -15,6 +15,7 @@ import { applicationRoutes } from './routes/applications.ts';
 import { wellknownRoutes } from './routes/wellknown.ts';
 import { activityRoutes } from './routes/activities/index.ts';
 import { sourceRoutes } from './routes/sources.ts';
+import { profileRoutes } from './routes/profile/index.ts';
 import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
@@ -36,6 +37,7 @@ export const apiRoutes: Route[] = [
   ...applicationRoutes,
   ...activityRoutes,
   ...sourceRoutes,
+  ...profileRoutes,
 ];
 
 export const VERSION = '0.1.0';

@@ -7,6 +7,16 @@ import type { Queues } from '../workers/connections.ts';
 import type { KeyStore } from './auth/keys.ts';
 import type { TokenIssuer } from './auth/tokens.ts';
 import type { Scope } from './auth/scopes.ts';
+import type { EnginePool } from '../engine/pool.ts';
+import type { SampleStore } from '../engine/sample-file.ts';
+import type { FrameWriter } from '../engine/frame.ts';
+
+/** The engine as the API uses it: the thread pool, the DuckDB sample store and the Parquet frame writer. */
+export interface ApiEngine {
+  pool: EnginePool;
+  samples: SampleStore;
+  frames: FrameWriter;
+}
 
 /** Everything a request handler may use; built once per process in api/server.ts. */
 export interface Deps {
@@ -18,6 +28,7 @@ export interface Deps {
   tokens: TokenIssuer;
   log: Logger;
   now: () => Date;
+  engine: ApiEngine;
 }
 
 /** Who is calling, set by the authentication middleware. */

@@ -71,11 +71,15 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {
-    const content = r.schema
+    let content: Record<string, unknown> | undefined = r.schema
       ? { [r.contentType ?? 'application/json']: { schema: toSchema(r.schema, 'output') } }
       : r.contentType
         ? { [r.contentType]: { schema: { type: 'string', format: 'binary' } } }
         : undefined;
+    if (r.alternatives) {
+      content ??= {};
+      for (const [type, schema] of Object.entries(r.alternatives)) content[type] = { schema: schema ? toSchema(schema, 'output') : { type: 'string', format: 'binary' } };
+    }
     const headers = r.headers
       ? Object.fromEntries(Object.entries(r.headers).map(([h, description]) => [h, { description, schema: { type: 'string' } }]))
       : undefined;

@@ -12,6 +12,8 @@ export interface ResponseSpec {
   /** Non-JSON media types (Parquet, NDJSON, files); without `schema`, documented as binary. */
   contentType?: string;
   headers?: Record<string, string>;
+  /** Further media types of the same response (content negotiation), each with its schema (binary when undefined). */
+  alternatives?: Record<string, z.ZodType | undefined>;
 }
 
 /**

@@ -8,6 +8,9 @@ import { closeQueues, createQueues, createRedis, waitForRedis } from '../workers
 import { KeyStore } from './auth/keys.ts';
 import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
+import { createEnginePool } from '../engine/pool.ts';
+import { createSampleStore } from '../engine/sample-file.ts';
+import { createFrameWriter } from '../engine/frame.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {
@@ -21,7 +24,12 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   await waitForRedis(redis, 5_000).catch(() => log.warn('Redis is not reachable yet', { redis_url: redactUrl(config.REDIS_URL) }));
   const keys = new KeyStore(db, now);
   await keys.init();
-  return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now };
+  const pool = createEnginePool({ threads: config.ENGINE_THREADS });
+  lifecycle.add('engine pool', () => pool.close());
+  const samples = await createSampleStore();
+  lifecycle.add('sample store', () => samples.close());
+  const engine = { pool, samples, frames: createFrameWriter(samples) };
+  return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine };
 }
 
 /**

@@ -127,6 +127,7 @@ async function seedActivities(user: User, n: number) {
       distance: null,
       devices: [],
       samples: 60,
+      curves: [],
     })),
     new Date(),
   );

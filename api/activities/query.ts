@@ -9,7 +9,7 @@ import { parseDay, parseInstant } from '../../lib/time.ts';
  */
 
 /** `?k=a&k=b` and `?k=a,b` both give `['a', 'b']`. */
-export function queryArray<T extends z.ZodType>(item: T) {
+export function queryArray<T extends z.ZodType>(item: T, max: { count: number; message?: string } = { count: 50 }) {
   return z.preprocess(
     (v) =>
       v === undefined
@@ -18,7 +18,7 @@ export function queryArray<T extends z.ZodType>(item: T) {
             .flatMap((s) => String(s).split(','))
             .map((s) => s.trim())
             .filter(Boolean),
-    z.array(item).max(50),
+    z.array(item).max(max.count, max.message),
   );
 }
 
@@ -48,6 +48,9 @@ export const TimeBoundParam = z
     return z.NEVER;
   })
   .meta({ description: 'A date `YYYY-MM-DD` (whole local days, inclusive) or an instant with an offset' });
+
+/** A boolean query parameter: `true`/`false` (also `1`/`0`). */
+export const BooleanParam = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const Limit = z.coerce.number().int().min(1).max(1000).default(50);
 export const Offset = z.coerce.number().int().min(0).default(0);

@@ -1,3 +1,4 @@
+import { DEPRECATED_SINCE } from '../activities/deprecation.ts';
 import { z } from 'zod';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
@@ -92,7 +93,6 @@ export function authorizationServerMetadata(config: Config): z.infer<typeof Auth
 }
 
 /** RFC 9745: the date the /api/v1/.well-known/ paths were deprecated (2026-01-01T00:00:00Z). */
-const DEPRECATED_SINCE = '@1767225600';
 
 function document(
   name: string,

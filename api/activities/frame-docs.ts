@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { PARQUET_MEDIA_TYPE } from '../../engine/frame.ts';
+import type { ResponseSpec } from '../route.ts';
+
+/** Column-oriented JSON of a frame: one array per column, in column order. */
+export const FrameJson = z
+  .record(z.string(), z.array(z.union([z.number(), z.string(), z.null()])))
+  .meta({ description: 'Column-oriented frame: `{"column": [values…], …}`; instants as `…Z` strings, local times without offset, missing values null' });
+
+/** A frame response: Parquet (zstd) by default, column-oriented JSON on request. */
+export function frameResponse(description: string, headers?: Record<string, string>): ResponseSpec {
+  return { description, contentType: PARQUET_MEDIA_TYPE, alternatives: { 'application/json': FrameJson }, ...(headers ? { headers } : {}) };
+}

@@ -1,0 +1,106 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import type { Ctx } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
+import { FormatParam, MetricsParam, SegmentationOnParam, DEFAULT_METRICS, type TimeSeriesMetric } from '../../activities/curve-params.ts';
+import { jsonRequested, withTimeout } from '../../activities/computed.ts';
+import { frameResponse } from '../../activities/frame-docs.ts';
+import { activityColumns } from '../../activities/activity-columns.ts';
+import { queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
+import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
+import { activitiesForScan } from '../../../db/activities.ts';
+import { PARQUET_MEDIA_TYPE, parquetToJsonStream, type Frame, type FrameColumn } from '../../../engine/frame.ts';
+import { copyTimeSeries } from '../../../engine/sample-scan.ts';
+import { samplePath, tmpDir } from '../../../lib/storage.ts';
+
+export const longitudinalDataRoute = defineRoute(
+  {
+    method: 'get',
+    path: '/api/v1/activities/longitudinal-data',
+    operationId: 'longitudinal_data',
+    summary: 'The samples of every matching activity as one time-series frame',
+    description:
+      'Every second (or segment, with `segmentation_on`) of every activity of the `sport`s in the range, in time order: `timestamp` (UTC), ' +
+      '`timestamp_local`, the `metrics` in the order asked (`duration` always included), then `activity_id` and `sport`. Parquet (zstd) by default, ' +
+      'streamed; column-oriented JSON with `format=json` or `Accept: application/json`. Without `start`/`end` the whole history is included.',
+    tags: ['activities'],
+    auth: { scopes: ['data:read'] },
+    query: z.object({
+      start: TimeBoundParam.optional(),
+      end: TimeBoundParam.optional(),
+      sport: queryArray(SportParam).optional().describe('Sports to include, each with its sub-sports'),
+      metrics: MetricsParam,
+      segmentation_on: SegmentationOnParam,
+      format: FormatParam,
+    }),
+    responses: { 200: frameResponse('The time series of the matching activities') },
+  },
+  async (ctx, { query }) => {
+    const { deps } = ctx;
+    const asked = uniqueMetrics(query.metrics?.length ? query.metrics : DEFAULT_METRICS);
+    const metrics: TimeSeriesMetric[] = asked.includes('duration') ? asked : ['duration', ...asked];
+    const activities = await activitiesForScan(deps.db, ctx.state.principal!.userId, { ...timeFilter(query.start, query.end), sports: query.sport });
+    const dir = tmpDir(deps.config.DATA_DIR);
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, `longitudinal-${randomUUID()}.parquet`);
+    try {
+      await withTimeout(deps, async (signal) => {
+        if (!activities.length || query.segmentation_on) {
+          await deps.engine.frames.writeParquet(await segmentedFrame(ctx, activities, metrics, query.segmentation_on, signal), file);
+        } else {
+          const sources = activities.map((a) => ({ path: samplePath(deps.config.DATA_DIR, a.user_id, a.id), activityId: a.id, sport: a.sport, utcOffsetSeconds: a.utc_offset_seconds }));
+          await copyTimeSeries(deps.engine.samples, sources, metrics, file, signal);
+        }
+      });
+    } catch (error) {
+      await rm(file, { force: true });
+      throw error;
+    }
+    const json = jsonRequested(ctx, query.format);
+    const body = json ? Readable.from(parquetToJsonStream(deps.engine.samples, file)) : createReadStream(file);
+    body.once('close', () => void rm(file, { force: true }));
+    ctx.type = json ? 'application/json; charset=utf-8' : PARQUET_MEDIA_TYPE;
+    ctx.vary('Accept');
+    ctx.body = body;
+  },
+);
+
+type ScanRow = Awaited<ReturnType<typeof activitiesForScan>>[number];
+
+/** Segmented rows of every activity (or the empty frame), built in memory: segments are few. */
+async function segmentedFrame(ctx: Ctx, activities: ScanRow[], metrics: TimeSeriesMetric[], seg: 'power' | 'speed' | undefined, signal: AbortSignal): Promise<Frame> {
+  const parts: FrameColumn[][] = [];
+  const owners: number[] = [];
+  for (const [i, a] of activities.entries()) {
+    if (signal.aborted) throw signal.reason;
+    const file = await ctx.deps.engine.samples.readSampleFile(samplePath(ctx.deps.config.DATA_DIR, a.user_id, a.id), channelsFor(metrics, seg));
+    const columns = timeSeriesColumns(file, a.utc_offset_seconds, metrics, seg);
+    parts.push(columns);
+    const rows = (columns[0] as { values: Float64Array }).values.length;
+    for (let r = 0; r < rows; r++) owners.push(i);
+  }
+  const names = ['timestamp', 'timestamp_local', ...metrics];
+  const columns: FrameColumn[] = names.map((name, c) => {
+    const type = c === 0 ? 'timestamptz' : c === 1 ? 'timestamp' : name === 'duration' ? 'int32' : 'double';
+    const pieces = parts.map((p) => p[c]!);
+    if (type === 'int32') return { name, type, values: concat(Int32Array, pieces) };
+    return { name, type, values: concat(Float64Array, pieces) } as FrameColumn;
+  });
+  columns.push(...activityColumns(Int32Array.from(owners), activities));
+  return { columns };
+}
+
+function concat<A extends Int32Array | Float64Array>(Type: { new (n: number): A }, pieces: FrameColumn[]): A {
+  const arrays = pieces.map((p) => (p as unknown as { values: A }).values);
+  const out = new Type(arrays.reduce((n, a) => n + a.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    out.set(a as never, at);
+    at += a.length;
+  }
+  return out;
+}
