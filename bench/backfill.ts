@@ -14,7 +14,7 @@ import { formatTable, ROOT, round2, writeReport } from './report.ts';
  * (INGEST_CONCURRENCY=2, ENGINE_THREADS=2) in a child process (bench/backfill-service.ts), timed
  * until the backfill is completed, with that process's RSS sampled every 100 ms. Baselines, in this
  * process: fit-file-parser decoding the same files one after another, and the engine's ingest task
- * (parse + resample + summary) likewise.
+ * (parse + resample + summary + curves) likewise.
  */
 const COUNT = Number(process.env.BENCH_BACKFILL_FILES ?? 500);
 const TARGET_FILES_PER_S = 8;
@@ -73,7 +73,7 @@ export async function benchBackfill() {
 
   const rows = [
     { workload: 'baseline: fit-file-parser decode, sequential in-process', seconds: decodeSeconds },
-    { workload: 'engine ingest task, sequential in-process (parse + resample + summary)', seconds: engineSeconds },
+    { workload: 'engine ingest task, sequential in-process (parse + resample + summary + curves)', seconds: engineSeconds },
     { workload: 'backfill: POST archive → completed (2 workers, 2 engine threads)', seconds: r.seconds.total },
     { workload: '  POST → 202 (archive upload)', seconds: r.seconds.accepted },
     { workload: '  202 → scanned (entries read, sources stored, jobs queued)', seconds: r.seconds.scanned - r.seconds.accepted },

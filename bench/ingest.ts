@@ -141,7 +141,7 @@ export async function benchIngest() {
   const baseline = distribution(decode);
   const rows: { workload: string; result: Distribution }[] = [
     { workload: 'baseline: fit-file-parser decode, in-process', result: baseline },
-    { workload: 'engine ingest task, in-process (parse + resample + summary)', result: distribution(engine) },
+    { workload: 'engine ingest task, in-process (parse + resample + summary + curves)', result: distribution(engine) },
     { workload: 'sample file write, in-process (DuckDB Parquet)', result: distribution(write) },
     { workload: 'upload → processed (HTTP, queue, pool, sample file, rows)', result: distribution(uploads.map((u) => u.total_ms)) },
     { workload: '  POST sent → job queued (multipart, checks, source row)', result: distribution(uploads.map((u) => u.to_queue_ms)) },

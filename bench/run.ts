@@ -11,6 +11,8 @@ import { load, type LoadResult } from './load.ts';
 import { formatTable, ROOT, writeReport } from './report.ts';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
+import { benchCurves } from './curves.ts';
+import { benchMeanMax } from './engine-mean-max.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -23,8 +25,13 @@ import { benchBackfill } from './backfill.ts';
  *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
  * - backfill: 500 FIT files in a zip, POST → completed, files/s and RSS, beside sequential decoding
  *   (bench/backfill.ts).
+ * - engine: the exact mean-max kernel beside the plain prefix-sum scan: every duration and the 19
+ *   default ones of a 4 h ride, every real fixture, adversarial series, after-cuts
+ *   (bench/engine-mean-max.ts).
+ * - curves: AWD, value-indexed view, longitudinal mean-max from stored curves (engine and HTTP) and
+ *   with 5 `after` values over a year, on a synthetic history of 1,000 rides (bench/curves.ts).
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, engine: benchEngine, curves: benchCurves } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
@@ -84,6 +91,16 @@ async function benchHttp() {
     baseline.child.kill('SIGTERM');
     await db.destroy();
   }
+}
+
+async function benchEngine() {
+  const { rows } = await benchMeanMax();
+  const header = ['workload', 'p50 ms', 'p90 ms', 'plain p50 ms', 'speed-up', 'identical', 'note'];
+  const table = rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), r.baseline_p50_ms.toFixed(1), `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']);
+  process.stdout.write(`\n== engine\n\nexact mean-max beside the plain prefix-sum scan, one thread, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+  process.stdout.write(formatTable(header, table));
+  const report = { benchmark: 'engine', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, rows };
+  process.stdout.write(`\nwrote ${writeReport('engine', report)} and bench/results/latest.json\n`);
 }
 
 async function main() {

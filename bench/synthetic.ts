@@ -41,7 +41,7 @@ export interface RideSpec {
 }
 
 /** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,0 +1,266 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { startTestService, type TestService } from '../test/helpers/service.ts';
+import { createTestUser, tokenFor } from '../test/helpers/users.ts';
+import { insertSource } from '../db/sources.ts';
+import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
+import { curvesOf, packInt32, float64s } from '../db/curves.ts';
+import { accumulatedWorkDuration } from '../engine/awd.ts';
+import { zeroFilled } from '../engine/curves.ts';
+import { LEVEL_STEP, levelOf } from '../engine/levels.ts';
+import { mergeStoredLevels, workCuts } from '../engine/longitudinal.ts';
+import { meanMaxAll } from '../engine/mean-max.ts';
+import { meanMaxPlain } from '../engine/mean-max-plain.ts';
+import { valueIndexed } from '../engine/value-indexed.ts';
+import { DEFAULT_DURATIONS } from '../engine/durations.ts';
+import { samplePath } from '../lib/storage.ts';
+import { simulateRide } from './synthetic.ts';
+import { formatTable, quantile, round2, writeReport } from './report.ts';
+
+interface Distribution {
+  n: number;
+  p50: number;
+  p90: number;
+  max: number;
+}
+
+function distribution(ms: number[]): Distribution {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return { n: sorted.length, p50: r(quantile(sorted, 0.5)), p90: r(quantile(sorted, 0.9)), max: r(sorted.at(-1)!) };
+}
+
+/**
+ * The curve engine's rows of DESIGN.md §7 that need a history: a synthetic history of
+ * BENCH_CURVES_ACTIVITIES (default 1,000) rides of 30 min to 3 h on distinct days (~2.7 years),
+ * stored the way ingestion stores them (sample files through DuckDB, rows and curves in one
+ * transaction), then:
+ *
+ * - AWD and value-indexed view of one 4 h ride, beside their plain definitions (per level, count
+ *   the samples; per level, scan the durations from the longest);
+ * - longitudinal mean-max over every activity from the stored curves: the engine merge alone
+ *   (target ≤ 20 ms), beside the plain way (elementwise maximum of every activity's all-durations
+ *   curve, then the value-indexed view), and the HTTP request → Parquet body (target p50 ≤ 100 ms,
+ *   the response cache off so that every request computes);
+ * - longitudinal mean-max with 5 `after` values over the last year (~365 activities), HTTP end to
+ *   end with a 2-thread engine pool (target ≤ 1.5 s), beside the plain way in this process: every
+ *   activity's suffixes scanned by the plain prefix-sum kernel, one thread.
+ */
+const ACTIVITIES = Number(process.env.BENCH_CURVES_ACTIVITIES ?? 1000);
+const RUNS = Number(process.env.BENCH_CURVES_RUNS ?? 20);
+const AFTER_RUNS = Number(process.env.BENCH_CURVES_AFTER_RUNS ?? 5);
+const DAY = 86_400_000;
+
+function time<T>(fn: () => T): [T, number] {
+  const t0 = performance.now();
+  const out = fn();
+  return [out, performance.now() - t0];
+}
+
+function measure(runs: number, fn: () => unknown): Distribution {
+  fn();
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) ms.push(time(fn)[1]);
+  return distribution(ms);
+}
+
+async function measureAsync(runs: number, fn: () => Promise<unknown>): Promise<Distribution> {
+  await fn();
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    ms.push(performance.now() - t0);
+  }
+  return distribution(ms);
+}
+
+/** Plain AWD: for each level, count the samples at or above it. */
+function awdPlain(x: Float64Array, step: number): Int32Array {
+  let top = 0;
+  for (const v of x) if (v === v) top = Math.max(top, levelOf(v, step));
+  const out = new Int32Array(Math.max(0, top));
+  for (let k = 1; k <= top; k++) {
+    let n = 0;
+    for (const v of x) if (levelOf(v, step) >= k) n++;
+    out[k - 1] = n;
+  }
+  return out;
+}
+
+/** Plain value-indexed view: for each level, the longest duration whose best reaches it. */
+function valueIndexedPlain(best: Float64Array, step: number): Int32Array {
+  let top = 0;
+  for (const v of best) if (v === v) top = Math.max(top, levelOf(v, step));
+  const out = new Int32Array(Math.max(0, top));
+  for (let k = 1; k <= top; k++) {
+    for (let d = best.length; d >= 1; d--) {
+      if (levelOf(best[d - 1]!, step) >= k) {
+        out[k - 1] = d;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+interface Row {
+  workload: string;
+  result: Distribution;
+  baseline?: { name: string; result: Distribution };
+  target: string;
+  met: boolean;
+}
+
+async function seedHistory(service: TestService, userId: string, count: number): Promise<{ seconds: number; newest: number }> {
+  const { db, engine, config } = service.deps;
+  const t0 = performance.now();
+  const newest = Date.UTC(2026, 9, 31, 7);
+  let next = 0;
+  const one = async (i: number) => {
+    const seconds = 1800 + ((i * 7919) % 9000);
+    const start = newest - (count - 1 - i) * DAY;
+    const ride = simulateRide({ start: new Date(start), seconds, seed: 1000 + i });
+    const channels = {
+      power: Float64Array.from(ride, (s) => s.power),
+      speed: Float64Array.from(ride, (s) => s.speed),
+      heart_rate: Float64Array.from(ride, (s) => s.heartRate),
+      cadence: Float64Array.from(ride, (s) => s.cadence),
+    };
+    const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: `ride-${i}.fit`, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
+    const id = activityId(source.id, 0);
+    await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start, length: seconds, channels });
+    const curves = await engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
+    const row: NewActivity = {
+      id,
+      session_index: 0,
+      sport: i % 5 === 0 ? 'cycling.road' : 'cycling',
+      start_time: new Date(start),
+      end_time: new Date(start + seconds * 1000),
+      utc_offset_seconds: 3600,
+      metrics: ['power', 'heart_rate', 'speed', 'cadence'],
+      summary: null,
+      laps: null,
+      distance: null,
+      devices: [],
+      samples: seconds,
+      curves,
+    };
+    await storeActivities(db, source, [row], new Date());
+  };
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let i = next++; i < count; i = next++) await one(i);
+    }),
+  );
+  return { seconds: (performance.now() - t0) / 1000, newest };
+}
+
+export async function benchCurves() {
+  // The service under test computes every request: its response cache is off.
+  const service = await startTestService({ env: { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '120000' } });
+  const rows: Row[] = [];
+  try {
+    const user = await createTestUser(service);
+    const token = await tokenFor(service, user, ['data:read']);
+    process.stdout.write(`\n== curves\n\nseeding ${ACTIVITIES} synthetic rides (sample files, rows, curves)…\n`);
+    const seeded = await seedHistory(service, user.id, ACTIVITIES);
+    process.stdout.write(`seeded in ${seeded.seconds.toFixed(1)} s\n`);
+
+    // One activity: AWD and value-indexed view of a 4 h ride.
+    const ride = simulateRide({ start: new Date(0), seconds: 4 * 3600, seed: 7 });
+    const power = Float64Array.from(ride, (s) => s.power);
+    const curve = meanMaxAll(zeroFilled(power));
+    const awdFast = measure(RUNS * 5, () => accumulatedWorkDuration(power, 1));
+    const awdSlow = measure(3, () => awdPlain(power, 1));
+    rows.push({ workload: 'AWD of a 4 h ride (power, 1 W levels)', result: awdFast, baseline: { name: 'per-level count', result: awdSlow }, target: 'p50 ≤ 0.5 ms', met: awdFast.p50 <= 0.5 });
+    const viFast = measure(RUNS * 5, () => valueIndexed(curve.best, curve.start, 1));
+    const viSlow = measure(3, () => valueIndexedPlain(curve.best, 1));
+    rows.push({ workload: 'value-indexed view of a 4 h ride', result: viFast, baseline: { name: 'per-level scan', result: viSlow }, target: 'p50 ≤ 0.5 ms', met: viFast.p50 <= 0.5 });
+
+    // Longitudinal from stored curves.
+    const [stored, readMs] = await (async () => {
+      const t0 = performance.now();
+      const r = await curvesOf(service.deps.db, user.id, {}, 'power', 'levels');
+      return [r, performance.now() - t0] as const;
+    })();
+    const duration = packInt32(stored.map((r) => r.buffer));
+    const starts = packInt32(stored.map((r) => r.second!));
+    const merge = measure(RUNS, () => mergeStoredLevels(duration, starts));
+    const full = await service.deps.db.selectFrom('activity_curves').select('best').where('metric', '=', 'power').execute();
+    const bests = full.map((r) => float64s(r.best!));
+    const plainMerge = measure(5, () => {
+      const longest = bests.reduce((n, b) => Math.max(n, b.length), 0);
+      const env = new Float64Array(longest).fill(Number.NaN);
+      for (const b of bests) for (let i = 0; i < b.length; i++) if (!(env[i]! >= b[i]!)) env[i] = b[i]!;
+      return valueIndexedPlain(env, 1);
+    });
+    rows.push({
+      workload: `longitudinal mean-max engine, ${stored.length} stored curves (DB read ${round2(readMs)} ms not included)`,
+      result: merge,
+      baseline: { name: 'max of all-durations curves + plain value index', result: plainMerge },
+      target: 'p50 ≤ 20 ms',
+      met: merge.p50 <= 20,
+    });
+    const get = async (path: string) => {
+      const res = await fetch(service.url + path, { headers: { authorization: `Bearer ${token}` } });
+      const body = await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${Buffer.from(body).toString()}`);
+      return body.byteLength;
+    };
+    const http = await measureAsync(RUNS, () => get('/api/v1/activities/longitudinal-mean-max?metric=power'));
+    const healthz = await measureAsync(RUNS, async () => (await fetch(service.url + '/healthz')).arrayBuffer());
+    rows.push({
+      workload: `GET longitudinal-mean-max → Parquet, ${stored.length} activities (no cache)`,
+      result: http,
+      baseline: { name: 'GET /healthz', result: healthz },
+      target: 'p50 ≤ 100 ms',
+      met: http.p50 <= 100,
+    });
+
+    // After: 5 values over the last year.
+    const end = new Date(seeded.newest).toISOString().slice(0, 10);
+    const startDay = new Date(seeded.newest - 364 * DAY).toISOString().slice(0, 10);
+    const afterValues = [0, 250, 500, 1000, 1500];
+    const query = `/api/v1/activities/longitudinal-mean-max?metric=power&start=${startDay}&end=${end}&${afterValues.map((a) => `after=${a}`).join('&')}`;
+    const after = await measureAsync(AFTER_RUNS, () => get(query));
+    const yearRows = stored.filter((r) => r.start >= seeded.newest - 364 * DAY);
+    const samples = await Promise.all(yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power'])));
+    const durations = Int32Array.from(DEFAULT_DURATIONS);
+    const thresholds = Float64Array.from(afterValues, (a) => a * 1000);
+    const plainAfter = measure(1, () => {
+      const best = new Float64Array(durations.length);
+      const start = new Int32Array(durations.length);
+      for (const f of samples) {
+        const x = zeroFilled(f.channels.power!);
+        const cuts = workCuts(x, thresholds);
+        for (const c of cuts) meanMaxPlain(x.subarray(c), durations, best, start);
+      }
+    });
+    rows.push({
+      workload: `GET longitudinal-mean-max, 5 after values, 1 year (${yearRows.length} activities), 2 engine threads`,
+      result: after,
+      baseline: { name: 'plain kernel per suffix, 1 thread, samples in memory', result: plainAfter },
+      target: 'p50 ≤ 1.5 s',
+      met: after.p50 <= 1500,
+    });
+  } finally {
+    await service.close();
+  }
+
+  const header = ['workload', 'p50 ms', 'p90 ms', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];
+  const table = rows.map((r) => [
+    r.workload,
+    r.result.p50.toFixed(3),
+    r.result.p90.toFixed(3),
+    r.baseline?.name ?? '',
+    r.baseline ? r.baseline.result.p50.toFixed(2) : '',
+    r.baseline ? `${(r.baseline.result.p50 / r.result.p50).toFixed(1)}×` : '',
+    r.target,
+    r.met ? 'yes' : 'NO',
+  ]);
+  process.stdout.write(`\n${ACTIVITIES} synthetic rides, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+  process.stdout.write(formatTable(header, table));
+  const report = { benchmark: 'curves', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, activities: ACTIVITIES, rows };
+  process.stdout.write(`\nwrote ${writeReport('curves', report)} and bench/results/latest.json\n`);
+}
