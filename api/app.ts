@@ -16,6 +16,8 @@ import { wellknownRoutes } from './routes/wellknown.ts';
 import { activityRoutes } from './routes/activities/index.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { profileRoutes } from './routes/profile/index.ts';
+import { traceRoutes } from './routes/traces/index.ts';
+import { dailyRoutes } from './routes/dailies/index.ts';
 import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
@@ -25,6 +27,7 @@ import { createToken, revokeToken, showTokens } from './web/tokens.ts';
 import { revokeConnection, showConnections } from './web/connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
 import { deleteActivityFromForm, showActivities, showActivity } from './web/activities.ts';
+import { deleteDailyFromForm, deleteTraceFromForm, showData } from './web/data.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -37,7 +40,9 @@ export const apiRoutes: Route[] = [
   ...applicationRoutes,
   ...activityRoutes,
   ...sourceRoutes,
+  ...traceRoutes,
   ...profileRoutes,
+  ...dailyRoutes,
 ];
 
 export const VERSION = '0.1.0';
@@ -90,6 +95,9 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/activities', showActivities);
   router.get('/activities/:id', showActivity);
   router.post('/activities/:id/delete', deleteActivityFromForm);
+  router.get('/data', showData);
+  router.post('/data/traces/:id/delete', deleteTraceFromForm);
+  router.post('/data/dailies/:measure/:date/delete', deleteDailyFromForm);
   router.get('/apps', showDirectory);
   router.get('/pages/:slug/', showApplicationPage);
   router.get('/pages/:slug', redirectToPage);

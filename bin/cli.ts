@@ -14,7 +14,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createBackfill, backfillLoadedUntil, findBackfill } from '../db/backfills.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
-import { closeQueues, createQueues, createRedis, enqueueCurves, waitForRedis } from '../workers/connections.ts';
+import { closeQueues, createQueues, createRedis, curvesJobId, enqueueCurves, waitForRedis } from '../workers/connections.ts';
 import { QueueEvents } from 'bullmq';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
@@ -164,6 +164,20 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
   }
 }
 
+/** The return value of job `jobId` once it completes (rejects with its reason when it fails for good). */
+function finishedJob<T>(events: QueueEvents, jobId: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const completed = (args: { jobId: string; returnvalue: unknown }) => args.jobId === jobId && (stop(), resolve(args.returnvalue as T));
+    const failed = (args: { jobId: string; failedReason: string }) => args.jobId === jobId && (stop(), reject(new Error(args.failedReason)));
+    const stop = () => {
+      events.off('completed', completed);
+      events.off('failed', failed);
+    };
+    events.on('completed', completed);
+    events.on('failed', failed);
+  });
+}
+
 async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
   let userId: string | undefined;
   if (typeof flags.user === 'string') {
@@ -174,15 +188,22 @@ async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
   const redis = createRedis(config.REDIS_URL, 'producer');
   const queues = createQueues(redis, config.QUEUE_PREFIX);
   const eventsRedis = flags.wait === true ? createRedis(config.REDIS_URL, 'worker') : undefined;
-  const events = eventsRedis ? new QueueEvents(queues.curves.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX }) : undefined;
+  let events: QueueEvents | undefined;
   try {
     await waitForRedis(redis, 10_000);
-    if (events) await events.waitUntilReady();
-    const jobId = await enqueueCurves(queues, { ...(userId ? { userId } : {}), all: flags.all === true });
+    const request = { ...(userId ? { userId } : {}), all: flags.all === true };
+    let finished: Promise<{ recomputed: number; missing_samples: number }> | undefined;
+    if (eventsRedis) {
+      // Events are read from the stream's position before the job is added, so its end cannot be
+      // missed however soon it comes (a finished job is removed: it cannot be looked at later).
+      const [last] = await redis.xrevrange(queues.curves.keys.events!, '+', '-', 'COUNT', 1);
+      events = new QueueEvents(queues.curves.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+      finished = finishedJob(events, curvesJobId(request));
+    }
+    const jobId = await enqueueCurves(queues, request);
     const who = userId ? String(flags.user) : 'every user';
-    if (!events) return print(json, { job_id: jobId }, `Queued curve recompute ${jobId} for ${who}; the workers (npm start or npm run worker) run it.`);
-    const job = (await queues.curves.getJob(jobId))!;
-    const result = (await job.waitUntilFinished(events)) as { recomputed: number; missing_samples: number };
+    if (!finished) return print(json, { job_id: jobId }, `Queued curve recompute ${jobId} for ${who}; the workers (npm start or npm run worker) run it.`);
+    const result = await finished;
     print(json, { job_id: jobId, ...result }, `Recomputed the curves of ${result.recomputed} activities for ${who}${result.missing_samples ? ` (${result.missing_samples} without a sample file)` : ''}.`);
   } finally {
     await events?.close();

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { ActivityRow, Db } from './database.ts';
-import { parseSport } from '../lib/sports.ts';
 import type { MetricCurves } from '../engine/curves.ts';
 import { bumpDataVersion, storeCurves } from './curves.ts';
+import { userDataFilter, type ActivityFilter } from './filters.ts';
 
 /**
  * An activity's id is derived from its source and session: a retried ingest job computes the same
@@ -65,48 +65,11 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
   });
 }
 
-export interface ActivityFilter {
-  /** Instants: activities starting at or after `from`, before `until`. */
-  from?: Date;
-  until?: Date;
-  /** Local calendar days (YYYY-MM-DD), inclusive, compared with the activity's local start. */
-  fromDay?: string;
-  toDay?: string;
-  sports?: string[];
-  tags?: string[];
-}
-
-/** The furthest a local clock is from UTC (UTC+14, UTC−12): bounds a local-day filter on the indexed instant. */
-const MAX_OFFSET_HOURS = 14;
+export type { ActivityFilter } from './filters.ts';
 
 /** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */
 export function activityFilter(userId: string, f: ActivityFilter) {
-  return (eb: any): Expression<SqlBool> => {
-    const clauses: Expression<SqlBool>[] = [eb('user_id', '=', userId)];
-    const localStart = sql`(start_time AT TIME ZONE 'UTC' + make_interval(secs => utc_offset_seconds))`;
-    if (f.from) clauses.push(eb('start_time', '>=', f.from));
-    if (f.until) clauses.push(eb('start_time', '<', f.until));
-    if (f.fromDay) {
-      clauses.push(sql<SqlBool>`start_time >= ${f.fromDay}::date - make_interval(hours => ${MAX_OFFSET_HOURS})`);
-      clauses.push(sql<SqlBool>`${localStart} >= ${f.fromDay}::date`);
-    }
-    if (f.toDay) {
-      clauses.push(sql<SqlBool>`start_time < ${f.toDay}::date + make_interval(days => 1, hours => ${MAX_OFFSET_HOURS})`);
-      clauses.push(sql<SqlBool>`${localStart} < ${f.toDay}::date + 1`);
-    }
-    if (f.sports?.length) {
-      // A filter sport matches itself and its sub-sports: same or descendant code, and at least its modifiers.
-      const alternatives = f.sports.map((s) => {
-        const sport = parseSport(s)!;
-        const code = sport.code;
-        return sql<SqlBool>`((split_part(sport, '+', 1) = ${code} OR starts_with(split_part(sport, '+', 1), ${code + '.'}))
-          AND (string_to_array(sport, '+'))[2:] @> ${sport.modifiers}::text[])`;
-      });
-      clauses.push(eb.or(alternatives));
-    }
-    if (f.tags?.length) clauses.push(sql<SqlBool>`tags && ${f.tags}::text[]`);
-    return eb.and(clauses);
-  };
+  return userDataFilter(userId, f, 'start_time');
 }
 
 export function listActivities(db: Db, userId: string, f: ActivityFilter, page: { limit: number; offset: number }): Promise<ActivityRow[]> {
@@ -139,33 +102,6 @@ export async function deleteActivity(db: Db, userId: string, id: string) {
       .executeTakeFirst();
     return { activity, source };
   });
-}
-
-/** One application's metadata for each of the given activities. */
-export async function appMetadataOf(db: Db, applicationId: string | undefined, activityIds: string[]): Promise<Map<string, Record<string, unknown>>> {
-  const found = new Map<string, Record<string, unknown>>();
-  if (!applicationId || !activityIds.length) return found;
-  const rows = await db
-    .selectFrom('activity_app_metadata')
-    .select(['activity_id', 'data'])
-    .where('application_id', '=', applicationId)
-    .where('activity_id', 'in', activityIds)
-    .execute();
-  for (const row of rows) found.set(row.activity_id, row.data);
-  return found;
-}
-
-export async function putAppMetadata(db: Db, activityId: string, applicationId: string, data: Record<string, unknown>, now: Date): Promise<void> {
-  const json = JSON.stringify(data);
-  await db
-    .insertInto('activity_app_metadata')
-    .values({ activity_id: activityId, application_id: applicationId, data: json, updated_at: now })
-    .onConflict((oc) => oc.columns(['activity_id', 'application_id']).doUpdateSet({ data: json, updated_at: now }))
-    .execute();
-}
-
-export async function deleteAppMetadata(db: Db, activityId: string, applicationId: string): Promise<void> {
-  await db.deleteFrom('activity_app_metadata').where('activity_id', '=', activityId).where('application_id', '=', applicationId).execute();
 }
 
 /** Replace an existing activity's curves (the recompute job); false when the activity is gone. */

@@ -194,6 +194,77 @@ export interface ActivityCurvesTable {
   computed_at: Timestamp;
 }
 
+export interface TracesTable {
+  id: Generated<string>;
+  user_id: string;
+  /** The trace's instant; `timestamp` on the wire. */
+  time: ColumnType<Date, Date | string, Date | string>;
+  /** The offset the timestamp was written with: `timestamp_local` is on that clock. */
+  utc_offset_seconds: number;
+  test_id: string | null;
+  lactate: number | null;
+  rpe: number | null;
+  notes: string | null;
+  power: number | null;
+  speed: number | null;
+  heart_rate: number | null;
+  vo2: number | null;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  sport: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TraceAppMetadataTable {
+  trace_id: string;
+  application_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: Timestamp;
+}
+
+export interface DailiesTable {
+  user_id: string;
+  measure: string;
+  /** A calendar date, read as `YYYY-MM-DD` (createDb's type parser keeps dates as text). */
+  day: string;
+  value: number;
+  source: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProfileAppMetadataTable {
+  user_id: string;
+  application_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: Timestamp;
+}
+
+/** A domain event in the outbox (db/events.ts). */
+export interface EventsTable {
+  id: Generated<string>;
+  user_id: string;
+  type: string;
+  resource_id: string;
+  occurred_at: ColumnType<Date, Date | string, Date | string>;
+  fanned_out_at: NullableTimestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  event_id: string;
+  application_id: string;
+  endpoint: string;
+  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  response_excerpt: string | null;
+  created_at: Timestamp;
+  last_attempt_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -208,6 +279,12 @@ export interface Database {
   activities: ActivitiesTable;
   activity_app_metadata: ActivityAppMetadataTable;
   activity_curves: ActivityCurvesTable;
+  traces: TracesTable;
+  trace_app_metadata: TraceAppMetadataTable;
+  dailies: DailiesTable;
+  profile_app_metadata: ProfileAppMetadataTable;
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -224,11 +301,22 @@ export type AuthorizationCode = Selectable<AuthorizationCodesTable>;
 export type Backfill = Selectable<BackfillsTable>;
 export type Source = Selectable<SourcesTable>;
 export type ActivityRow = Selectable<ActivitiesTable>;
+export type TraceRow = Selectable<TracesTable>;
+export type DailyRow = Selectable<DailiesTable>;
+export type EventRow = Selectable<EventsTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 
 export type Db = Kysely<Database>;
 
+const DATE_OID = 1082;
+/** `date` columns read as their `YYYY-MM-DD` text: pg's default makes a Date at local midnight, which shifts days. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === DATE_OID ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
 export function createDb(url: string, poolSize = 10): Db {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, types });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -51,7 +51,7 @@ test('the list is newest first with summaries and no laps; limit and offset page
   const all = await list();
   t.is(all.status, 200);
   t.deepEqual(names(all.body), ['row', 'late', 'run', 'trainer', 'road']);
-  t.like(all.body[0], { sport: 'rowing+stationary', laps: null, traces: null, app_metadata: null, tags: ['erg'], metrics: ['power'] });
+  t.like(all.body[0], { sport: 'rowing+stationary', laps: null, traces: [], app_metadata: null, tags: ['erg'], metrics: ['power'] });
   t.deepEqual(all.body[0].summary, { power: { max: 202, mean: 201 } });
   t.deepEqual(names((await list('?limit=2')).body), ['row', 'late']);
   t.deepEqual(names((await list('?limit=2&offset=2')).body), ['run', 'trainer']);

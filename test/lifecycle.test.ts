@@ -63,11 +63,14 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   let response = '';
   socket.on('data', (d) => (response += d));
   const closed = new Promise((r) => socket.once('close', r));
+  // `Expect: 100-continue`: the server answers `100 Continue` once it has read the headers, so the
+  // request is known to be in flight (not an idle connection) before SIGTERM, however loaded the machine.
   socket.write(
-    `POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\n` +
-      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    `POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nExpect: 100-continue\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`,
   );
-  await new Promise((r) => setTimeout(r, 300));
+  while (!response.includes('100 Continue')) await new Promise((r) => setTimeout(r, 20));
+  socket.write(body.slice(0, 10));
   proc.child.kill('SIGTERM');
   await proc.waitFor(/"msg":"shutting down"/);
 
@@ -76,7 +79,7 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   await t.throwsAsync(fetch(`http://127.0.0.1:${port}/healthz`));
   socket.write(body.slice(10));
   await closed;
-  t.regex(response, /^HTTP\/1\.1 401 Unauthorized/, 'the in-flight request got its real answer');
+  t.regex(response, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 Unauthorized/, 'the in-flight request got its real answer');
 
   t.is(await proc.exited, 0);
   t.truthy(proc.lines.find((l) => l.includes('"msg":"shutdown complete"')));

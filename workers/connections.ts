@@ -102,9 +102,16 @@ export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: {
  * request while the first waits is the same job.
  */
 export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<string> {
-  const jobId = `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
-  const added = await queues.curves.add('curves', job, { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: 1_000 });
+  const jobId = curvesJobId(job);
+  // Finished jobs are removed (a kept one would swallow the next request with its id); a waiting
+  // caller listens for the job's completed/failed event from before it enqueues (bin/cli.ts).
+  const added = await queues.curves.add('curves', job, { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: true });
   return added.id ?? jobId;
+}
+
+/** The id of the curves job of (user | everyone, all): the same request while one waits is that job. */
+export function curvesJobId(job: CurvesJob): string {
+  return `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
 }
 
 export async function closeQueues(queues: Queues): Promise<void> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ActivityRow, Source } from '../../db/database.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
+import { TraceDetails, type TraceDetailsOut } from '../traces/model.ts';
 
 /** The activity resources as clients see them (SPEC Activity, ActivitySummarySummary, Lap; API.md Upload). */
 
@@ -48,7 +49,9 @@ const ActivityFields = {
   tags: z.array(z.string()),
   summary: ActivitySummarySummary.nullable(),
   laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
-  traces: z.array(z.record(z.string(), z.unknown())).nullable().describe('Traces recorded during the activity'),
+  get traces() {
+    return z.array(TraceDetails).nullable().describe('The traces whose timestamp lies within the activity (oldest first); null inside a trace\'s `activity`');
+  },
   app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
 };
 
@@ -59,9 +62,10 @@ export const ActivityDetails = z
 export type ActivitySummaryOut = z.output<typeof ActivitySummary>;
 export type ActivityDetailsOut = z.output<typeof ActivityDetails>;
 
-type StoredLap = { start: number; end: number } & Record<string, unknown>;
+/** A lap as stored in `activities.laps`: epoch-ms bounds and its statistics. */
+export type StoredLap = { start: number; end: number } & Record<string, unknown>;
 
-function lapOut(lap: StoredLap, offset: number) {
+export function lapOut(lap: StoredLap, offset: number) {
   const { start, end, ...stats } = lap;
   return {
     start: formatInstant(start),
@@ -73,7 +77,12 @@ function lapOut(lap: StoredLap, offset: number) {
   };
 }
 
-export function activitySummaryOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, opts: { laps?: boolean } = {}): ActivitySummaryOut {
+/** `traces`: the traces within the activity (api/traces/links.ts); null where they are not read (inside a trace's `activity`). */
+export function activitySummaryOut(
+  row: ActivityRow,
+  appMetadata: Record<string, unknown> | null,
+  opts: { laps?: boolean; traces?: TraceDetailsOut[] | null } = {},
+): ActivitySummaryOut {
   const offset = row.utc_offset_seconds;
   return {
     id: row.id,
@@ -88,13 +97,13 @@ export function activitySummaryOut(row: ActivityRow, appMetadata: Record<string,
     tags: row.tags,
     summary: row.summary,
     laps: opts.laps && row.laps ? (row.laps as StoredLap[]).map((lap) => lapOut(lap, offset)) : null,
-    traces: null,
+    traces: opts.traces ?? null,
     app_metadata: appMetadata,
   };
 }
 
-export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null): ActivityDetailsOut {
-  return { ...activitySummaryOut(row, appMetadata, { laps: true }), distance: row.distance, devices: row.devices };
+export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, traces: TraceDetailsOut[] | null): ActivityDetailsOut {
+  return { ...activitySummaryOut(row, appMetadata, { laps: true, traces }), distance: row.distance, devices: row.devices };
 }
 
 export const SourceError = z.object({ code: z.string(), message: z.string() }).meta({ id: 'SourceError' });

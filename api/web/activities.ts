@@ -8,13 +8,11 @@ import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
-import { displayName, notFound, notice, requireWebUser, sendHtml, type WebUser } from './web-common.ts';
+import { displayName, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
 
 /** The signed-in user's activities: a paged list, one activity's details, and deleting one. */
 
 export const ACTIVITIES_PER_PAGE = 50;
-/** Pages beyond this are refused as page 1: an offset this deep would only cost the database. */
-const MAX_PAGE = 100_000;
 
 // Display ----------------------------------------------------------------------------------------
 
@@ -23,15 +21,6 @@ function localTime(date: Date, offsetSeconds: number, opts: { seconds?: boolean;
   const local = formatLocal(date, offsetSeconds).replace('T', ' ');
   const shown = opts.timeOnly ? local.slice(11, opts.seconds ? 19 : 16) : local.slice(0, opts.seconds ? 19 : 16);
   return html`<time datetime="${formatInstant(date)}">${shown}</time>`;
-}
-
-/** `UTC+02:00`: the recorded clock's offset. */
-function utcOffset(seconds: number): string {
-  const sign = seconds < 0 ? '−' : '+';
-  const abs = Math.abs(seconds);
-  const h = Math.floor(abs / 3600);
-  const m = Math.floor((abs % 3600) / 60);
-  return `UTC${sign}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
 }
 
 /** `1:02:03`, or `2:03` under an hour. */
@@ -216,12 +205,6 @@ ${lapsTable(a)}
 // Handlers ---------------------------------------------------------------------------------------
 
 /** `?page=N` as a page number from 1; anything else is page 1. */
-function pageNumber(value: unknown): number {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) return 1;
-  const n = Number(raw);
-  return n >= 1 && n <= MAX_PAGE ? n : 1;
-}
 
 const LIST_NOTICES: Record<string, string> = { deleted: 'Activity deleted.' };
 

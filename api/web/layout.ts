@@ -21,6 +21,7 @@ export function page(opts: PageOptions, body: Html): string {
   <nav>
     ${opts.user
       ? html`<a href="/activities">Activities</a>
+        <a href="/data">Traces and dailies</a>
         <a href="/settings">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
       : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`}

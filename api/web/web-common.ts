@@ -69,3 +69,23 @@ ${f.error ? html`<p class="field-error" id="${id}-error">${f.error}</p>` : ''}`;
 export function hint(name: string, text: Html | string): Html {
   return html`<p class="hint" id="${name}-hint">${text}</p>`;
 }
+
+/** Pages beyond this are read as page 1: an offset this deep would only cost the database. */
+const MAX_PAGE = 100_000;
+
+/** A page number from 1 (from a query or form value); anything else is page 1. */
+export function pageNumber(value: unknown): number {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) return 1;
+  const n = Number(raw);
+  return n >= 1 && n <= MAX_PAGE ? n : 1;
+}
+
+/** `UTC+02:00`: a recorded clock's offset. */
+export function utcOffset(seconds: number): string {
+  const sign = seconds < 0 ? '−' : '+';
+  const abs = Math.abs(seconds);
+  const h = Math.floor(abs / 3600);
+  const m = Math.floor((abs % 3600) / 60);
+  return `UTC${sign}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
+}

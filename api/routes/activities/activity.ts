@@ -5,7 +5,9 @@ import type { Ctx, Deps } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { NotFound } from '../../errors.ts';
 import { ActivityDetails, activityDetailsOut } from '../../activities/model.ts';
-import { appMetadataOf, deleteActivity, findActivity } from '../../../db/activities.ts';
+import { deleteActivity, findActivity } from '../../../db/activities.ts';
+import { appMetadataOf } from '../../../db/app-metadata.ts';
+import { tracesOfActivities } from '../../traces/links.ts';
 import { findSource } from '../../../db/sources.ts';
 import { isUuid } from '../../../lib/ids.ts';
 import { originalPath, removeFiles, samplePath } from '../../../lib/storage.ts';
@@ -24,7 +26,7 @@ export const getActivityRoute = defineRoute(
     method: 'get',
     path: '/api/v1/activities/{activity_id}',
     operationId: 'get_activity',
-    summary: 'One activity with its laps, distance and devices',
+    summary: 'One activity with its laps, traces, distance and devices',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
@@ -32,8 +34,10 @@ export const getActivityRoute = defineRoute(
   },
   async (ctx, { params }) => {
     const activity = await ownActivity(ctx, params.activity_id);
-    const metadata = await appMetadataOf(ctx.deps.db, ctx.state.principal!.clientId, [activity.id]);
-    ctx.body = activityDetailsOut(activity, metadata.get(activity.id) ?? null);
+    const { userId, clientId } = ctx.state.principal!;
+    const metadata = await appMetadataOf(ctx.deps.db, 'activity', clientId, [activity.id]);
+    const traces = await tracesOfActivities(ctx.deps.db, userId, clientId, [activity], metadata);
+    ctx.body = activityDetailsOut(activity, metadata.get(activity.id) ?? null, traces.get(activity.id) ?? []);
   },
 );
 

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { ActivityDetails, ActivitySummary, activityDetailsOut, activitySummaryOut } from '../../activities/model.ts';
 import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
-import { appMetadataOf, listActivities } from '../../../db/activities.ts';
+import { listActivities } from '../../../db/activities.ts';
+import { appMetadataOf } from '../../../db/app-metadata.ts';
+import { tracesOfActivities } from '../../traces/links.ts';
 
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
@@ -15,7 +17,8 @@ export const listActivitiesRoute = defineRoute(
     description:
       '`start`/`end` take a date (whole days of the activity\'s local start, inclusive) or an instant with an offset (compared with ' +
       'the UTC start). `sport` and `tags` repeat the key or separate values with commas; `sports` is a deprecated alias of `sport`. ' +
-      'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them.',
+      'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them. `traces` lists the ' +
+      'traces whose timestamp lies within each activity.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({
@@ -38,8 +41,9 @@ export const listActivitiesRoute = defineRoute(
       { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
       { limit: query.limit, offset: query.offset },
     );
-    const metadata = await appMetadataOf(db, clientId, rows.map((r) => r.id));
-    ctx.body = rows.map((row) => activitySummaryOut(row, metadata.get(row.id) ?? null));
+    const metadata = await appMetadataOf(db, 'activity', clientId, rows.map((r) => r.id));
+    const traces = await tracesOfActivities(db, userId, clientId, rows, metadata);
+    ctx.body = rows.map((row) => activitySummaryOut(row, metadata.get(row.id) ?? null, { traces: traces.get(row.id) ?? [] }));
   },
 );
 
@@ -64,7 +68,8 @@ export const latestActivityRoute = defineRoute(
       ctx.body = 'null';
       return;
     }
-    const metadata = await appMetadataOf(db, clientId, [row.id]);
-    ctx.body = activityDetailsOut(row, metadata.get(row.id) ?? null);
+    const metadata = await appMetadataOf(db, 'activity', clientId, [row.id]);
+    const traces = await tracesOfActivities(db, userId, clientId, [row], metadata);
+    ctx.body = activityDetailsOut(row, metadata.get(row.id) ?? null, traces.get(row.id) ?? []);
   },
 );
