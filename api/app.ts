@@ -22,7 +22,7 @@ import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
-import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, showApplication, showApplications } from './web/applications.ts';
+import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './web/applications.ts';
 import { createToken, revokeToken, showTokens } from './web/tokens.ts';
 import { revokeConnection, showConnections } from './web/connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
@@ -87,6 +87,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.post('/settings/applications/:id/secrets', createSecret);
   router.post('/settings/applications/:id/secrets/:secretId/revoke', revokeSecret);
   router.post('/settings/applications/:id/delete', deleteApplicationFromForm);
+  router.post('/settings/applications/:id/webhooks/test', sendTestEvent);
   router.get('/settings/tokens', showTokens);
   router.post('/settings/tokens', createToken);
   router.post('/settings/tokens/:id/revoke', revokeToken);

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { ActivityRow, Db } from './database.ts';
 import type { MetricCurves } from '../engine/curves.ts';
-import { bumpDataVersion, storeCurves } from './curves.ts';
+import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
+import { recordEvents } from './events.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 
 /**
@@ -42,8 +43,9 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
   return db.transaction().execute(async (trx) => {
     const locked = await trx.selectFrom('sources').select('status').where('id', '=', source.id).forUpdate().executeTakeFirst();
     if (locked?.status !== 'processing') return false;
+    let created: string[] = [];
     if (activities.length) {
-      await trx
+      const inserted = await trx
         .insertInto('activities')
         .values(
           activities.map(({ curves: _curves, ...a }) => ({
@@ -56,11 +58,21 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
           })),
         )
         .onConflict((oc) => oc.columns(['source_id', 'session_index']).doNothing())
+        .returning('id')
         .execute();
+      created = inserted.map((r) => r.id);
       for (const a of activities) await storeCurves(trx, a.id, a.curves, now);
       await bumpDataVersion(trx, source.user_id);
     }
     await trx.updateTable('sources').set({ status: 'processed', processed_at: now, error_code: null, error_message: null }).where('id', '=', source.id).execute();
+    await recordEvents(
+      trx,
+      [
+        ...created.map((id) => ({ user_id: source.user_id, type: 'activity_created' as const, resource_id: id })),
+        { user_id: source.user_id, type: 'source_processed', resource_id: source.id },
+      ],
+      now,
+    );
     return true;
   });
 }
@@ -89,11 +101,12 @@ export function findActivity(db: Db, userId: string, id: string): Promise<Activi
 }
 
 /** Delete an activity; its source goes too once it has no activity left. Returns what was removed. */
-export async function deleteActivity(db: Db, userId: string, id: string) {
+export async function deleteActivity(db: Db, userId: string, id: string, now: Date) {
   return db.transaction().execute(async (trx) => {
     const activity = await trx.deleteFrom('activities').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
     if (!activity) return undefined;
     await bumpDataVersion(trx, userId);
+    await recordEvents(trx, [{ user_id: userId, type: 'activity_deleted', resource_id: id }], now);
     const source = await trx
       .deleteFrom('sources')
       .where('id', '=', activity.source_id)
@@ -104,13 +117,18 @@ export async function deleteActivity(db: Db, userId: string, id: string) {
   });
 }
 
-/** Replace an existing activity's curves (the recompute job); false when the activity is gone. */
+/**
+ * Replace an existing activity's curves (the recompute job); false when the activity is gone.
+ * Curves that come out different are a change clients can see (activity_updated); identical ones are not.
+ */
 export async function replaceActivityCurves(db: Db, activityId: string, curves: MetricCurves[], now: Date): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const activity = await trx.selectFrom('activities').select(['id', 'user_id']).where('id', '=', activityId).forUpdate().executeTakeFirst();
     if (!activity) return false;
+    const unchanged = await storedCurvesEqual(trx, activityId, curves);
     await storeCurves(trx, activityId, curves, now);
     await bumpDataVersion(trx, activity.user_id);
+    if (!unchanged) await recordEvents(trx, [{ user_id: activity.user_id, type: 'activity_updated', resource_id: activityId }], now);
     return true;
   });
 }

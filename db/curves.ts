@@ -47,6 +47,25 @@ export async function storeCurves(trx: Transaction<Database> | Db, activityId: s
     .execute();
 }
 
+/** Whether the stored curves of an activity are exactly `curves` (same metrics, same bytes, current version). */
+export async function storedCurvesEqual(trx: Transaction<Database> | Db, activityId: string, curves: MetricCurves[]): Promise<boolean> {
+  const stored = await trx.selectFrom('activity_curves').selectAll().where('activity_id', '=', activityId).execute();
+  if (stored.length !== curves.length) return false;
+  const same = (a: Buffer | null, b: Buffer | null) => (a === null || b === null ? a === b : a.equals(b));
+  return curves.every((c) => {
+    const row = stored.find((r) => r.metric === c.metric);
+    return (
+      row !== undefined &&
+      row.version === CURVES_VERSION &&
+      same(row.best, bytes(c.best)) &&
+      same(row.best_start, bytes(c.bestStart)) &&
+      same(row.level_duration, bytes(c.levelDuration)) &&
+      same(row.level_start, bytes(c.levelStart)) &&
+      same(row.awd, bytes(c.awd))
+    );
+  });
+}
+
 /** Mark a change to the user's activities: results cached under the old version are no longer used. */
 export async function bumpDataVersion(trx: Transaction<Database> | Db, userId: string): Promise<void> {
   await trx.updateTable('users').set({ data_version: sql`data_version + 1` }).where('id', '=', userId).execute();

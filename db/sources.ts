@@ -1,3 +1,4 @@
+import { recordEvents } from './events.ts';
 import type { Db, Source, SourceOrigin, SourceType } from './database.ts';
 
 export interface NewSource {
@@ -72,13 +73,17 @@ export async function activityIdsOf(db: Db, sourceIds: string[]): Promise<Map<st
 
 /** Mark a source failed, unless it already finished (a retried job after success changes nothing). */
 export async function markSourceFailed(db: Db, id: string, code: string, message: string, now: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('sources')
-    .set({ status: 'failed', error_code: code, error_message: message.slice(0, 2000), processed_at: now })
-    .where('id', '=', id)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const failed = await trx
+      .updateTable('sources')
+      .set({ status: 'failed', error_code: code, error_message: message.slice(0, 2000), processed_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'processing')
+      .returning('user_id')
+      .executeTakeFirst();
+    if (failed) await recordEvents(trx, [{ user_id: failed.user_id, type: 'source_failed', resource_id: id }], now);
+    return failed !== undefined;
+  });
 }
 
 /** Sources still `processing` that were created before `before`, oldest first (at most 1000 per call). */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { ActivityRow, Db, TraceRow } from './database.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
+import { recordEvents } from './events.ts';
 
 /** What a client writes (TraceCreateOrUpdate): every field; a full replace sets omitted ones to null. */
 export interface TraceFields {
@@ -19,21 +20,33 @@ export interface TraceFields {
 }
 
 export function createTrace(db: Db, userId: string, fields: TraceFields, now: Date): Promise<TraceRow> {
-  return db
-    .insertInto('traces')
-    .values({ ...fields, user_id: userId, created_at: now, updated_at: now })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('traces')
+      .values({ ...fields, user_id: userId, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordEvents(trx, [{ user_id: userId, type: 'trace_created', resource_id: row.id }], now);
+    return row;
+  });
 }
 
 /** Replace every field of one of the user's traces; undefined when there is none. */
 export function replaceTrace(db: Db, userId: string, id: string, fields: TraceFields, now: Date): Promise<TraceRow | undefined> {
-  return db.updateTable('traces').set({ ...fields, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('traces').set({ ...fields, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    if (row) await recordEvents(trx, [{ user_id: userId, type: 'trace_updated', resource_id: id }], now);
+    return row;
+  });
 }
 
-export async function deleteTrace(db: Db, userId: string, id: string): Promise<boolean> {
-  const gone = await db.deleteFrom('traces').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-  return gone.numDeletedRows > 0n;
+export function deleteTrace(db: Db, userId: string, id: string, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const gone = await trx.deleteFrom('traces').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    if (gone.numDeletedRows === 0n) return false;
+    await recordEvents(trx, [{ user_id: userId, type: 'trace_deleted', resource_id: id }], now);
+    return true;
+  });
 }
 
 export function findTrace(db: Db, userId: string, id: string): Promise<TraceRow | undefined> {

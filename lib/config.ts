@@ -56,6 +56,12 @@ export const ConfigSchema = z
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     /** Accept plain-http loopback webhook endpoints (http://localhost…, http://127.0.0.1…): development only. */
     WEBHOOK_ALLOW_HTTP_LOOPBACK: boolean.default(false),
+    /** A webhook attempt fails unless a 2xx arrives within this time. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    /** The first retry of a failed delivery waits this long; each next one twice as long… */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+    /** …until the next wait would exceed this: then the delivery has failed. */
+    WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).default(24 * 3600 * 1000),
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

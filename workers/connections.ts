@@ -43,7 +43,7 @@ export function waitForRedis(redis: Redis, timeoutMs = 5_000): Promise<void> {
   });
 }
 
-export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves' } as const;
+export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves', webhooks: 'webhooks' } as const;
 
 /** Read one stored source file into activities. */
 export interface IngestJob {
@@ -61,11 +61,15 @@ export interface CurvesJob {
   all?: boolean;
 }
 
+/** `fan-out`: create an event's deliveries; `deliver`: one attempt at one delivery (retried with backoff). */
+export type WebhookJob = { eventId: string } | { deliveryId: string };
+
 export interface Queues {
   housekeeping: Queue<HousekeepingJob>;
   ingest: Queue<IngestJob>;
   backfill: Queue<BackfillJob>;
   curves: Queue<CurvesJob>;
+  webhooks: Queue<WebhookJob>;
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
@@ -74,6 +78,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
     backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
     curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
+    webhooks: new Queue<WebhookJob>(QUEUE_NAMES.webhooks, { connection, prefix }),
   };
 }
 
@@ -112,6 +117,44 @@ export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<str
 /** The id of the curves job of (user | everyone, all): the same request while one waits is that job. */
 export function curvesJobId(job: CurvesJob): string {
   return `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
+}
+
+/**
+ * Queue the fan-out of events. The job id is the event's, so the relay seeing an event twice (or
+ * two relays seeing it) runs one job; finished jobs stay an hour to keep that true meanwhile.
+ */
+export async function enqueueFanOut(queues: Queues, eventIds: string[]): Promise<void> {
+  if (!eventIds.length) return;
+  await queues.webhooks.addBulk(
+    eventIds.map((eventId) => ({
+      name: 'fan-out',
+      data: { eventId },
+      opts: { jobId: `event-${eventId}`, attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 7 * 86400 } },
+    })),
+  );
+}
+
+/**
+ * How many attempts a delivery gets: retries wait base, 2·base, 4·base, … (BullMQ's exponential
+ * backoff) for as long as the wait stays within `maxDelayMs`.
+ */
+export function deliveryAttempts(baseMs: number, maxDelayMs: number): number {
+  let attempts = 1;
+  for (let delay = baseMs; delay <= maxDelayMs; delay *= 2) attempts++;
+  return attempts;
+}
+
+/** Queue attempts at deliveries; the job id is the delivery's, so a delivery is never queued twice at once. */
+export async function enqueueDeliveries(queues: Queues, deliveryIds: string[], retry: { baseMs: number; maxDelayMs: number }): Promise<void> {
+  if (!deliveryIds.length) return;
+  const attempts = deliveryAttempts(retry.baseMs, retry.maxDelayMs);
+  await queues.webhooks.addBulk(
+    deliveryIds.map((deliveryId) => ({
+      name: 'deliver',
+      data: { deliveryId },
+      opts: { jobId: `delivery-${deliveryId}`, attempts, backoff: { type: 'exponential', delay: retry.baseMs }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 86400 } },
+    })),
+  );
 }
 
 export async function closeQueues(queues: Queues): Promise<void> {

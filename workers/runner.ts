@@ -8,8 +8,13 @@ import { HOUSEKEEPING_EVERY_MS, housekeepingProcessor } from './housekeeping.ts'
 import { ingestGaveUp, ingestProcessor } from './ingest.ts';
 import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
+import { webhooksProcessor } from './webhooks.ts';
+import { startEventRelay } from './event-relay.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/sample-file.ts';
+
+/** The relay's fallback poll of the outbox (a NOTIFY wakes it at once otherwise). */
+const EVENT_RELAY_POLL_MS = 5_000;
 
 /**
  * Start every worker of this process. Shutdown (registered on `lifecycle`) waits for active jobs
@@ -79,15 +84,44 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   });
   curves.on('failed', (job, err) => log.error('job failed', { queue: QUEUE_NAMES.curves, job_id: job?.id, err }));
   curves.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.curves, job_id: job.id, result }));
+  const webhookDeps = {
+    db,
+    queues,
+    log,
+    now,
+    allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retry: { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS },
+  };
+  const webhooks = new Worker(QUEUE_NAMES.webhooks, webhooksProcessor(webhookDeps), {
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: 16,
+    lockDuration: config.JOB_LOCK_MS,
+    stalledInterval: config.JOB_LOCK_MS,
+  });
+  webhooks.on('failed', (job, err) => log.warn('webhook job failed', { queue: QUEUE_NAMES.webhooks, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }));
+  webhooks.on('completed', (job, result) => log.debug('job completed', { queue: QUEUE_NAMES.webhooks, job_id: job.id, result }));
+
   // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
   lifecycle.add('ingest worker', () => ingest.close());
   lifecycle.add('backfill worker', () => backfill.close());
   lifecycle.add('curves worker', () => curves.close());
+  lifecycle.add('webhooks worker', () => webhooks.close());
 
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
-  await Promise.all([housekeeping.waitUntilReady(), ingest.waitUntilReady(), backfill.waitUntilReady(), curves.waitUntilReady(), waitForRedis(producer, 30_000)]);
+  await Promise.all([
+    housekeeping.waitUntilReady(),
+    ingest.waitUntilReady(),
+    backfill.waitUntilReady(),
+    curves.waitUntilReady(),
+    webhooks.waitUntilReady(),
+    waitForRedis(producer, 30_000),
+  ]);
+  const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS });
+  lifecycle.add('event relay', () => relay.close());
   await queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
-  return { workers: [housekeeping, ingest, backfill, curves] };
+  return { workers: [housekeeping, ingest, backfill, curves, webhooks] };
 }

@@ -15,6 +15,8 @@ import {
   type ApplicationChanges,
 } from '../../db/applications.ts';
 import { newSecret, SECRET_PREFIX } from '../../lib/secrets.ts';
+import { createTestEvent, deliveryLog, type DeliveryLogRow } from '../../db/events.ts';
+import { enqueueDeliveries } from '../../workers/connections.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { clientSidePrivacyUrl, isClientSideApp, isPrivate, pageUrl, registeredRedirectUris, slugProblem } from '../applications/model.ts';
 import { DEFAULT_REDIRECT_URIS, LOOPBACK_HOSTS, redirectUriProblem } from '../oauth/redirect-uris.ts';
@@ -248,7 +250,68 @@ ${apps.length
   );
 }
 
+/** How many deliveries the Settings delivery log shows. */
+const DELIVERY_LOG_LIMIT = 50;
+/** The bytes of a response a delivery keeps (lib/webhook-post.ts's default). */
+const EXCERPT_BYTES = 512;
+export const NO_ENDPOINTS = 'Add a webhook endpoint first (Settings, above), then send a test event.';
+export const NO_WEBHOOK_SECRET = 'Generate a webhook secret first (Settings, above: “Generate a new webhook secret”), then send a test event.';
+
+/** `24 hours`, `5 s`, `200 ms`: a configured duration in words. */
+function duration(ms: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return plural(ms / 3_600_000, 'hour');
+  if (ms >= 60_000 && ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
+  if (ms >= 1_000 && ms % 1_000 === 0) return `${ms / 1_000} s`;
+  return `${ms} ms`;
+}
+
+/** The outcome of a delivery's latest attempt: the HTTP status, and the error when there is more to say. */
+function outcome(d: DeliveryLogRow): Html {
+  const code = d.last_status_code;
+  // The worker records `HTTP 500` as the error of a plain non-2xx answer: the code says it already.
+  const error = d.last_error && d.last_error !== `HTTP ${code}` ? d.last_error : null;
+  if (code === null && !error) return html`<span class="muted">—</span>`;
+  return html`${code !== null ? html`<code class="status-code">${code}</code>` : ''}${code !== null && error ? html`<br>` : ''}${error ? html`<span class="error delivery-error">${error}</span>` : ''}`;
+}
+
+function excerptCell(excerpt: string | null): Html {
+  if (!excerpt) return html`<span class="muted">—</span>`;
+  const firstLine = excerpt.trim().split(/\r\n|\r|\n/)[0] ?? '';
+  return html`<details class="excerpt"><summary>${shorten(firstLine, 40) || '(blank)'}</summary><code>${excerpt}</code></details>`;
+}
+
+function webhookSection(config: Config, app: Application, deliveries: DeliveryLogRow[], s: EditState): Html {
+  return html`<h2 id="webhook-deliveries">Webhook deliveries</h2>
+<p>Deliveries are signed with the current webhook secret (<code>X-Signature: t=…,v1=…</code>, the hex HMAC-SHA256 of <code>t.body</code> with the secret) and retried with exponential backoff until the wait would exceed ${duration(config.WEBHOOK_RETRY_MAX_DELAY_MS)}. Each attempt has a ${duration(config.WEBHOOK_TIMEOUT_MS)} limit, and only the first ${EXCERPT_BYTES} bytes of a response are kept. The latest ${DELIVERY_LOG_LIMIT} deliveries are listed, newest first.</p>
+${deliveries.length
+  ? html`<table class="wide" id="deliveries">
+<thead><tr><th>Time</th><th>Event</th><th>Resource</th><th>Endpoint</th><th>Status</th><th>HTTP status</th><th>Attempts</th><th>Response</th></tr></thead>
+<tbody>${deliveries.map(
+      (d) => html`<tr data-delivery-id="${d.id}" data-status="${d.status}" data-attempts="${d.attempts}" data-status-code="${d.last_status_code ?? ''}">
+<td>${when(d.created_at)}</td>
+<td><code>${d.event_type}</code></td>
+<td><code>${d.resource_id}</code></td>
+<td><code>${d.endpoint}</code></td>
+<td class="delivery-status">${d.status}</td>
+<td>${outcome(d)}</td>
+<td class="delivery-attempts">${d.attempts}</td>
+<td>${excerptCell(d.response_excerpt)}</td>
+</tr>`,
+    )}</tbody>
+</table>`
+  : html`<p id="no-deliveries">No deliveries yet. Events are sent to your endpoints when a user who authorized this application changes their data.</p>`}
+<form method="post" action="/settings/applications/${app.id}/webhooks/test#webhook-deliveries" class="stack">
+  <p class="hint">A test event (<code>event_type</code> <code>test</code>, <code>resource_id</code> this application’s id, <code>user_id</code> yours) goes to every endpoint of this application and appears in the log above.</p>
+  ${s.webhookError ? html`<p class="error" role="alert" id="webhook-test-error">${s.webhookError}</p>` : ''}
+  ${s.webhookNotice ? html`<p class="notice" role="status" id="webhook-test-notice">${s.webhookNotice}</p>` : ''}
+  <button type="submit" id="send-test-event">Send test event</button>
+</form>`;
+}
+
 interface EditState {
+  webhookNotice?: string | undefined;
+  webhookError?: string;
   values?: FormValues;
   errors?: FieldErrors;
   notice?: string;
@@ -262,7 +325,7 @@ async function editPage(ctx: Ctx, user: WebUser, app: Application, s: EditState 
   const { config, db } = ctx.deps;
   const v = s.values ?? valuesOf(app);
   const e = s.errors ?? {};
-  const secrets = await listClientSecrets(db, app.id);
+  const [secrets, deliveries] = await Promise.all([listClientSecrets(db, app.id), deliveryLog(db, app.id, DELIVERY_LOG_LIMIT)]);
   const priv = isPrivate(app);
   return page(
     { title: app.name, user: { name: displayName(user) } },
@@ -320,6 +383,7 @@ ${secrets.length
   ${field({ name: 'label', label: 'Label of a new secret', value: s.secretValues?.label, error: s.secretErrors?.label })}
   <button type="submit">Create secret</button>
 </form>
+${webhookSection(config, app, deliveries, s)}
 <h2>Delete application</h2>
 <p>Deleting removes the application, its secrets, and every user’s authorization of it: their tokens stop working at once.</p>
 <form method="post" action="/settings/applications/${app.id}/delete" class="stack">
@@ -397,10 +461,17 @@ async function ownedApplication(ctx: Ctx, opts: { post: boolean }): Promise<{ us
   return { user, app };
 }
 
+/** `?test_sent=N`, set by sendTestEvent's redirect. */
+function testSentNotice(ctx: Ctx): string | undefined {
+  const n = ctx.query.test_sent;
+  if (typeof n !== 'string' || !/^\d{1,3}$/.test(n)) return undefined;
+  return `Test event queued to ${Number(n)} endpoint${Number(n) === 1 ? '' : 's'}.`;
+}
+
 export async function showApplication(ctx: Ctx) {
   const found = await ownedApplication(ctx, { post: false });
   if (!found) return;
-  sendHtml(ctx, 200, await editPage(ctx, found.user, found.app, { notice: queryNotice(ctx, EDIT_NOTICES) }));
+  sendHtml(ctx, 200, await editPage(ctx, found.user, found.app, { notice: queryNotice(ctx, EDIT_NOTICES), webhookNotice: testSentNotice(ctx) }));
 }
 
 export async function saveApplication(ctx: Ctx) {
@@ -468,6 +539,26 @@ export async function revokeSecret(ctx: Ctx) {
   if (!(await deleteClientSecret(ctx.deps.db, found.app.id, ctx.params.secretId ?? ''))) return notFound(ctx, 'Secret not found.');
   ctx.status = 303;
   ctx.redirect(`/settings/applications/${found.app.id}?secret_revoked=1`);
+}
+
+/**
+ * "Send test event": one test event to each of the application's endpoints, delivered by the
+ * webhooks worker like any other (signed, retried, logged).
+ */
+export async function sendTestEvent(ctx: Ctx) {
+  const found = await ownedApplication(ctx, { post: true });
+  if (!found) return;
+  const { user, app } = found;
+  const { db, queues, config, now } = ctx.deps;
+  const problem = !app.webhook_endpoints.length ? NO_ENDPOINTS : !app.webhook_secret ? NO_WEBHOOK_SECRET : undefined;
+  if (problem) {
+    sendHtml(ctx, 409, await editPage(ctx, user, app, { webhookError: problem }));
+    return;
+  }
+  const ids = await createTestEvent(db, app, now());
+  await enqueueDeliveries(queues, ids, { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS });
+  ctx.status = 303;
+  ctx.redirect(`/settings/applications/${app.id}?test_sent=${ids.length}#webhook-deliveries`);
 }
 
 export async function deleteApplicationFromForm(ctx: Ctx) {

@@ -233,7 +233,7 @@ export async function deleteTraceFromForm(ctx: Ctx) {
   const user = await formUser(ctx);
   if (!user) return;
   const id = ctx.params.id ?? '';
-  if (!isUuid(id) || !(await deleteTrace(ctx.deps.db, user.id, id))) return notFound(ctx, 'Trace not found.');
+  if (!isUuid(id) || !(await deleteTrace(ctx.deps.db, user.id, id, ctx.deps.now()))) return notFound(ctx, 'Trace not found.');
   redirectBack(ctx, 'trace_deleted', 'traces');
 }
 

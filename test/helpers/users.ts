@@ -29,7 +29,19 @@ export async function tokenFor(service: TestService, user: User, scopes: Scope[]
   return (await tokenResponse(service.deps.tokens, grant)).access_token;
 }
 
-/** An application owned by `owner` (created straight in the database). */
-export async function createTestApplication(service: TestService, owner: User, fields: Partial<NewApplication> = {}): Promise<Application> {
-  return createApplication(service.deps.db, { owner_id: owner.id, name: 'Test app', redirect_uris: ['https://app.example/callback'], ...fields });
+/** An application owned by `owner` (created straight in the database), optionally with webhook endpoints and secret. */
+export async function createTestApplication(
+  service: TestService,
+  owner: User,
+  fields: Partial<NewApplication> & { webhook_endpoints?: string[]; webhook_secret?: string | null } = {},
+): Promise<Application> {
+  const { webhook_endpoints, webhook_secret, ...rest } = fields;
+  const app = await createApplication(service.deps.db, { owner_id: owner.id, name: 'Test app', redirect_uris: ['https://app.example/callback'], ...rest });
+  if (webhook_endpoints === undefined && webhook_secret === undefined) return app;
+  return service.deps.db
+    .updateTable('applications')
+    .set({ ...(webhook_endpoints ? { webhook_endpoints } : {}), ...(webhook_secret !== undefined ? { webhook_secret } : {}) })
+    .where('id', '=', app.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -97,7 +97,7 @@ export const deleteActivityRoute = defineRoute(
 /** Delete one of a user's activities with its files; false when there is none. Shared with the web page. */
 export async function removeActivity(deps: Deps, userId: string, id: string): Promise<boolean> {
   const { db, config } = deps;
-  const removed = isUuid(id) ? await deleteActivity(db, userId, id) : undefined;
+  const removed = isUuid(id) ? await deleteActivity(db, userId, id, deps.now()) : undefined;
   if (!removed) return false;
   const { activity, source } = removed;
   await removeFiles([

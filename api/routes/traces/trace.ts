@@ -97,7 +97,7 @@ export const deleteTraceRoute = defineRoute(
     responses: { 204: { description: 'Deleted' }, 404: { description: 'No such trace of this user' } },
   },
   async (ctx, { params }) => {
-    if (!isUuid(params.trace_id) || !(await deleteTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id))) throw notFound();
+    if (!isUuid(params.trace_id) || !(await deleteTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, ctx.deps.now()))) throw notFound();
     ctx.status = 204;
   },
 );

@@ -1,0 +1,158 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db, EventRow, WebhookDelivery } from './database.ts';
+
+/**
+ * Domain events (API.md "Webhooks"). Each change writes its event into the `events` outbox in its
+ * own transaction, so the event exists exactly when the change committed: a retried job that finds
+ * the work done writes none. NOTIFY (delivered on commit) wakes the relay, which moves new events
+ * onto the BullMQ webhooks queue (workers/event-relay.ts).
+ */
+export const EVENT_TYPES = [
+  'activity_created',
+  'activity_updated',
+  'activity_deleted',
+  'trace_created',
+  'trace_updated',
+  'trace_deleted',
+  'source_processed',
+  'source_failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent only by "Send test event" in Settings, to one application. */
+export const TEST_EVENT = 'test';
+
+/** The channel the relay LISTENs on. */
+export const EVENTS_CHANNEL = 'tds_events';
+
+type Tx = Transaction<Database> | Db;
+
+/** Write events in the caller's transaction (call it inside the change's transaction). */
+export async function recordEvents(trx: Tx, events: { user_id: string; type: EventType; resource_id: string }[], now: Date): Promise<void> {
+  if (!events.length) return;
+  await trx.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now }))).execute();
+  await sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
+}
+
+/** Events not yet fanned out, oldest first. */
+export async function unfannedEvents(db: Db, limit = 500): Promise<string[]> {
+  const rows = await db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).orderBy('occurred_at').limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Create the deliveries of an event: one per endpoint of every application the user has
+ * authorized (a consent exists) that has endpoints; nothing for any other application. Idempotent:
+ * a second run creates nothing new. Returns the event's deliveries still pending.
+ */
+export async function fanOutEvent(db: Db, eventId: string, now: Date): Promise<{ event: EventRow; pending: string[] } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const event = await trx.selectFrom('events').selectAll().where('id', '=', eventId).forUpdate().executeTakeFirst();
+    if (!event) return undefined;
+    if (!event.fanned_out_at) {
+      await sql`
+        INSERT INTO webhook_deliveries (event_id, application_id, endpoint, created_at)
+        SELECT ${eventId}, a.id, e.endpoint, ${now}
+        FROM consents c
+        JOIN applications a ON a.id = c.application_id
+        CROSS JOIN LATERAL unnest(a.webhook_endpoints) AS e(endpoint)
+        WHERE c.user_id = ${event.user_id}
+        ON CONFLICT DO NOTHING`.execute(trx);
+      await trx.updateTable('events').set({ fanned_out_at: now }).where('id', '=', eventId).execute();
+    }
+    const pending = await trx.selectFrom('webhook_deliveries').select('id').where('event_id', '=', eventId).where('status', '=', 'pending').execute();
+    return { event, pending: pending.map((p) => p.id) };
+  });
+}
+
+/** A test event from an application's owner to that application's endpoints only; returns its deliveries. */
+export async function createTestEvent(db: Db, application: { id: string; owner_id: string; webhook_endpoints: string[] }, now: Date): Promise<string[]> {
+  if (!application.webhook_endpoints.length) return [];
+  return db.transaction().execute(async (trx) => {
+    const event = await trx
+      .insertInto('events')
+      .values({ user_id: application.owner_id, type: TEST_EVENT, resource_id: application.id, occurred_at: now, fanned_out_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const rows = await trx
+      .insertInto('webhook_deliveries')
+      .values(application.webhook_endpoints.map((endpoint) => ({ event_id: event.id, application_id: application.id, endpoint, created_at: now })))
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  });
+}
+
+/** What one delivery attempt needs: the delivery, its event, the application now, and whether the user still consents. */
+export async function deliveryContext(db: Db, deliveryId: string) {
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .innerJoin('applications as a', 'a.id', 'd.application_id')
+    .leftJoin('consents as c', (j) => j.onRef('c.application_id', '=', 'd.application_id').onRef('c.user_id', '=', 'e.user_id'))
+    .select([
+      'd.id',
+      'd.status',
+      'd.endpoint',
+      'd.attempts',
+      'e.id as event_id',
+      'e.user_id',
+      'e.type as event_type',
+      'e.resource_id',
+      'e.occurred_at',
+      'a.id as application_id',
+      'a.owner_id',
+      'a.webhook_endpoints',
+      'a.webhook_secret',
+      'c.user_id as consenting_user',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+  return row;
+}
+
+export interface AttemptOutcome {
+  status: 'pending' | 'delivered' | 'failed';
+  statusCode: number | null;
+  error: string | null;
+  excerpt: string | null;
+}
+
+/** Record one attempt's outcome (the attempt count grows by one). */
+export async function recordAttempt(db: Db, deliveryId: string, outcome: AttemptOutcome, now: Date): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: outcome.status,
+      attempts: eb('attempts', '+', 1),
+      last_status_code: outcome.statusCode,
+      last_error: outcome.error,
+      response_excerpt: outcome.excerpt,
+      last_attempt_at: now,
+      ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
+    }))
+    .where('id', '=', deliveryId)
+    .execute();
+}
+
+/** Close a delivery without an attempt (consent withdrawn, endpoint removed, no secret). */
+export async function abandonDelivery(db: Db, deliveryId: string, reason: string, now: Date): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: reason, last_attempt_at: now }).where('id', '=', deliveryId).where('status', '=', 'pending').execute();
+}
+
+export type DeliveryLogRow = Pick<WebhookDelivery, 'id' | 'endpoint' | 'status' | 'attempts' | 'last_status_code' | 'last_error' | 'response_excerpt' | 'created_at' | 'last_attempt_at'> & {
+  event_type: string;
+  resource_id: string;
+};
+
+/** An application's latest deliveries, newest first (the Settings delivery log). */
+export function deliveryLog(db: Db, applicationId: string, limit = 50): Promise<DeliveryLogRow[]> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select(['d.id', 'd.endpoint', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.response_excerpt', 'd.created_at', 'd.last_attempt_at', 'e.type as event_type', 'e.resource_id'])
+    .where('d.application_id', '=', applicationId)
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(limit)
+    .execute();
+}

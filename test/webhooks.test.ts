@@ -1,0 +1,298 @@
+import test from 'ava';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Job } from 'bullmq';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
+import { poll } from './helpers/curves.ts';
+import { deleteConsent, recordConsent } from '../db/grants.ts';
+import { fanOutEvent } from '../db/events.ts';
+import { enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/connections.ts';
+import { ingestProcessor } from '../workers/ingest.ts';
+import { markSourceFailed } from '../db/sources.ts';
+import { createEnginePool } from '../engine/pool.ts';
+import { createSampleStore } from '../engine/sample-file.ts';
+import { createLogger } from '../lib/log.ts';
+import type { User } from '../db/database.ts';
+
+/** Retries wait 100, 200, 400 ms (then the next, 800 ms, would exceed the 400 ms cap): 4 attempts. */
+const RETRY = { WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_TIMEOUT_MS: '500' };
+
+let service: TestService;
+const servers: Server[] = [];
+test.before(async () => {
+  service = await startTestService({ workers: true, env: { WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true', ...RETRY } });
+});
+test.after.always(async () => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    server.close();
+  }
+  await service?.close();
+});
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A real HTTP receiver on loopback; `respond` decides each answer (by request number, from 0). */
+async function receiver(respond: (n: number, res: import('node:http').ServerResponse) => void = (_n, res) => res.writeHead(204).end()) {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      respond(received.length - 1, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  servers.push(server);
+  return { url, received, server };
+}
+
+/** Verify `X-Signature: t=…,v1=…` with node:crypto, independently of the service's code. */
+function verifySignature(secret: string, header: string | string[] | undefined, body: string): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(header));
+  if (!m) return false;
+  const expected = createHmac('sha256', secret).update(`${m[1]}.${body}`).digest();
+  return timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'));
+}
+
+/** A user who authorized an application with the given endpoints and secret. */
+async function authorizedApp(endpoints: string[], opts: { user?: User; consent?: boolean; secret?: string | null } = {}) {
+  const user = opts.user ?? (await createTestUser(service));
+  const owner = await createTestUser(service);
+  const secret = opts.secret === undefined ? `whs_${Math.random().toString(36).slice(2)}` : opts.secret;
+  const app = await createTestApplication(service, owner, { webhook_endpoints: endpoints, webhook_secret: secret });
+  if (opts.consent !== false) await recordConsent(service.deps.db, user.id, app.id, ['data:read', 'data:write']);
+  const token = await tokenFor(service, user, ['data:read', 'data:write']);
+  return { user, app, secret, token };
+}
+
+const deliveries = (applicationId: string) =>
+  service.deps.db.selectFrom('webhook_deliveries').selectAll().where('application_id', '=', applicationId).orderBy('created_at').execute();
+const eventsOf = (userId: string) => service.deps.db.selectFrom('events').selectAll().where('user_id', '=', userId).orderBy('occurred_at').orderBy('type').execute();
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a trace change is delivered to every authorized application with endpoints, signed; nobody else receives it', async (t) => {
+  const hook = await receiver();
+  const other = await receiver();
+  const { user, app, secret, token } = await authorizedApp([hook.url, `${hook.url}?second=1`]);
+  // Not authorized by this user (another user authorized it), and authorized with no endpoints.
+  const stranger = await authorizedApp([other.url]);
+  const silent = await authorizedApp([], { user });
+
+  const created = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z', lactate: 1.2 });
+  t.is(created.status, 201);
+  await poll('two deliveries', async () => hook.received.length >= 2);
+  await wait(300);
+  t.is(hook.received.length, 2, 'one request per endpoint');
+  t.deepEqual(hook.received.map((r) => r.path).sort(), ['/hook', '/hook?second=1']);
+  for (const r of hook.received) {
+    const body = JSON.parse(r.body);
+    t.deepEqual(Object.keys(body).sort(), ['event_type', 'resource_id', 'timestamp', 'user_id']);
+    t.like(body, { user_id: user.id, event_type: 'trace_created', resource_id: created.body.id });
+    t.regex(body.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    t.true(verifySignature(secret!, r.headers['x-signature'], r.body), 'X-Signature verifies with the webhook secret');
+    t.false(verifySignature('another secret', r.headers['x-signature'], r.body));
+    t.is(r.headers['content-type'], 'application/json');
+    t.is(r.headers['x-event-type'], 'trace_created');
+  }
+  t.is(hook.received[0]!.headers['x-event-id'], hook.received[1]!.headers['x-event-id']);
+  t.is(other.received.length, 0, 'an application this user never authorized receives nothing');
+  t.is((await deliveries(stranger.app.id)).length, 0);
+  t.is((await deliveries(silent.app.id)).length, 0);
+
+  const rows = await poll('delivered', async () => {
+    const r = await deliveries(app.id);
+    return r.length === 2 && r.every((d) => d.status === 'delivered') && r;
+  });
+  t.true(rows.every((d) => d.attempts === 1 && d.last_status_code === 204 && d.delivered_at !== null));
+});
+
+test('every kind of change publishes exactly one event: activities, sources, traces, curves', async (t) => {
+  const hook = await receiver();
+  const { user, app, token } = await authorizedApp([hook.url]);
+  const fit = readFileSync(join(fixturesDir(), 'fit', '4078723797.fit'));
+  const [source] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes: fit }]);
+  const activityId = source.activity_ids[0] as string;
+  const [broken] = await uploadAndWait(service, token, [{ name: 'broken.fit', bytes: fit.subarray(0, 200) }]);
+  t.is(broken.status, 'failed');
+  const trace = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).body;
+  t.is((await api(service, token, 'PUT', `/api/v1/traces/${trace.id}`, { timestamp: '2026-05-18T11:00:00Z' })).status, 200);
+  t.is((await api(service, token, 'DELETE', `/api/v1/traces/${trace.id}`)).status, 204);
+  // Refused and missing changes publish nothing.
+  t.is((await api(service, token, 'PUT', `/api/v1/traces/${trace.id}`, { timestamp: '2026-05-18T11:00:00Z' })).status, 404);
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: 'naive' })).status, 422);
+
+  // Recomputed curves that differ are an update; identical ones are not.
+  await service.deps.db.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
+  const { enqueueCurves } = await import('../workers/connections.ts');
+  const curvesEvents = async () => (await eventsOf(user.id)).filter((e) => e.type === 'activity_updated').length;
+  await enqueueCurves(service.deps.queues, { userId: user.id });
+  await poll('activity_updated', async () => (await curvesEvents()) === 1);
+  await poll('curves job gone', async () => {
+    const counts = await service.deps.queues.curves.getJobCounts('active', 'wait');
+    return (counts.active ?? 0) + (counts.wait ?? 0) === 0;
+  });
+  await enqueueCurves(service.deps.queues, { userId: user.id, all: true });
+  await wait(1500);
+  t.is(await curvesEvents(), 1, 'a recompute giving the same curves is not a change');
+
+  t.is((await api(service, token, 'DELETE', `/api/v1/activities/${activityId}`)).status, 204);
+  t.is((await api(service, token, 'DELETE', `/api/v1/activities/${activityId}`)).status, 404);
+
+  const expected = [
+    ['activity_created', activityId],
+    ['source_processed', source.id],
+    ['source_failed', broken.id],
+    ['trace_created', trace.id],
+    ['trace_updated', trace.id],
+    ['trace_deleted', trace.id],
+    ['activity_updated', activityId],
+    ['activity_deleted', activityId],
+  ];
+  const events = await eventsOf(user.id);
+  t.deepEqual(
+    events.map((e) => [e.type, e.resource_id]).sort(),
+    expected.sort(),
+  );
+  await poll('all delivered', async () => hook.received.length >= expected.length);
+  await wait(300);
+  t.deepEqual(hook.received.map((r) => JSON.parse(r.body).event_type).sort(), expected.map(([type]) => type).sort());
+  t.is((await deliveries(app.id)).length, expected.length);
+});
+
+test('one event per change when a job or a fan-out runs again', async (t) => {
+  const hook = await receiver();
+  const { user, app, token } = await authorizedApp([hook.url]);
+  const fit = readFileSync(join(fixturesDir(), 'fit', '4078723797.fit'));
+  const [source] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes: fit }]);
+  await poll('delivered twice', async () => hook.received.length >= 2);
+
+  // The ingest job of the same source run again (a retried or restarted job): nothing new.
+  const pool = createEnginePool({ threads: 1 });
+  const samples = await createSampleStore();
+  t.teardown(async () => {
+    await pool.close();
+    await samples.close();
+  });
+  const ingest = ingestProcessor({ db: service.deps.db, pool, samples, dataDir: service.config.DATA_DIR, log: createLogger('silent'), now: service.clock.now });
+  const again = await ingest({ data: { sourceId: source.id }, attemptsMade: 1, stalledCounter: 0 } as unknown as Job<{ sourceId: string }>);
+  t.like(again, { skipped: 'source already processed' });
+  t.false(await markSourceFailed(service.deps.db, source.id, 'internal_error', 'x', new Date()), 'a processed source is not failed later');
+
+  // The fan-out of an event run again, and its deliveries queued again: no second request.
+  const events = await eventsOf(user.id);
+  t.deepEqual(events.map((e) => e.type).sort(), ['activity_created', 'source_processed']);
+  for (const e of events) {
+    const fanned = await fanOutEvent(service.deps.db, e.id, new Date());
+    t.deepEqual(fanned?.pending, [], 'delivered deliveries are not pending');
+  }
+  await enqueueFanOut(service.deps.queues, events.map((e) => e.id));
+  const rows = await deliveries(app.id);
+  await enqueueDeliveries(service.deps.queues, rows.map((r) => r.id), { baseMs: 100, maxDelayMs: 400 });
+  await wait(1000);
+  t.is(hook.received.length, 2);
+  t.is((await deliveries(app.id)).length, 2);
+  t.is((await eventsOf(user.id)).length, 2);
+});
+
+test('retries: after 500s and after a timeout the delivery succeeds with the same body and event id; it fails for good after the last attempt', async (t) => {
+  t.is(deliveryAttempts(100, 400), 4);
+  t.is(deliveryAttempts(10_000, 86_400_000), 15, 'by default: waits 10 s, 20 s, … 22.8 h; the next (45.5 h) would exceed 24 h');
+
+  const flaky = await receiver((n, res) => (n < 2 ? res.writeHead(500).end('database down') : res.writeHead(200).end('ok')));
+  const slow = await receiver((n, res) => (n === 0 ? undefined /* never answers */ : res.writeHead(200).end()));
+  const broken = await receiver((_n, res) => res.writeHead(503).end('x'.repeat(10_000)));
+  const a = await authorizedApp([flaky.url]);
+  const b = await authorizedApp([slow.url], { user: a.user });
+  const c = await authorizedApp([broken.url], { user: a.user });
+
+  const started = Date.now();
+  t.is((await api(service, a.token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  const delivered = (id: string) => poll('delivered', async () => (await deliveries(id)).find((d) => d.status === 'delivered'), 20_000);
+  const viaFlaky = await delivered(a.app.id);
+  t.is(viaFlaky.attempts, 3);
+  t.is(flaky.received.length, 3);
+  t.is(new Set(flaky.received.map((r) => r.body)).size, 1, 'every attempt sends the same body');
+  t.is(new Set(flaky.received.map((r) => r.headers['x-event-id'])).size, 1);
+  t.true(flaky.received.every((r) => verifySignature(a.secret!, r.headers['x-signature'], r.body)));
+
+  const viaSlow = await delivered(b.app.id);
+  t.is(viaSlow.attempts, 2);
+  t.is(slow.received.length, 2);
+  t.true(Date.now() - started >= 500, 'the first attempt waited for the time limit');
+
+  const failed = await poll('failed', async () => (await deliveries(c.app.id)).find((d) => d.status === 'failed'), 20_000);
+  await wait(600);
+  t.is(broken.received.length, 4, 'four attempts, then no more');
+  t.like(failed, { attempts: 4, last_status_code: 503 });
+  t.true(Buffer.byteLength(failed.response_excerpt ?? '') <= 512, 'only an excerpt of the response is kept');
+  t.regex(failed.response_excerpt ?? '', /^x+$/);
+});
+
+test('no delivery without consent, nor after the user revokes it (pending retries stop too)', async (t) => {
+  const hook = await receiver((_n, res) => res.writeHead(500).end());
+  const { user, app, token } = await authorizedApp([hook.url]);
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  await poll('first attempt', async () => hook.received.length >= 1);
+  await deleteConsent(service.deps.db, user.id, app.id);
+  const closed = await poll('abandoned', async () => (await deliveries(app.id)).find((d) => d.status === 'failed'), 10_000);
+  t.regex(closed.last_error ?? '', /no longer authorizes/);
+  const attemptsSoFar = hook.received.length;
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T11:00:00Z' })).status, 201);
+  await wait(1500);
+  t.is(hook.received.length, attemptsSoFar, 'nothing after revocation');
+  t.is((await deliveries(app.id)).length, 1, 'no delivery is created for the new event');
+
+  const never = await receiver();
+  const unconsented = await authorizedApp([never.url], { consent: false });
+  t.is((await api(service, unconsented.token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  await wait(1000);
+  t.is(never.received.length, 0);
+});
+
+test('safety: private targets refused after DNS, redirects not followed, no secret no delivery; the current secret signs', async (t) => {
+  const target = await receiver();
+  const redirecting = await receiver((_n, res) => res.writeHead(302, { location: target.url }).end());
+  // Stored directly: the Settings form refuses these on save, but DNS can change after a save.
+  // This machine's own name resolves (through the system resolver) to one of its addresses: never public.
+  const ownName = `https://${hostname()}/hook`;
+  const { user, app, token } = await authorizedApp(['https://10.1.2.3/hook', ownName, redirecting.url]);
+  const unsigned = await authorizedApp([target.url], { user, secret: null });
+
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  const rows = await poll('all failed', async () => {
+    const r = await deliveries(app.id);
+    return r.length === 3 && r.every((d) => d.status === 'failed') && r;
+  }, 20_000);
+  const byEndpoint = new Map(rows.map((r) => [r.endpoint, r]));
+  t.regex(byEndpoint.get('https://10.1.2.3/hook')!.last_error ?? '', /^refused: .*private network/);
+  t.regex(byEndpoint.get(ownName)!.last_error ?? '', /^refused: .*resolves to .*not a public address/);
+  t.is(byEndpoint.get(ownName)!.attempts, 4);
+  t.like(byEndpoint.get(redirecting.url), { last_status_code: 302, attempts: 4 });
+  t.is(target.received.length, 0, 'the redirect was not followed');
+  const [abandoned] = await deliveries(unsigned.app.id);
+  t.like(abandoned, { status: 'failed', attempts: 0 });
+  t.regex(abandoned!.last_error ?? '', /no webhook secret/);
+
+  // Rotating the secret: the next delivery is signed with the new one.
+  const hook = await receiver();
+  const rotating = await authorizedApp([hook.url], { user });
+  await service.deps.db.updateTable('applications').set({ webhook_secret: 'whs_rotated' }).where('id', '=', rotating.app.id).execute();
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T12:00:00Z' })).status, 201);
+  await poll('delivered', async () => hook.received.length >= 1);
+  t.true(verifySignature('whs_rotated', hook.received[0]!.headers['x-signature'], hook.received[0]!.body));
+  t.false(verifySignature(rotating.secret!, hook.received[0]!.headers['x-signature'], hook.received[0]!.body));
+});

@@ -1,0 +1,70 @@
+import pg from 'pg';
+import type { Db } from '../db/database.ts';
+import { EVENTS_CHANNEL, unfannedEvents } from '../db/events.ts';
+import type { Logger } from '../lib/log.ts';
+import { enqueueFanOut, type Queues } from './connections.ts';
+
+/**
+ * Moves committed events from the outbox onto the webhooks queue. A change's transaction NOTIFYs
+ * on commit, which wakes the relay at once; a poll every `pollMs` catches anything a lost
+ * connection missed (and events written while no worker ran). Sweeps never overlap; a wake-up
+ * during a sweep runs one more.
+ */
+export async function startEventRelay(opts: { databaseUrl: string; db: Db; queues: Queues; log: Logger; pollMs: number }) {
+  const { db, queues, log } = opts;
+  let closed = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  async function sweep(): Promise<void> {
+    do {
+      again = false;
+      for (;;) {
+        const ids = await unfannedEvents(db);
+        await enqueueFanOut(queues, ids);
+        if (ids.length < 500) break;
+      }
+    } while (again && !closed);
+  }
+  function wake() {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = sweep()
+      .catch((err) => log.error('event relay sweep failed', { err }))
+      .finally(() => (running = undefined));
+  }
+
+  let client: pg.Client | undefined;
+  async function listen() {
+    const c = new pg.Client({ connectionString: opts.databaseUrl });
+    c.on('notification', wake);
+    c.on('error', (err) => {
+      log.warn('event relay lost its database connection; polling until it is back', { err });
+      if (client === c) client = undefined;
+      c.end().catch(() => {});
+    });
+    await c.connect();
+    await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+    client = c;
+  }
+
+  await listen();
+  wake();
+  const timer = setInterval(() => {
+    if (!client && !closed) listen().catch((err) => log.warn('event relay could not listen', { err }));
+    wake();
+  }, opts.pollMs);
+  timer.unref();
+
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+      await client?.end().catch(() => {});
+    },
+  };
+}
