@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Route, RouteSpec } from './route.ts';
+import { EVENT_TYPES, TEST_EVENT } from '../db/events.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -53,6 +54,7 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
     },
     servers: [{ url: info.baseUrl }],
     paths,
+    webhooks: { event: webhookOperation(toSchema) },
     components: {
       schemas: components,
       securitySchemes: {
@@ -60,6 +62,43 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         cookie: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The first-party web session.' },
         basic: { type: 'http', scheme: 'basic', description: 'Client authentication at the token endpoint.' },
       },
+    },
+  };
+}
+
+/** What an application's webhook endpoint receives (API.md "Webhooks"; workers/webhooks.ts sends it). */
+export const WebhookEvent = z
+  .object({
+    user_id: z.string().describe('The user whose data changed (the `sub` of their tokens)'),
+    event_type: z
+      .enum([...EVENT_TYPES, TEST_EVENT])
+      .describe('`activity_updated`: its stored curves changed on a recompute; `test`: sent from Settings by the application\'s owner'),
+    resource_id: z.string().describe('The activity, trace or source id (the application id for `test`)'),
+    timestamp: z.string().describe('When the change happened, UTC `Z`'),
+  })
+  .meta({ id: 'WebhookEvent' });
+
+function webhookOperation(toSchema: (s: z.ZodType, io: 'input' | 'output') => JsonSchema) {
+  return {
+    post: {
+      operationId: 'webhook_event',
+      summary: 'A change to the data of a user who authorized your application',
+      description:
+        'POSTed to each of the application\'s `webhook_endpoints` for every change of a user who has authorized it (a consent exists; ' +
+        'revoking it stops deliveries, including pending retries). The body carries ids only: read the resource with the user\'s token. ' +
+        '`X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(webhook_secret, "<t>.<raw body>")>` — verify it over the raw bytes and ' +
+        'reject old `t` values. `X-Event-Id` is the same on every attempt and endpoint of one event: use it to drop duplicates (delivery ' +
+        'is at least once). Any 2xx within 5 s is success; otherwise the attempt is repeated after 10 s, 20 s, 40 s, … until the next wait ' +
+        'would exceed 24 hours (15 attempts). Redirects are not followed; only the first 512 bytes of a response are kept for the ' +
+        'delivery log in Settings. Endpoints must be https on hosts that resolve to public addresses only.',
+      tags: ['webhooks'],
+      parameters: [
+        { name: 'X-Signature', in: 'header', required: true, schema: { type: 'string' }, description: '`t=<unix>,v1=<hex HMAC-SHA256>`' },
+        { name: 'X-Event-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'The event id, stable across retries' },
+        { name: 'X-Event-Type', in: 'header', required: true, schema: { type: 'string' }, description: 'The body\'s `event_type`' },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: toSchema(WebhookEvent, 'output') } } },
+      responses: { '2XX': { description: 'Received' } },
     },
   };
 }

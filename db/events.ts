@@ -19,7 +19,7 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent only by "Send test event" in Settings, to one application. */
-export const TEST_EVENT = 'test';
+export const TEST_EVENT = 'test' as const;
 
 /** The channel the relay LISTENs on. */
 export const EVENTS_CHANNEL = 'tds_events';
