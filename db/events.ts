@@ -156,3 +156,16 @@ export function deliveryLog(db: Db, applicationId: string, limit = 50): Promise<
     .limit(limit)
     .execute();
 }
+
+/** Delete events (with their deliveries) older than `before` that have nothing pending any more; returns how many. */
+export async function deleteFinishedEvents(db: Db, before: Date): Promise<number> {
+  const res = await db
+    .deleteFrom('events')
+    .where('occurred_at', '<', before)
+    .where('fanned_out_at', 'is not', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('webhook_deliveries').select(sql`1`.as('one')).whereRef('webhook_deliveries.event_id', '=', 'events.id').where('status', '=', 'pending'))),
+    )
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

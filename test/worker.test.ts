@@ -17,7 +17,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes, spent grants and upload leftovers, and requeues lost ingests', async (t) => {
+test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes, spent grants, upload leftovers and finished old events, and requeues lost ingests', async (t) => {
   const { db, queues, config } = service.deps;
   const schedulers = await queues.housekeeping.getJobSchedulers();
   t.deepEqual(schedulers.map((s) => s.key), ['purge-expired']);
@@ -49,13 +49,30 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
   utimesSync(leftover, new Date(now - 25 * 3600_000), new Date(now - 25 * 3600_000));
   mkdirSync(join(tmpDir(config.DATA_DIR), 'upload-in-flight'), { recursive: true });
 
+  // Events: an old one whose delivery finished (deleted with its log), an old one still pending and a recent one (kept).
+  const event = async (days: number, status: 'delivered' | 'pending') => {
+    const e = await db
+      .insertInto('events')
+      .values({ user_id: user.id, type: 'trace_created', resource_id: `r${days}${status}`, occurred_at: new Date(now - days * 86_400_000), fanned_out_at: new Date(now - days * 86_400_000) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db.insertInto('webhook_deliveries').values({ event_id: e.id, application_id: app.id, endpoint: 'https://hooks.example/x', status }).execute();
+    return e.id;
+  };
+  const oldDone = await event(31, 'delivered');
+  const oldPending = await event(31, 'pending');
+  const recent = await event(2, 'delivered');
+
   const connection = createRedis(config.REDIS_URL, 'worker');
   const events = new QueueEvents(QUEUE_NAMES.housekeeping, { connection, prefix: config.QUEUE_PREFIX });
   try {
     await events.waitUntilReady();
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
-    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, temporaryFiles: 1 });
+    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, temporaryFiles: 1, events: 1 });
+    const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute()).map((e) => e.id).sort();
+    t.deepEqual(kept, [oldPending, recent].sort());
+    t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', oldDone).execute()).length, 0);
     t.deepEqual(readdirSync(tmpDir(config.DATA_DIR)), ['upload-in-flight']);
     const deadline = Date.now() + 30_000;
     while ((await findSource(db, lost.source.id))?.status === 'processing' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -72,7 +89,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
 
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
-    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, temporaryFiles: 0 });
+    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, temporaryFiles: 0, events: 0 });
   } finally {
     await events.close();
     await connection.quit();

@@ -6,6 +6,7 @@ import { deleteRetiredKeys, RETIRED_KEY_RETENTION_SECONDS } from '../db/signing-
 import { deleteExpiredCodes, deleteSpentGrants } from '../db/grants.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../api/auth/scopes.ts';
 import { staleProcessingSources } from '../db/sources.ts';
+import { deleteFinishedEvents } from '../db/events.ts';
 import { removeStaleTemporaryFiles } from '../lib/storage.ts';
 import { enqueueIngest, type Queues } from './connections.ts';
 
@@ -16,7 +17,8 @@ import { enqueueIngest, type Queues } from './connections.ts';
  * expired; upload leftovers in DATA_DIR/tmp older than a day. And it queues again the ingest of
  * sources still `processing` after STALE_SOURCE_MINUTES whose job was lost (an API process that
  * stopped between storing a source and queueing it): queueing is keyed by source id, so a source
- * whose job still exists is not queued twice. Idempotent: running it twice changes nothing more.
+ * whose job still exists is not queued twice. Events (and their delivery log) older than
+ * EVENT_RETENTION_DAYS with nothing pending are deleted. Idempotent: running it twice changes nothing more.
  */
 export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
 export type HousekeepingJob = z.infer<typeof HousekeepingJob>;
@@ -27,7 +29,11 @@ export interface HousekeepingResult {
   grants: number;
   requeuedSources: number;
   temporaryFiles: number;
+  events: number;
 }
+
+/** How long events and their webhook delivery log are kept. */
+export const EVENT_RETENTION_DAYS = 30;
 
 export const STALE_SOURCE_MINUTES = 15;
 
@@ -46,6 +52,7 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     await enqueueIngest(deps.queues, stale.filter((s) => !s.backfill_id).map((s) => s.id));
     await enqueueIngest(deps.queues, stale.filter((s) => s.backfill_id).map((s) => s.id), { backfill: true });
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
-    return { sessions, signingKeys, codes, grants, requeuedSources: stale.length, temporaryFiles };
+    const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
+    return { sessions, signingKeys, codes, grants, requeuedSources: stale.length, temporaryFiles, events };
   };
 }
