@@ -4,20 +4,7 @@ import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { recordEvents } from './events.ts';
 
 /** What a client writes (TraceCreateOrUpdate): every field; a full replace sets omitted ones to null. */
-export interface TraceFields {
-  time: Date;
-  utc_offset_seconds: number;
-  test_id: string | null;
-  lactate: number | null;
-  rpe: number | null;
-  notes: string | null;
-  power: number | null;
-  speed: number | null;
-  heart_rate: number | null;
-  vo2: number | null;
-  tags: string[];
-  sport: string | null;
-}
+export type TraceFields = Omit<TraceRow, 'id' | 'user_id' | 'created_at' | 'updated_at'>;
 
 export function createTrace(db: Db, userId: string, fields: TraceFields, now: Date): Promise<TraceRow> {
   return db.transaction().execute(async (trx) => {
