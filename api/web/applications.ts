@@ -15,7 +15,7 @@ import {
   type ApplicationChanges,
 } from '../../db/applications.ts';
 import { newSecret, SECRET_PREFIX } from '../../lib/secrets.ts';
-import { createTestEvent, deliveryLog, type DeliveryLogRow } from '../../db/events.ts';
+import { abandonDelivery, createTestEvent, deliveryLog, type DeliveryLogRow } from '../../db/events.ts';
 import { enqueueDeliveries } from '../../workers/connections.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { clientSidePrivacyUrl, isClientSideApp, isPrivate, pageUrl, registeredRedirectUris, slugProblem } from '../applications/model.ts';
@@ -556,7 +556,13 @@ export async function sendTestEvent(ctx: Ctx) {
     return;
   }
   const ids = await createTestEvent(db, app, now());
-  await enqueueDeliveries(queues, ids, { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS });
+  try {
+    await enqueueDeliveries(queues, ids, { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS });
+  } catch (err) {
+    // Nothing would ever attempt them (a test event is never relayed): close them in the log.
+    await Promise.all(ids.map((id) => abandonDelivery(db, id, 'could not be queued (the job queue is unavailable)', now())));
+    throw err;
+  }
   ctx.status = 303;
   ctx.redirect(`/settings/applications/${app.id}?test_sent=${ids.length}#webhook-deliveries`);
 }
