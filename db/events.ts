@@ -33,10 +33,11 @@ export async function recordEvents(trx: Tx, events: { user_id: string; type: Eve
   await sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
 }
 
-/** Events not yet fanned out, oldest first. */
-export async function unfannedEvents(db: Db, limit = 500): Promise<string[]> {
-  const rows = await db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).orderBy('occurred_at').limit(limit).execute();
-  return rows.map((r) => r.id);
+/** Events not yet fanned out, oldest first, a page at a time: pass the last one of a page to get the next. */
+export function unfannedEvents(db: Db, after?: Pick<EventRow, 'id' | 'occurred_at'>, limit = 500): Promise<Pick<EventRow, 'id' | 'occurred_at'>[]> {
+  let q = db.selectFrom('events').select(['id', 'occurred_at']).where('fanned_out_at', 'is', null);
+  if (after) q = q.where((eb) => eb.or([eb('occurred_at', '>', after.occurred_at), eb.and([eb('occurred_at', '=', after.occurred_at), eb('id', '>', after.id)])]));
+  return q.orderBy('occurred_at').orderBy('id').limit(limit).execute();
 }
 
 /**

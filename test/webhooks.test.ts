@@ -296,3 +296,18 @@ test('safety: private targets refused after DNS, redirects not followed, no secr
   t.true(verifySignature('whs_rotated', hook.received[0]!.headers['x-signature'], hook.received[0]!.body));
   t.false(verifySignature(rotating.secret!, hook.received[0]!.headers['x-signature'], hook.received[0]!.body));
 });
+
+test('the relay moves every committed event onto the queue, a page at a time, also events written without a wake-up', async (t) => {
+  const user = await createTestUser(service);
+  const at = Date.now();
+  // Written straight into the outbox, with no NOTIFY: the relay's poll must find them.
+  await service.deps.db
+    .insertInto('events')
+    .values(Array.from({ length: 1_100 }, (_, i) => ({ user_id: user.id, type: 'trace_created', resource_id: `bulk-${i}`, occurred_at: new Date(at - (i % 3)) })))
+    .execute();
+  const pending = async () =>
+    Number((await service.deps.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', user.id).where('fanned_out_at', 'is', null).executeTakeFirstOrThrow()).n);
+  await poll('all fanned out', async () => (await pending()) === 0, 30_000);
+  t.is(await pending(), 0);
+  t.is((await service.deps.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select('d.id').where('e.user_id', '=', user.id).execute()).length, 0, 'a user who authorized nothing gets no deliveries');
+});

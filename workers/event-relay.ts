@@ -19,10 +19,9 @@ export async function startEventRelay(opts: { databaseUrl: string; db: Db; queue
   async function sweep(): Promise<void> {
     do {
       again = false;
-      for (;;) {
-        const ids = await unfannedEvents(db);
-        await enqueueFanOut(queues, ids);
-        if (ids.length < 500) break;
+      // Pages by position: events stay unfanned until their fan-out job has run.
+      for (let page = await unfannedEvents(db); page.length; page = await unfannedEvents(db, page[page.length - 1])) {
+        await enqueueFanOut(queues, page.map((e) => e.id));
       }
     } while (again && !closed);
   }
