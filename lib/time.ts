@@ -27,9 +27,13 @@ export function formatDuration(seconds: number): string {
   return `PT${parts || '0S'}`;
 }
 
-/** `YYYY-MM-DD` of a valid calendar date, else undefined. */
+/** Instants and dates are kept within years 1–9999: what ISO 8601's four-digit years and PostgreSQL both hold. */
+const EARLIEST_MS = Date.UTC(2000, 0, 1) - 730_119 * 86_400_000; // 0001-01-01T00:00:00Z
+const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** `YYYY-MM-DD` of a valid calendar date (years 0001–9999), else undefined. */
 export function parseDay(value: string): string | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value.startsWith('0000')) return undefined;
   const d = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(value) ? value : undefined;
 }
@@ -63,5 +67,7 @@ export function parseInstant(text: string): ParsedInstant {
   const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60) + 0 : 0; // + 0: no −0
   if (Number(om ?? 0) > 59 || Math.abs(offsetSeconds) > MAX_OFFSET_SECONDS) return invalid('has a UTC offset beyond ±14:00');
   const ms = fraction ? Number(`0.${fraction}`) * 1000 : 0;
-  return { ok: true, t: date.getTime() + ms - offsetSeconds * 1000, offsetSeconds };
+  const t = date.getTime() + ms - offsetSeconds * 1000;
+  if (t < EARLIEST_MS || t > LATEST_MS) return invalid('is outside the years 0001–9999 (in UTC)');
+  return { ok: true, t, offsetSeconds };
 }

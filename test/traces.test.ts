@@ -96,6 +96,8 @@ test('validation: each rule answers 422 naming the field, and nothing is stored'
     [{ timestamp: '2026-05-18T10:00:00' }, ['body', 'timestamp'], /UTC offset/],
     [{ timestamp: '2026-02-30T10:00:00Z' }, ['body', 'timestamp']],
     [{ timestamp: 'yesterday' }, ['body', 'timestamp']],
+    [{ timestamp: '0000-05-18T10:00:00Z' }, ['body', 'timestamp'], /0001–9999/],
+    [{ timestamp: '9999-12-31T23:59:59-14:00' }, ['body', 'timestamp'], /0001–9999/],
     [{}, ['body', 'timestamp']],
     [{ ...ok, power: -1 }, ['body', 'power']],
     [{ ...ok, power: 250.5 }, ['body', 'power']],
@@ -155,7 +157,7 @@ test('list: newest first, 100 by default, limit/offset, start/end as dates (loca
   t.deepEqual(await ids('?sports=running'), [run]);
   t.deepEqual(await ids('?tags=lab'), [run, road]);
   t.deepEqual(await ids('?tags=home,hills'), [run, trainer]);
-  for (const bad of ['?limit=1001', '?limit=0', '?offset=-1', '?sport=Bad!', '?start=2026-13-01']) {
+  for (const bad of ['?limit=1001', '?limit=0', '?offset=-1', '?sport=Bad!', '?start=2026-13-01', '?start=0000-01-01', '?end=9999-12-31T23:00:00-14:00']) {
     t.is((await api(service, token, 'GET', `/api/v1/traces/${bad}`)).status, 422, bad);
   }
 });

@@ -262,6 +262,7 @@ test("delete is refused from another origin, for another user's trace or daily, 
     `/data/traces/${crypto.randomUUID()}/delete`,
     '/data/dailies/weight/2026-05-18/delete',
     '/data/dailies/body_mass/2026-02-30/delete',
+    '/data/dailies/body_mass/0000-01-01/delete',
     '/data/dailies/body_mass/18.05.2026/delete',
     '/data/dailies/toString/2026-05-18/delete',
   ]) {

@@ -2,7 +2,7 @@ import type { Ctx } from '../context.ts';
 import type { ActivityRow, DailyRow, Db, TraceRow } from '../../db/database.ts';
 import { activitiesContaining, deleteTrace, listTraces } from '../../db/traces.ts';
 import { deleteDaily, listDailies } from '../../db/dailies.ts';
-import { DAILY_MEASURES, type DailyMeasure } from '../dailies/model.ts';
+import { DAILY_MEASURES, EARLIEST_DAY, type DailyMeasure } from '../dailies/model.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { formatInstant, formatLocal, parseDay } from '../../lib/time.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
@@ -242,6 +242,6 @@ export async function deleteDailyFromForm(ctx: Ctx) {
   if (!user) return;
   const measure = ctx.params.measure ?? '';
   const day = parseDay(ctx.params.date ?? '');
-  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || !(await deleteDaily(ctx.deps.db, user.id, measure, day))) return notFound(ctx, 'Daily value not found.');
+  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day))) return notFound(ctx, 'Daily value not found.');
   redirectBack(ctx, 'daily_deleted', 'dailies');
 }
