@@ -18,7 +18,7 @@
  * epoch ms are kept in Parquet (rounded to µs) and truncated to ms in JSON (as Date does).
  *
  * Parquet writing (the way engine/sample-file.ts found fastest with @duckdb/node-api 1.5.5): a JS table
- * function, registered once per connection (lazily, inside `withConnection`), hands the typed arrays to
+ * function (engine/array-source.ts), registered once per connection (inside `withConnection`), hands the typed arrays to
  * DuckDB in 2,048-row chunks (DOUBLE vectors for doubles and timestamps, NaN passed as is; INTEGER
  * vectors for int32 columns and string codes) straight into `COPY (SELECT …) TO file (FORMAT parquet,
  * COMPRESSION zstd, KV_METADATA {…})`, written beside the target and renamed over it. The SELECT does
@@ -49,21 +49,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  DOUBLE,
-  DuckDBTableFunction,
   DuckDBTypeId,
-  INTEGER,
-  VARCHAR,
   type DuckDBBigIntVector,
   type DuckDBBooleanVector,
-  type DuckDBConnection,
   type DuckDBDataChunk,
   type DuckDBDoubleVector,
-  type DuckDBIntegerVector,
   type DuckDBMaterializedResult,
   type DuckDBVarCharVector,
 } from '@duckdb/node-api';
 import { assertPlainPath, PARQUET_COPY_OPTIONS, sqlIdentifier, sqlString, type SampleStore } from './sample-file.ts';
+import { arraySourceFunction, CHUNK_ROWS, type ArraySource, type SourceArray } from './array-source.ts';
 
 export type FrameColumn =
   | { name: string; type: 'timestamptz'; values: Float64Array } // epoch ms UTC; NaN → null. Parquet INT64 TIMESTAMP(isAdjustedToUTC=true, MICROS)
@@ -83,8 +78,6 @@ export interface Frame {
 /** The media type of Parquet responses. */
 export const PARQUET_MEDIA_TYPE = 'application/vnd.apache.parquet';
 
-const CHUNK_ROWS = 2048; // DuckDB's vector size: the most rows a data chunk holds
-const SOURCE_FUNCTION = 'frame_source__';
 
 // ---------------------------------------------------------------------------------------------
 // Shape
@@ -308,76 +301,12 @@ export function pandasMetadata(frame: Frame): string {
 /** A string column with more labels than this is fed as VARCHAR values rather than codes + a SQL list. */
 const MAX_LIST_LABELS = 1024;
 
-/** What feeds one source column: DOUBLE (Float64Array), INTEGER (Int32Array) or VARCHAR (codes mapped to labels in JS). */
-type SourceArray = Float64Array | Int32Array | { codes: Int32Array; labels: string[] };
-
-interface PendingFrame {
-  length: number;
-  arrays: SourceArray[];
-}
-
 /** Strings go through the SQL list lookup while their label list is short (the list literal is parsed per write). */
 function feedsLabels(column: FrameColumn & { type: 'string' }): boolean {
   return column.labels.length > MAX_LIST_LABELS;
 }
 
-// Writes waiting for the COPY that scans them: id → data (looked up by the table function's bind).
-const pending = new Map<number, PendingFrame>();
-let nextId = 1;
-const registered = new WeakSet<DuckDBConnection>();
-
-function sourceFunction(): DuckDBTableFunction {
-  return DuckDBTableFunction.create({
-    name: SOURCE_FUNCTION,
-    parameterTypes: [INTEGER],
-    bindFunction: (info) => {
-      const write = pending.get(info.getParameter(0) as number);
-      if (!write) {
-        info.setError(`${SOURCE_FUNCTION}: no such pending write`);
-        return;
-      }
-      write.arrays.forEach((array, i) =>
-        info.addResultColumn(`c${i}`, array instanceof Float64Array ? DOUBLE : array instanceof Int32Array ? INTEGER : VARCHAR),
-      );
-      info.setBindData({ write });
-      info.setCardinality(write.length, true);
-    },
-    initFunction: (info) => {
-      info.setInitData({ next: 0 });
-      info.setMaxThreads(1); // one scan thread: rows leave in order
-    },
-    mainFunction: (info, output) => {
-      const { write } = info.bindData as { write: PendingFrame };
-      const state = info.initData as { next: number };
-      const offset = state.next;
-      const n = Math.min(CHUNK_ROWS, write.length - offset);
-      output.rowCount = Math.max(0, n);
-      if (n <= 0) return;
-      for (let c = 0; c < write.arrays.length; c++) {
-        const source = write.arrays[c]!;
-        if (source instanceof Float64Array) {
-          const vector = output.getColumnVector(c) as DuckDBDoubleVector;
-          for (let i = 0; i < n; i++) vector.setItem(i, source[offset + i]!);
-          vector.flush();
-        } else if (source instanceof Int32Array) {
-          const vector = output.getColumnVector(c) as DuckDBIntegerVector;
-          for (let i = 0; i < n; i++) vector.setItem(i, source[offset + i]!);
-          vector.flush();
-        } else {
-          // VARCHAR: flush() assigns each string with one native call (fine for long label lists).
-          const vector = output.getColumnVector(c) as DuckDBVarCharVector;
-          const { codes, labels } = source;
-          for (let i = 0; i < n; i++) {
-            const code = codes[offset + i]!;
-            vector.setItem(i, code < 0 ? null : labels[code]!);
-          }
-          vector.flush();
-        }
-      }
-      state.next = offset + n;
-    },
-  });
-}
+const frameSource = arraySourceFunction('frame_source__');
 
 /** The SELECT expression turning source column `c{i}` into the frame column as written. */
 function selectExpression(column: FrameColumn, i: number): string {
@@ -420,36 +349,25 @@ export function createFrameWriter(store: SampleStore): FrameWriter {
     assertPlainPath(filePath);
     const length = checkFrame(frame);
     if (frame.columns.length === 0) throw new RangeError('A Parquet frame needs at least one column');
-    const write: PendingFrame = {
+    const source: ArraySource = {
       length,
       arrays: frame.columns.map((column): SourceArray => {
         if (column.type !== 'string') return column.values;
         return feedsLabels(column) ? { codes: column.codes, labels: column.labels } : column.codes;
       }),
     };
-    const id = nextId;
-    nextId = nextId >= 2 ** 31 - 1 ? 1 : nextId + 1;
     // Written beside the target and renamed over it: a reader never sees a partial file.
     const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
-    const sql =
-      `COPY (SELECT ${frame.columns.map(selectExpression).join(', ')} FROM ${SOURCE_FUNCTION}(${id})) ` +
+    const sql = (id: number) =>
+      `COPY (SELECT ${frame.columns.map(selectExpression).join(', ')} FROM ${frameSource.from(id)}) ` +
       `TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}${kvMetadata(frame)})`;
     await mkdir(path.dirname(filePath), { recursive: true });
-    pending.set(id, write);
     try {
-      await store.withConnection(async (connection) => {
-        if (!registered.has(connection)) {
-          connection.registerTableFunction(sourceFunction());
-          registered.add(connection);
-        }
-        await connection.run(sql);
-      });
+      await store.withConnection((connection) => frameSource.withSource(connection, source, (id) => connection.run(sql(id))));
       await rename(tmp, filePath);
     } catch (error) {
       await rm(tmp, { force: true }).catch(() => undefined);
       throw error;
-    } finally {
-      pending.delete(id);
     }
   }
 

@@ -44,16 +44,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  DOUBLE,
   DuckDBInstance,
-  DuckDBTableFunction,
-  INTEGER,
   type DuckDBBigIntVector,
   type DuckDBConnection,
   type DuckDBDoubleVector,
-  type DuckDBIntegerVector,
 } from '@duckdb/node-api';
 import { CHANNELS, type Channel } from './recording.ts';
+import { arraySourceFunction } from './array-source.ts';
 
 /** The time column of every sample file. */
 export const TIMESTAMP_COLUMN = 'timestamp';
@@ -141,8 +138,7 @@ export function sampleFilesSql(paths: readonly string[], options: { filename?: b
 }
 
 const CHANNEL_SET = new Set<string>(CHANNELS);
-const SOURCE_FUNCTION = 'sample_file_source__';
-const CHUNK_ROWS = 2048; // DuckDB's vector size: the most rows a data chunk holds
+const sampleSource = arraySourceFunction('sample_file_source__');
 
 interface PendingWrite {
   length: number;
@@ -167,49 +163,6 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     throw error;
   }
   const fsync = options.fsync ?? true;
-
-  // Writes waiting for the COPY that scans them: id → data (bound by the table function).
-  const pending = new Map<number, PendingWrite>();
-  let nextId = 1;
-  connection.registerTableFunction(
-    DuckDBTableFunction.create({
-      name: SOURCE_FUNCTION,
-      parameterTypes: [INTEGER],
-      bindFunction: (info) => {
-        const write = pending.get(info.getParameter(0) as number);
-        if (!write) {
-          info.setError('sample_file_source__: no such pending write');
-          return;
-        }
-        info.addResultColumn('k', INTEGER);
-        for (const name of write.names) info.addResultColumn(name, DOUBLE);
-        info.setBindData({ write });
-        info.setCardinality(write.length, true);
-      },
-      initFunction: (info) => {
-        info.setInitData({ next: 0 });
-        info.setMaxThreads(1); // one scan thread: rows leave in order
-      },
-      mainFunction: (info, output) => {
-        const { write } = info.bindData as { write: PendingWrite };
-        const state = info.initData as { next: number };
-        const offset = state.next;
-        const n = Math.min(CHUNK_ROWS, write.length - offset);
-        output.rowCount = Math.max(0, n);
-        if (n <= 0) return;
-        const index = output.getColumnVector(0) as DuckDBIntegerVector;
-        for (let i = 0; i < n; i++) index.setItem(i, offset + i);
-        index.flush();
-        for (let c = 0; c < write.arrays.length; c++) {
-          const vector = output.getColumnVector(c + 1) as DuckDBDoubleVector;
-          const source = write.arrays[c]!;
-          for (let i = 0; i < n; i++) vector.setItem(i, source[offset + i]!);
-          vector.flush();
-        }
-        state.next = offset + n;
-      },
-    }),
-  );
 
   // One statement at a time on the connection: a FIFO of promises.
   let tail: Promise<unknown> = Promise.resolve();
@@ -238,22 +191,17 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     await mkdir(dir, { recursive: true });
     const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
     assertPlainPath(tmp);
-    const id = nextId++;
     const startMicros = BigInt(data.start) * 1000n;
+    // Source columns c0, c1, … are the present channels, in CHANNELS order; `k` the row number.
     const columns = CHANNELS.map((channel) => {
-      const name = sqlIdentifier(channel);
-      return write.names.includes(channel) ? `CASE WHEN isnan(${name}) THEN NULL ELSE ${name} END AS ${name}` : `CAST(NULL AS DOUBLE) AS ${name}`;
+      const i = write.names.indexOf(channel);
+      return i >= 0 ? `CASE WHEN isnan(c${i}) THEN NULL ELSE c${i} END AS ${sqlIdentifier(channel)}` : `CAST(NULL AS DOUBLE) AS ${sqlIdentifier(channel)}`;
     });
-    const sql =
+    const sql = (id: number) =>
       `COPY (SELECT make_timestamptz(${startMicros}::BIGINT + k::BIGINT * 1000000) AS ${sqlIdentifier(TIMESTAMP_COLUMN)}, ${columns.join(', ')} ` +
-      `FROM ${SOURCE_FUNCTION}(${id})) TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}, KV_METADATA {sample_file_version: ${sqlString(SAMPLE_FILE_VERSION)}})`;
+      `FROM ${sampleSource.from(id)}) TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}, KV_METADATA {sample_file_version: ${sqlString(SAMPLE_FILE_VERSION)}})`;
     try {
-      pending.set(id, write);
-      try {
-        await queue((c) => c.run(sql));
-      } finally {
-        pending.delete(id);
-      }
+      await queue((c) => sampleSource.withSource(c, write, (id) => c.run(sql(id))));
       if (fsync) {
         const handle = await open(tmp, 'r');
         try {
