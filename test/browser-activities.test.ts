@@ -2,8 +2,8 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser } from './helpers/browser.ts';
-import { createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { samplePath } from '../lib/storage.ts';
@@ -29,15 +29,8 @@ test('an athlete opens an activity from the list and deletes it with the button'
   t.truthy(gone);
   t.truthy(kept);
 
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const csp: string[] = [];
-  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
-
-  await page.goto(`${service.url}/signin?next=/`);
-  await page.fill('#email', user.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
+  const { page, csp } = await openPage(browser);
+  await signIn(page, service.url, user.email, '/');
   await page.click('header.site a:has-text("Activities")');
   await page.waitForURL((u) => u.pathname === '/activities');
   t.truthy(await page.$(`tr[data-activity-id="${gone}"]`));
@@ -59,7 +52,7 @@ test('an athlete opens an activity from the list and deletes it with the button'
   t.is((await page.textContent('p.notice'))?.trim(), 'Activity deleted.');
   t.is(await page.$(`tr[data-activity-id="${gone}"]`), null);
   t.truthy(await page.$(`tr[data-activity-id="${kept}"]`));
-  await context.close();
+  await page.context().close();
 
   t.is((await api(service, token, 'GET', `/api/v1/activities/${gone}`)).status, 404);
   t.false(existsSync(samplePath(service.config.DATA_DIR, user.id, gone)));

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser } from './helpers/browser.ts';
+import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser, TEST_PASSWORD } from './helpers/users.ts';
 import { sha256 } from '../lib/secrets.ts';
 
@@ -18,15 +18,8 @@ test.after.always(async () => {
 
 test('a developer creates, secures and publishes an application; another person connects it from its page', async (t) => {
   const developer = await createTestUser(service);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const csp: string[] = [];
-  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
-
-  await page.goto(`${service.url}/signin?next=/settings`);
-  await page.fill('#email', developer.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
+  const { page, csp } = await openPage(browser);
+  await signIn(page, service.url, developer.email, '/settings');
   await page.click('text=API applications');
   await page.fill('#name', 'Interval Lab');
   await page.click('button:has-text("Create application")');
@@ -57,7 +50,7 @@ test('a developer creates, secures and publishes an application; another person 
   t.is(stored.secret_hash, sha256(secret));
   await page.reload();
   t.false((await page.content()).includes(secret));
-  await context.close();
+  await page.context().close();
 
   // Another person finds it in the directory and connects from its page.
   const athlete = await createTestUser(service);

@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser } from './helpers/browser.ts';
-import { createTestApplication, createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api } from './helpers/activities.ts';
 
 let service: TestService;
@@ -26,15 +26,8 @@ test('a person checks the trace and daily value an application wrote and deletes
   t.is((await api(service, token, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 3 })).status, 200);
   t.is((await api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: '2026-05-18', value: 72.4 })).status, 200);
 
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const csp: string[] = [];
-  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
-
-  await page.goto(`${service.url}/signin?next=/`);
-  await page.fill('#email', user.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
+  const { page, csp } = await openPage(browser);
+  await signIn(page, service.url, user.email, '/');
   await page.click('header.site a:has-text("Traces and dailies")');
   await page.waitForURL((u) => u.pathname === '/data');
   t.is((await page.textContent('h1'))?.trim(), 'Traces and daily measures');
@@ -53,7 +46,7 @@ test('a person checks the trace and daily value an application wrote and deletes
   t.is(await page.$(row), null);
   t.truthy(await page.$('#no-traces'));
   t.truthy(await page.$('tr[data-measure="body_mass"][data-date="2026-05-18"]'), 'the daily value stays');
-  await context.close();
+  await page.context().close();
 
   t.is((await api(service, token, 'GET', `/api/v1/traces/${id}`)).status, 404);
   t.deepEqual(csp, [], 'no CSP violations');

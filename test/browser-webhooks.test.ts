@@ -4,8 +4,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser } from './helpers/browser.ts';
-import { createTestUser, TEST_PASSWORD } from './helpers/users.ts';
+import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { createTestUser } from './helpers/users.ts';
 
 // Default retry and time limits, so the page states the real ones (24 hours, 5 s).
 let service: TestService;
@@ -37,15 +37,8 @@ test('the owner sends a test event from the application settings and sees it del
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 
   const developer = await createTestUser(service);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const csp: string[] = [];
-  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
-
-  await page.goto(`${service.url}/signin?next=/settings/applications`);
-  await page.fill('#email', developer.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
+  const { page, csp } = await openPage(browser);
+  await signIn(page, service.url, developer.email, '/settings/applications');
   await page.fill('#name', 'Hook Lab');
   await page.click('button:has-text("Create application")');
   const clientId = (await page.textContent('#client-id'))!;
@@ -98,6 +91,6 @@ test('the owner sends a test event from the application settings and sees it del
   t.is(createHmac('sha256', secret).update(`${m[1]}.${hit!.body}`).digest('hex'), m[2]!);
   t.like(JSON.parse(hit!.body), { event_type: 'test', resource_id: clientId, user_id: developer.id });
 
-  await context.close();
+  await page.context().close();
   t.deepEqual(csp, [], 'no CSP violations');
 });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { TEST_PASSWORD } from './users.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -19,4 +20,19 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** A fresh page that collects Content Security Policy violations from the console into `csp`. */
+export async function openPage(browser: Browser, csp: string[] = []): Promise<{ page: Page; csp: string[] }> {
+  const page = await (await browser.newContext()).newPage();
+  page.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
+  return { page, csp };
+}
+
+/** Sign in through the form as `email` (password TEST_PASSWORD), landing on `next`. */
+export async function signIn(page: Page, baseUrl: string, email: string, next = '/'): Promise<void> {
+  await page.goto(`${baseUrl}/signin?next=${encodeURIComponent(next)}`);
+  await page.fill('#email', email);
+  await page.fill('#password', TEST_PASSWORD);
+  await page.click('button[type=submit]');
 }
