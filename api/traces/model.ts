@@ -103,26 +103,7 @@ const TraceDetailsFields = {
 
 export const TraceDetails = z.object(TraceDetailsFields).meta({ id: 'TraceDetails' });
 
-export interface TraceDetailsOut {
-  id: string;
-  timestamp: string;
-  timestamp_local: string;
-  test_id: string | null;
-  lactate: number | null;
-  rpe: number | null;
-  notes: string | null;
-  power: number | null;
-  speed: number | null;
-  heart_rate: number | null;
-  vo2: number | null;
-  tags: string[];
-  sport: string | null;
-  lap: z.output<typeof Lap> | null;
-  activity: ReturnType<typeof activitySummaryOut> | null;
-  test: null;
-  test_match: 'explicit' | null;
-  app_metadata: Record<string, unknown> | null;
-}
+export type TraceDetailsOut = z.output<typeof TraceDetails>;
 
 /** The lap of an activity containing an instant: [start, end), the last lap's end included. */
 export function lapContaining(activity: ActivityRow, t: Date): StoredLap | undefined {
