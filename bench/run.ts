@@ -5,7 +5,10 @@ import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
 import { createUser, findUserByEmail } from '../db/users.ts';
 import { KeyStore } from '../api/auth/keys.ts';
-import { createPersonalToken } from '../api/oauth/issue.ts';
+import { createPersonalToken, tokenResponse } from '../api/oauth/issue.ts';
+import { createApplication } from '../db/applications.ts';
+import { createGrant } from '../db/grants.ts';
+import { seedActivityList } from './activities-list.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
 import { formatTable, ROOT, writeReport } from './report.ts';
@@ -19,7 +22,9 @@ import { benchMeanMax } from './engine-mean-max.ts';
  * beside a baseline measured in the same run; each prints a table and writes
  * `bench/results/<name>-<time>.json` and its entry in `bench/results/latest.json`.
  *
- * - http: request latency and throughput of the API on loopback beside a plain node:http server.
+ * - http: request latency and throughput of the API on loopback beside a plain node:http server:
+ *   /healthz, userinfo, and the activity list (limit 50) read by an application on a history of
+ *   BENCH_LIST_ACTIVITIES (1,000) activities with traces and app metadata (bench/activities-list.ts).
  *   Uses its own database (`<DATABASE_URL db>_bench`). BENCH_SECONDS and BENCH_CONNECTIONS tune it.
  * - ingest: one 2 h FIT file, upload → processed, beside a plain fit-file-parser decode
  *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
@@ -34,6 +39,9 @@ import { benchMeanMax } from './engine-mean-max.ts';
 const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, engine: benchEngine, curves: benchCurves } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
+/** DESIGN.md §7: `GET /api/v1/activities` (limit 50) on loopback ≥ 800 req/s, p99 ≤ 50 ms. */
+const LIST_TARGET = { rps: 800, p99_ms: 50 };
 
 function startChild(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
@@ -68,19 +76,44 @@ async function benchHttp() {
     await keys.init();
     const { response } = await createPersonalToken(db, { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, user.id, ['profile', 'data:read'], 'bench');
     const token = response.access_token;
+    const issuer = { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() };
+    const app =
+      (await db.selectFrom('applications').selectAll().where('owner_id', '=', user.id).where('name', '=', 'Bench coach').executeTakeFirst()) ??
+      (await createApplication(db, { owner_id: user.id, name: 'Bench coach', redirect_uris: ['https://coach.example/callback'] }));
+    const t0 = performance.now();
+    await seedActivityList(db, user.id, app.id, LIST_ACTIVITIES);
+    process.stdout.write(`activities list history: ${LIST_ACTIVITIES} activities ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const { grant } = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
+    const appToken = (await tokenResponse(issuer, grant)).access_token;
 
     const opts = { connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 1 };
-    const rows: { workload: string; result: LoadResult }[] = [];
-    const measure = async (workload: string, target: string, headers?: Record<string, string>) => {
-      rows.push({ workload, result: await load(target, { ...opts, ...(headers ? { headers } : {}) }) });
+    const rows: { workload: string; result: LoadResult; target?: typeof LIST_TARGET & { met: boolean } }[] = [];
+    const measure = async (workload: string, url: string, headers?: Record<string, string>, target?: typeof LIST_TARGET) => {
+      const result = await load(url, { ...opts, ...(headers ? { headers } : {}) });
+      rows.push({ workload, result, ...(target ? { target: { ...target, met: result.errors === 0 && result.rps >= target.rps && result.p99_ms <= target.p99_ms } } : {}) });
     };
     await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
     await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
+    await measure(
+      `GET /api/v1/activities/?limit=50 (an application's token; ${LIST_ACTIVITIES} activities, traces, app metadata)`,
+      `http://127.0.0.1:${port}/api/v1/activities/?limit=50`,
+      { authorization: `Bearer ${appToken}` },
+      LIST_TARGET,
+    );
 
-    const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline'];
+    const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'vs baseline', 'target'];
     const baselineRps = rows[0]!.result.rps;
-    const table = rows.map(({ workload, result: r }) => [workload, String(r.rps), r.p50_ms.toFixed(2), r.p99_ms.toFixed(2), r.max_ms.toFixed(2), String(r.errors), `${((r.rps / baselineRps) * 100).toFixed(0)}%`]);
+    const table = rows.map(({ workload, result: r, target }) => [
+      workload,
+      String(r.rps),
+      r.p50_ms.toFixed(2),
+      r.p99_ms.toFixed(2),
+      r.max_ms.toFixed(2),
+      String(r.errors),
+      `${((r.rps / baselineRps) * 100).toFixed(0)}%`,
+      target ? `≥ ${target.rps} req/s, p99 ≤ ${target.p99_ms} ms: ${target.met ? 'met' : 'MISSED'}` : '',
+    ]);
     process.stdout.write(`\n== http\n\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);
     process.stdout.write(formatTable(header, table));
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
-import type { ActivityRow, Db } from './database.ts';
+import type { ActivityRow, Db, StoredLap } from './database.ts';
 import type { MetricCurves } from '../engine/curves.ts';
 import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
@@ -27,7 +27,7 @@ export interface NewActivity {
   utc_offset_seconds: number;
   metrics: string[];
   summary: Record<string, unknown> | null;
-  laps: Record<string, unknown>[] | null;
+  laps: StoredLap[] | null;
   distance: number | null;
   devices: string[];
   samples: number;
@@ -82,6 +82,36 @@ export type { ActivityFilter } from './filters.ts';
 /** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */
 export function activityFilter(userId: string, f: ActivityFilter) {
   return userDataFilter(userId, f, 'start_time');
+}
+
+/** The columns an ActivitySummary shows (laps and the rest are read only for one activity). */
+export const ACTIVITY_SUMMARY_COLUMNS = ['id', 'sport', 'start_time', 'end_time', 'utc_offset_seconds', 'metrics', 'source_id', 'tags', 'summary'] as const;
+export type ActivitySummaryRow = Pick<ActivityRow, (typeof ACTIVITY_SUMMARY_COLUMNS)[number]>;
+
+/**
+ * A page of activities as lists show them, newest first, each with the reading application's
+ * metadata (null for first-party readers): one query.
+ */
+export function listActivitySummaries(
+  db: Db,
+  userId: string,
+  applicationId: string | undefined,
+  f: ActivityFilter,
+  page: { limit: number; offset: number },
+): Promise<(ActivitySummaryRow & { app_metadata: Record<string, unknown> | null })[]> {
+  return db
+    .selectFrom('activities')
+    .leftJoin('activity_app_metadata as m', (join) =>
+      join.onRef('m.activity_id', '=', 'activities.id').on(applicationId ? sql<SqlBool>`m.application_id = ${applicationId}` : sql<SqlBool>`false`),
+    )
+    .select(ACTIVITY_SUMMARY_COLUMNS.map((c) => `activities.${c}` as const))
+    .select('m.data as app_metadata')
+    .where(activityFilter(userId, f))
+    .orderBy('activities.start_time', 'desc')
+    .orderBy('activities.id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
 }
 
 export function listActivities(db: Db, userId: string, f: ActivityFilter, page: { limit: number; offset: number }): Promise<ActivityRow[]> {

@@ -151,6 +151,9 @@ export interface SourcesTable {
   processed_at: NullableTimestamp;
 }
 
+/** A lap as stored in `activities.laps`: epoch-ms bounds and its statistics. */
+export type StoredLap = { start: number; end: number } & Record<string, unknown>;
+
 export interface ActivitiesTable {
   id: string;
   user_id: string;
@@ -164,7 +167,7 @@ export interface ActivitiesTable {
   metrics: string[];
   tags: ColumnType<string[], string[] | undefined, string[]>;
   summary: ColumnType<Record<string, unknown> | null, string | null, string | null>;
-  laps: ColumnType<Record<string, unknown>[] | null, string | null, string | null>;
+  laps: ColumnType<StoredLap[] | null, string | null, string | null>;
   distance: number | null;
   devices: ColumnType<string[], string[] | undefined, string[]>;
   /** Length of the 1 Hz sample grid. */

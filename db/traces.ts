@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
-import type { ActivityRow, Db, TraceRow } from './database.ts';
+import { sql, type RawBuilder } from 'kysely';
+import type { ActivityRow, Db, StoredLap, TraceRow } from './database.ts';
+import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { recordEvents } from './events.ts';
 
@@ -54,17 +55,36 @@ export function listTraces(db: Db, userId: string, f: ActivityFilter, page: { li
 }
 
 /**
- * For each trace, the user's activity whose span [start, end] contains its time; when activities
- * overlap (two devices recording one session), the one that started last. A containing activity
- * starts no earlier than the trace's time minus the user's longest activity, which bounds each
- * lookup to an index range.
+ * The lap of an activity's `laps` (jsonb) containing an instant: the first with start ≤ t < end,
+ * else the last lap when t is its end (the activity's end). Laps hold epoch-millisecond bounds.
  */
-export async function activitiesContaining(db: Db, userId: string, traces: Pick<TraceRow, 'id' | 'time'>[]): Promise<Map<string, ActivityRow>> {
-  const found = new Map<string, ActivityRow>();
+function lapContaining(laps: RawBuilder<unknown>, time: RawBuilder<unknown>) {
+  const at = sql`jsonb_build_object('t', extract(epoch FROM ${time}) * 1000)`;
+  return sql<StoredLap | null>`coalesce(
+    jsonb_path_query_first(${laps}, '$[*] ? (@.start <= $t && @.end > $t)', ${at}),
+    jsonb_path_query_first(${laps}, '$[last] ? (@.end == $t)', ${at}))`;
+}
+
+/** A trace's containing activity (as lists show it) and the lap of that activity it lies in. */
+export interface ContainingActivity {
+  activity: ActivitySummaryRow;
+  lap: StoredLap | null;
+}
+
+const summaryColumns = (alias: string) => sql.join(ACTIVITY_SUMMARY_COLUMNS.map((c) => sql.ref(`${alias}.${c}`)));
+
+/**
+ * For each trace, the user's activity whose span [start, end] contains its time, and its lap; when
+ * activities overlap (two devices recording one session), the one that started last. A containing
+ * activity starts no earlier than the trace's time minus the user's longest activity, which bounds
+ * each lookup to an index range.
+ */
+export async function activitiesContaining(db: Db, userId: string, traces: Pick<TraceRow, 'id' | 'time'>[]): Promise<Map<string, ContainingActivity>> {
+  const found = new Map<string, ContainingActivity>();
   if (!traces.length) return found;
-  const { rows } = await sql<ActivityRow & { trace_id: string }>`
+  const { rows } = await sql<ActivitySummaryRow & { trace_id: string; lap: StoredLap | null }>`
     WITH longest AS (SELECT coalesce(max(end_time - start_time), interval '0') AS span FROM activities WHERE user_id = ${userId})
-    SELECT t.trace_id, a.*
+    SELECT t.trace_id, ${summaryColumns('a')}, ${lapContaining(sql`a.laps`, sql`t.time`)} AS lap
     FROM unnest(${traces.map((t) => t.id)}::uuid[], ${traces.map((t) => t.time.toISOString())}::timestamptz[]) AS t(trace_id, time)
     CROSS JOIN longest
     CROSS JOIN LATERAL (
@@ -73,20 +93,33 @@ export async function activitiesContaining(db: Db, userId: string, traces: Pick<
       ORDER BY start_time DESC, id DESC
       LIMIT 1
     ) a`.execute(db);
-  for (const { trace_id, ...activity } of rows) found.set(trace_id, activity as ActivityRow);
+  for (const { trace_id, lap, ...activity } of rows) found.set(trace_id, { activity, lap });
   return found;
 }
 
-/** The user's traces within each activity's span [start, end], oldest first, keyed by activity id. */
-export async function tracesWithin(db: Db, userId: string, activities: Pick<ActivityRow, 'id' | 'start_time' | 'end_time'>[]): Promise<Map<string, TraceRow[]>> {
-  const found = new Map<string, TraceRow[]>(activities.map((a) => [a.id, []]));
+/** A trace within an activity: its row, the reading application's metadata on it, and its lap of that activity. */
+export type TraceInActivity = TraceRow & { app_metadata: Record<string, unknown> | null; lap: StoredLap | null };
+
+/**
+ * The user's traces within each activity's span [start, end], oldest first, keyed by activity id,
+ * each with the reading application's metadata (none for first-party readers) and its lap: one query.
+ */
+export async function tracesWithin(
+  db: Db,
+  userId: string,
+  applicationId: string | undefined,
+  activities: Pick<ActivityRow, 'id' | 'start_time' | 'end_time'>[],
+): Promise<Map<string, TraceInActivity[]>> {
+  const found = new Map<string, TraceInActivity[]>(activities.map((a) => [a.id, []]));
   if (!activities.length) return found;
-  const { rows } = await sql<TraceRow & { activity_id: string }>`
-    SELECT a.activity_id, t.*
+  const { rows } = await sql<TraceInActivity & { activity_id: string }>`
+    SELECT a.activity_id, t.*, m.data AS app_metadata, ${lapContaining(sql`x.laps`, sql`t.time`)} AS lap
     FROM unnest(${activities.map((a) => a.id)}::uuid[], ${activities.map((a) => a.start_time.toISOString())}::timestamptz[],
                 ${activities.map((a) => a.end_time.toISOString())}::timestamptz[]) AS a(activity_id, start_time, end_time)
     JOIN traces t ON t.user_id = ${userId} AND t.time >= a.start_time AND t.time <= a.end_time
+    JOIN activities x ON x.id = a.activity_id
+    LEFT JOIN trace_app_metadata m ON m.trace_id = t.id AND m.application_id = ${applicationId ?? null}::text
     ORDER BY t.time, t.id`.execute(db);
-  for (const { activity_id, ...trace } of rows) found.get(activity_id)!.push(trace as TraceRow);
+  for (const { activity_id, ...trace } of rows) found.get(activity_id)!.push(trace);
   return found;
 }

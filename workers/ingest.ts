@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Job } from 'bullmq';
-import type { Db, Source } from '../db/database.ts';
+import type { Db, Source, StoredLap } from '../db/database.ts';
 import { findSource, markSourceFailed } from '../db/sources.ts';
 import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
@@ -80,7 +80,7 @@ function activityRow(id: string, index: number, a: IngestedActivity): NewActivit
     utc_offset_seconds: a.utcOffsetSeconds,
     metrics: a.metrics,
     summary: Object.keys(a.summary).length ? a.summary : null,
-    laps: a.laps.length ? (a.laps as unknown as Record<string, unknown>[]) : null,
+    laps: a.laps.length ? (a.laps as unknown as StoredLap[]) : null,
     distance: a.distance,
     devices: a.devices,
     samples: a.length,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ActivityRow, Source } from '../../db/database.ts';
+import type { ActivityRow, Source, StoredLap } from '../../db/database.ts';
+import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
 import { TraceDetails, type TraceDetailsOut } from '../traces/model.ts';
 
@@ -62,8 +63,6 @@ export const ActivityDetails = z
 export type ActivitySummaryOut = z.output<typeof ActivitySummary>;
 export type ActivityDetailsOut = z.output<typeof ActivityDetails>;
 
-/** A lap as stored in `activities.laps`: epoch-ms bounds and its statistics. */
-export type StoredLap = { start: number; end: number } & Record<string, unknown>;
 
 export function lapOut(lap: StoredLap, offset: number) {
   const { start, end, ...stats } = lap;
@@ -79,7 +78,7 @@ export function lapOut(lap: StoredLap, offset: number) {
 
 /** `traces`: the traces within the activity (api/traces/links.ts); null where they are not read (inside a trace's `activity`). */
 export function activitySummaryOut(
-  row: ActivityRow,
+  row: ActivitySummaryRow & { laps?: StoredLap[] | null },
   appMetadata: Record<string, unknown> | null,
   opts: { laps?: boolean; traces?: TraceDetailsOut[] | null } = {},
 ): ActivitySummaryOut {
@@ -96,7 +95,7 @@ export function activitySummaryOut(
     source_id: row.source_id,
     tags: row.tags,
     summary: row.summary,
-    laps: opts.laps && row.laps ? (row.laps as StoredLap[]).map((lap) => lapOut(lap, offset)) : null,
+    laps: opts.laps && row.laps ? row.laps.map((lap) => lapOut(lap, offset)) : null,
     traces: opts.traces ?? null,
     app_metadata: appMetadata,
   };

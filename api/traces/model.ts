@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { ActivityRow, TraceRow } from '../../db/database.ts';
+import type { StoredLap, TraceRow } from '../../db/database.ts';
+import type { ActivitySummaryRow } from '../../db/activities.ts';
 import type { TraceFields } from '../../db/traces.ts';
 import { formatInstant, formatLocal, parseInstant } from '../../lib/time.ts';
 import { SportParam } from '../activities/query.ts';
-import { ActivitySummary, Lap, activitySummaryOut, lapOut, type StoredLap } from '../activities/model.ts';
+import { ActivitySummary, Lap, activitySummaryOut, lapOut } from '../activities/model.ts';
 
 /** The trace resources as clients see them (SPEC Trace, TraceCreateOrUpdate; API.md Traces). */
 
@@ -105,22 +106,14 @@ export const TraceDetails = z.object(TraceDetailsFields).meta({ id: 'TraceDetail
 
 export type TraceDetailsOut = z.output<typeof TraceDetails>;
 
-/** The lap of an activity containing an instant: [start, end), the last lap's end included. */
-export function lapContaining(activity: ActivityRow, t: Date): StoredLap | undefined {
-  const laps = (activity.laps ?? []) as StoredLap[];
-  const ms = t.getTime();
-  return laps.find((lap, i) => lap.start <= ms && (ms < lap.end || (i === laps.length - 1 && ms === lap.end)));
-}
-
 export interface TraceLinks {
-  /** The containing activity and the caller's metadata on it. */
-  activity?: { row: ActivityRow; appMetadata: Record<string, unknown> | null };
+  /** The containing activity, the caller's metadata on it, and the trace's lap of it (db/traces.ts). */
+  activity?: { row: ActivitySummaryRow; appMetadata: Record<string, unknown> | null; lap: StoredLap | null };
   appMetadata: Record<string, unknown> | null;
 }
 
 export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
   const activity = links.activity;
-  const lap = activity && lapContaining(activity.row, row.time);
   return {
     id: row.id,
     timestamp: formatInstant(row.time),
@@ -135,7 +128,7 @@ export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
     vo2: row.vo2,
     tags: row.tags,
     sport: row.sport,
-    lap: lap ? lapOut(lap, activity.row.utc_offset_seconds) : null,
+    lap: activity?.lap ? lapOut(activity.lap, activity.row.utc_offset_seconds) : null,
     activity: activity ? activitySummaryOut(activity.row, activity.appMetadata) : null,
     test: null,
     test_match: row.test_id ? 'explicit' : null,

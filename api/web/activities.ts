@@ -116,7 +116,7 @@ const LAP_COLUMNS: { channel: string; stat: string; label: string }[] = [
 ];
 
 function lapsTable(activity: ActivityRow): Html {
-  const laps = (activity.laps ?? []) as ({ start: number; end: number } & Record<string, unknown>)[];
+  const laps = activity.laps ?? [];
   if (!laps.length) return html`<p id="no-laps" class="muted">No laps.</p>`;
   const offset = activity.utc_offset_seconds;
   const hasDistance = laps.some((l) => statsOf(l, 'distance')?.sum !== undefined);

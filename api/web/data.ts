@@ -1,6 +1,7 @@
 import type { Ctx } from '../context.ts';
-import type { ActivityRow, DailyRow, Db, TraceRow } from '../../db/database.ts';
-import { activitiesContaining, deleteTrace, listTraces } from '../../db/traces.ts';
+import type { DailyRow, Db, TraceRow } from '../../db/database.ts';
+import type { ActivitySummaryRow } from '../../db/activities.ts';
+import { activitiesContaining, deleteTrace, listTraces, type ContainingActivity } from '../../db/traces.ts';
 import { deleteDaily, listDailies } from '../../db/dailies.ts';
 import { DAILY_MEASURES, EARLIEST_DAY, type DailyMeasure } from '../dailies/model.ts';
 import { isUuid } from '../../lib/ids.ts';
@@ -66,7 +67,7 @@ function lines(items: (Html | undefined)[]): Html {
   return present.length ? html`${present.map((item, i) => html`${i ? html`<br>` : ''}${item}`)}` : none;
 }
 
-function traceRow(t: TraceRow, activity: ActivityRow | undefined, metadata: AppMetadata[], pages: Pages): Html {
+function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadata: AppMetadata[], pages: Pages): Html {
   const local = formatLocal(t.time, t.utc_offset_seconds).replace('T', ' ').slice(0, 19);
   return html`<tr data-trace-id="${t.id}">
 <td class="trace-time">${traceTime(t.time, t.utc_offset_seconds)}</td>
@@ -126,7 +127,7 @@ interface DataView {
   pages: Pages;
   traces: TraceRow[];
   olderTraces: boolean;
-  activities: Map<string, ActivityRow>;
+  activities: Map<string, ContainingActivity>;
   metadata: Map<string, AppMetadata[]>;
   dailies: DailyRow[];
   olderDailies: boolean;
@@ -144,7 +145,7 @@ ${notice(v.message)}
 ${v.traces.length
   ? html`<table class="wide" id="traces-table">
 <thead><tr><th>Local time</th><th>Sport</th><th>Values</th><th>Notes</th><th>Activity</th><th>Application metadata</th><th></th></tr></thead>
-<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id), v.metadata.get(t.id) ?? [], pages))}</tbody>
+<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages))}</tbody>
 </table>`
   : pages.traces > 1
     ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`

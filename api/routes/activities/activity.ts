@@ -4,10 +4,9 @@ import { z } from 'zod';
 import type { Ctx, Deps } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { NotFound } from '../../errors.ts';
-import { ActivityDetails, activityDetailsOut } from '../../activities/model.ts';
+import { ActivityDetails } from '../../activities/model.ts';
 import { deleteActivity, findActivity } from '../../../db/activities.ts';
-import { appMetadataOf } from '../../../db/app-metadata.ts';
-import { tracesOfActivities } from '../../traces/links.ts';
+import { linkedActivity } from '../../traces/links.ts';
 import { findSource } from '../../../db/sources.ts';
 import { isUuid } from '../../../lib/ids.ts';
 import { originalPath, removeFiles, samplePath } from '../../../lib/storage.ts';
@@ -35,9 +34,7 @@ export const getActivityRoute = defineRoute(
   async (ctx, { params }) => {
     const activity = await ownActivity(ctx, params.activity_id);
     const { userId, clientId } = ctx.state.principal!;
-    const metadata = await appMetadataOf(ctx.deps.db, 'activity', clientId, [activity.id]);
-    const traces = await tracesOfActivities(ctx.deps.db, userId, clientId, [activity], metadata);
-    ctx.body = activityDetailsOut(activity, metadata.get(activity.id) ?? null, traces.get(activity.id) ?? []);
+    ctx.body = await linkedActivity(ctx.deps.db, userId, clientId, activity);
   },
 );
 

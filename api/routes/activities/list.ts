@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { ActivityDetails, ActivitySummary, activityDetailsOut, activitySummaryOut } from '../../activities/model.ts';
+import { ActivityDetails, ActivitySummary, activitySummaryOut } from '../../activities/model.ts';
 import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
-import { listActivities } from '../../../db/activities.ts';
-import { appMetadataOf } from '../../../db/app-metadata.ts';
-import { tracesOfActivities } from '../../traces/links.ts';
+import { listActivities, listActivitySummaries } from '../../../db/activities.ts';
+import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';
 
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
@@ -35,15 +34,15 @@ export const listActivitiesRoute = defineRoute(
   async (ctx, { query }) => {
     const { db } = ctx.deps;
     const { userId, clientId } = ctx.state.principal!;
-    const rows = await listActivities(
+    const rows = await listActivitySummaries(
       db,
       userId,
+      clientId,
       { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
       { limit: query.limit, offset: query.offset },
     );
-    const metadata = await appMetadataOf(db, 'activity', clientId, rows.map((r) => r.id));
-    const traces = await tracesOfActivities(db, userId, clientId, rows, metadata);
-    ctx.body = rows.map((row) => activitySummaryOut(row, metadata.get(row.id) ?? null, { traces: traces.get(row.id) ?? [] }));
+    const traces = await tracesOfActivities(db, userId, clientId, rows);
+    ctx.body = rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] }));
   },
 );
 
@@ -68,8 +67,6 @@ export const latestActivityRoute = defineRoute(
       ctx.body = 'null';
       return;
     }
-    const metadata = await appMetadataOf(db, 'activity', clientId, [row.id]);
-    const traces = await tracesOfActivities(db, userId, clientId, [row], metadata);
-    ctx.body = activityDetailsOut(row, metadata.get(row.id) ?? null, traces.get(row.id) ?? []);
+    ctx.body = await linkedActivity(db, userId, clientId, row);
   },
 );

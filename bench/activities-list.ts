@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import { insertSource } from '../db/sources.ts';
+import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
+import { createTrace } from '../db/traces.ts';
+import { putAppMetadata } from '../db/app-metadata.ts';
+import { ingestFile } from '../engine/ingest.ts';
+import { buildRideFit } from './synthetic.ts';
+
+const DAY = 86_400_000;
+
+/**
+ * The history behind DESIGN.md §7's `GET /api/v1/activities` (limit 50) row: `count` activities
+ * on distinct days, each the row ingestion stores for a synthetic 2 h ride (summary of every
+ * channel, 12 laps, curves), a trace within every other one, and the reading application's
+ * metadata on every activity and trace, so that a page exercises all the list's reads (the
+ * activities, their app metadata, the traces within them, the traces' app metadata).
+ *
+ * Idempotent: a user who already has `count` activities is left as they are.
+ */
+export async function seedActivityList(db: Db, userId: string, applicationId: string, count: number): Promise<void> {
+  const have = await db.selectFrom('activities').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  if (Number(have.n) >= count) return;
+  await db.deleteFrom('sources').where('user_id', '=', userId).execute();
+
+  const newest = Date.UTC(2026, 9, 31, 7);
+  const bytes = buildRideFit({ start: new Date(newest), seconds: 7200, seed: 7 });
+  const parsed = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+  if (!parsed.ok) throw new Error(`the synthetic ride did not parse: ${parsed.message}`);
+  const ride = parsed.activities[0]!;
+
+  let next = 0;
+  const one = async (i: number) => {
+    const shift = -i * DAY;
+    const { source } = await insertSource(db, {
+      user_id: userId,
+      type: 'fit',
+      origin: 'backfill',
+      filename: `ride-${i}.fit`,
+      content_sha256: randomBytes(32).toString('hex'),
+      size_bytes: bytes.byteLength,
+      sport: null,
+    });
+    const row: NewActivity = {
+      id: activityId(source.id, 0),
+      session_index: 0,
+      sport: i % 5 === 0 ? 'cycling.road' : ride.sport,
+      start_time: new Date(ride.start + shift),
+      end_time: new Date(ride.end + shift),
+      utc_offset_seconds: ride.utcOffsetSeconds,
+      metrics: ride.metrics,
+      summary: ride.summary,
+      laps: ride.laps.map((lap) => ({ ...lap, start: lap.start + shift, end: lap.end + shift })),
+      distance: ride.distance,
+      devices: ride.devices,
+      samples: ride.length,
+      curves: ride.curves,
+    };
+    const now = new Date();
+    await storeActivities(db, source, [row], now);
+    await putAppMetadata(db, 'activity', row.id, applicationId, { planned_workout: `w-${i}`, rating: i % 10 }, now);
+    if (i % 2 === 0) {
+      const trace = await createTrace(
+        db,
+        userId,
+        { time: new Date(ride.start + shift + 1800_000), utc_offset_seconds: ride.utcOffsetSeconds, test_id: null, lactate: 2.1, rpe: 6, notes: 'step 3', power: 250, speed: null, heart_rate: 152, vo2: null, tags: ['lactate'], sport: row.sport },
+        now,
+      );
+      await putAppMetadata(db, 'trace', trace.id, applicationId, { device: 'meter' }, now);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let i = next++; i < count; i = next++) await one(i);
+    }),
+  );
+}
