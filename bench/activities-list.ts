@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { insertSource } from '../db/sources.ts';
 import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
@@ -74,4 +75,6 @@ export async function seedActivityList(db: Db, userId: string, applicationId: st
       for (let i = next++; i < count; i = next++) await one(i);
     }),
   );
+  // Planner statistics as autovacuum would leave them after a bulk load (the list's joins depend on them).
+  await sql`ANALYZE`.execute(db);
 }

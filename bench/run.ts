@@ -24,7 +24,8 @@ import { benchMeanMax } from './engine-mean-max.ts';
  *
  * - http: request latency and throughput of the API on loopback beside a plain node:http server:
  *   /healthz, userinfo, and the activity list (limit 50) read by an application on a history of
- *   BENCH_LIST_ACTIVITIES (1,000) activities with traces and app metadata (bench/activities-list.ts).
+ *   BENCH_LIST_ACTIVITIES (1,000) activities with traces and app metadata (bench/activities-list.ts),
+ *   with the read cache on (a polled page) and off (every page built).
  *   Uses its own database (`<DATABASE_URL db>_bench`). BENCH_SECONDS and BENCH_CONNECTIONS tune it.
  * - ingest: one 2 h FIT file, upload → processed, beside a plain fit-file-parser decode
  *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
@@ -66,7 +67,10 @@ async function benchHttp() {
   await migrateToLatest(db);
 
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const api = await startChild('bin/api.ts', { DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', QUEUE_PREFIX: 'tds_bench' });
+  const apiEnv = { DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', QUEUE_PREFIX: 'tds_bench' };
+  const api = await startChild('bin/api.ts', apiEnv);
+  // The same API with the read cache off: what a page costs to build.
+  const uncachedApi = await startChild('bin/api.ts', { ...apiEnv, PORT: String(port + 1000), READ_CACHE_SECONDS: '0' });
   const baseline = await startChild('bench/baseline-server.ts', { PORT: '0' });
 
   try {
@@ -95,9 +99,11 @@ async function benchHttp() {
     await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
     await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
+    const listOf = `${LIST_ACTIVITIES} activities, traces, app metadata; an application's token`;
+    await measure(`GET /api/v1/activities/?limit=50 (${listOf}), read cache on`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}` }, LIST_TARGET);
     await measure(
-      `GET /api/v1/activities/?limit=50 (an application's token; ${LIST_ACTIVITIES} activities, traces, app metadata)`,
-      `http://127.0.0.1:${port}/api/v1/activities/?limit=50`,
+      `GET /api/v1/activities/?limit=50 (${listOf}), READ_CACHE_SECONDS=0: every page built`,
+      `http://127.0.0.1:${port + 1000}/api/v1/activities/?limit=50`,
       { authorization: `Bearer ${appToken}` },
       LIST_TARGET,
     );
@@ -121,6 +127,7 @@ async function benchHttp() {
     process.stdout.write(`\nwrote ${writeReport('http', report)} and bench/results/latest.json\n`);
   } finally {
     api.child.kill('SIGTERM');
+    uncachedApi.child.kill('SIGTERM');
     baseline.child.kill('SIGTERM');
     await db.destroy();
   }

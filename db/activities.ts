@@ -4,6 +4,7 @@ import type { ActivityRow, Db, StoredLap } from './database.ts';
 import type { MetricCurves } from '../engine/curves.ts';
 import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
+import { bumpReadVersion } from './read-version.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 
 /**
@@ -63,6 +64,7 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
       created = inserted.map((r) => r.id);
       for (const a of activities) await storeCurves(trx, a.id, a.curves, now);
       await bumpDataVersion(trx, source.user_id);
+      await bumpReadVersion(trx, source.user_id);
     }
     await trx.updateTable('sources').set({ status: 'processed', processed_at: now, error_code: null, error_message: null }).where('id', '=', source.id).execute();
     await recordEvents(
@@ -136,6 +138,7 @@ export async function deleteActivity(db: Db, userId: string, id: string, now: Da
     const activity = await trx.deleteFrom('activities').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
     if (!activity) return undefined;
     await bumpDataVersion(trx, userId);
+    await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'activity_deleted', resource_id: id }], now);
     const source = await trx
       .deleteFrom('sources')

@@ -15,6 +15,8 @@ export interface UsersTable {
   updated_at: Timestamp;
   /** Bumped with every change to the user's activities (a bigint, read as a string): keys cached curve results. */
   data_version: Generated<string>;
+  /** Bumped with every change to what activity reads show (db/read-version.ts): keys cached list pages. */
+  read_version: Generated<string>;
 }
 
 export interface SessionsTable {

@@ -3,6 +3,7 @@ import type { ActivityRow, Db, StoredLap, TraceRow } from './database.ts';
 import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { recordEvents } from './events.ts';
+import { bumpReadVersion } from './read-version.ts';
 
 /** What a client writes (TraceCreateOrUpdate): every field; a full replace sets omitted ones to null. */
 export type TraceFields = Omit<TraceRow, 'id' | 'user_id' | 'created_at' | 'updated_at'>;
@@ -14,6 +15,7 @@ export function createTrace(db: Db, userId: string, fields: TraceFields, now: Da
       .values({ ...fields, user_id: userId, created_at: now, updated_at: now })
       .returningAll()
       .executeTakeFirstOrThrow();
+    await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'trace_created', resource_id: row.id }], now);
     return row;
   });
@@ -23,7 +25,9 @@ export function createTrace(db: Db, userId: string, fields: TraceFields, now: Da
 export function replaceTrace(db: Db, userId: string, id: string, fields: TraceFields, now: Date): Promise<TraceRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const row = await trx.updateTable('traces').set({ ...fields, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
-    if (row) await recordEvents(trx, [{ user_id: userId, type: 'trace_updated', resource_id: id }], now);
+    if (!row) return undefined;
+    await bumpReadVersion(trx, userId);
+    await recordEvents(trx, [{ user_id: userId, type: 'trace_updated', resource_id: id }], now);
     return row;
   });
 }
@@ -32,6 +36,7 @@ export function deleteTrace(db: Db, userId: string, id: string, now: Date): Prom
   return db.transaction().execute(async (trx) => {
     const gone = await trx.deleteFrom('traces').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     if (gone.numDeletedRows === 0n) return false;
+    await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'trace_deleted', resource_id: id }], now);
     return true;
   });

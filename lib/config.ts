@@ -51,6 +51,8 @@ export const ConfigSchema = z
     CURVE_CACHE_SECONDS: z.coerce.number().int().min(0).max(7 * 86400).default(600),
     /** Larger computed responses are not cached. */
     CURVE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(8 * 1024 * 1024),
+    /** How long pages of the activity list (and the latest activity) stay cached in Redis (0: no cache); a change to what they show invalidates them at once. */
+    READ_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

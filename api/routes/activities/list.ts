@@ -4,6 +4,7 @@ import { ActivityDetails, ActivitySummary, activitySummaryOut } from '../../acti
 import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { listActivities, listActivitySummaries } from '../../../db/activities.ts';
 import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';
+import { sendCachedJson } from '../../activities/read-cache.ts';
 
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
@@ -17,7 +18,8 @@ export const listActivitiesRoute = defineRoute(
       '`start`/`end` take a date (whole days of the activity\'s local start, inclusive) or an instant with an offset (compared with ' +
       'the UTC start). `sport` and `tags` repeat the key or separate values with commas; `sports` is a deprecated alias of `sport`. ' +
       'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them. `traces` lists the ' +
-      'traces whose timestamp lies within each activity.',
+      'traces whose timestamp lies within each activity. Pages are cached per user, application and query, and every change they ' +
+      'show (activities, traces, app metadata) invalidates them in its own transaction: a read after a write always shows it.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({
@@ -34,15 +36,17 @@ export const listActivitiesRoute = defineRoute(
   async (ctx, { query }) => {
     const { db } = ctx.deps;
     const { userId, clientId } = ctx.state.principal!;
-    const rows = await listActivitySummaries(
-      db,
-      userId,
-      clientId,
-      { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
-      { limit: query.limit, offset: query.offset },
-    );
-    const traces = await tracesOfActivities(db, userId, clientId, rows);
-    ctx.body = rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] }));
+    await sendCachedJson(ctx, query, async () => {
+      const rows = await listActivitySummaries(
+        db,
+        userId,
+        clientId,
+        { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
+        { limit: query.limit, offset: query.offset },
+      );
+      const traces = await tracesOfActivities(db, userId, clientId, rows);
+      return rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] }));
+    });
   },
 );
 
@@ -52,7 +56,7 @@ export const latestActivityRoute = defineRoute(
     path: '/api/v1/activities/latest',
     operationId: 'latest_activity',
     summary: 'The most recent activity (optionally of a sport), or null',
-    description: 'Answers 200 with JSON `null` when the user has no matching activity.',
+    description: 'Answers 200 with JSON `null` when the user has no matching activity. Cached like the list, and invalidated by the same changes.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({ sport: Sports }),
@@ -61,12 +65,9 @@ export const latestActivityRoute = defineRoute(
   async (ctx, { query }) => {
     const { db } = ctx.deps;
     const { userId, clientId } = ctx.state.principal!;
-    const [row] = await listActivities(db, userId, { sports: query.sport }, { limit: 1, offset: 0 });
-    if (!row) {
-      ctx.type = 'json';
-      ctx.body = 'null';
-      return;
-    }
-    ctx.body = await linkedActivity(db, userId, clientId, row);
+    await sendCachedJson(ctx, query, async () => {
+      const [row] = await listActivities(db, userId, { sports: query.sport }, { limit: 1, offset: 0 });
+      return row ? linkedActivity(db, userId, clientId, row) : null;
+    });
   },
 );

@@ -1,0 +1,23 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from './database.ts';
+
+/**
+ * `users.read_version` keys the cached activity reads (api/activities/read-cache.ts). Every change
+ * to what they show bumps it in the change's own transaction: activities stored or deleted, traces
+ * (linked to activities by time) created, replaced or deleted, and applications' metadata on an
+ * activity or a trace. A page cached under an older version is then never found again.
+ */
+export async function bumpReadVersion(trx: Transaction<Database> | Db, userId: string): Promise<void> {
+  await trx.updateTable('users').set({ read_version: sql`read_version + 1` }).where('id', '=', userId).execute();
+}
+
+/** The user's read version (a bigint, as a string); '0' for an unknown user. */
+export async function readVersion(db: Db, userId: string): Promise<string> {
+  const row = await db.selectFrom('users').select('read_version').where('id', '=', userId).executeTakeFirst();
+  return row?.read_version ?? '0';
+}
+
+/** Bump the read version of whoever owns an activity or a trace. */
+export async function bumpReadVersionOf(trx: Transaction<Database>, table: 'activities' | 'traces', id: string): Promise<void> {
+  await sql`UPDATE users SET read_version = read_version + 1 WHERE id = (SELECT user_id FROM ${sql.table(table)} WHERE id = ${id})`.execute(trx);
+}
