@@ -1,3 +1,4 @@
+import type { SecretBox } from '../lib/secret-box.ts';
 import type { ParameterizedContext, Middleware } from 'koa';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
@@ -24,6 +25,8 @@ export interface Deps {
   db: Db;
   redis: Redis;
   queues: Queues;
+  /** Seals the secrets the server reads back (lib/secret-box.ts). */
+  box: SecretBox;
   keys: KeyStore;
   tokens: TokenIssuer;
   log: Logger;

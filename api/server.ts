@@ -6,6 +6,8 @@ import type { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
 import { closeQueues, createQueues, createRedis, waitForRedis } from '../workers/connections.ts';
 import { KeyStore } from './auth/keys.ts';
+import { loadSecretBox } from '../lib/secret-box.ts';
+import { sealWebhookSecrets } from '../db/applications.ts';
 import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
 import { createEnginePool } from '../engine/pool.ts';
@@ -22,14 +24,16 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   lifecycle.add('queues', () => closeQueues(queues));
   // Serve even while Redis is down (/readyz says so), but give it a moment to connect first.
   await waitForRedis(redis, 5_000).catch(() => log.warn('Redis is not reachable yet', { redis_url: redactUrl(config.REDIS_URL) }));
-  const keys = new KeyStore(db, now);
+  const box = await loadSecretBox(config);
+  const keys = new KeyStore(db, box, now);
   await keys.init();
+  await sealWebhookSecrets(db, box);
   const pool = createEnginePool({ threads: config.ENGINE_THREADS });
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
   const engine = { pool, samples, frames: createFrameWriter(samples) };
-  return { config, db, redis, queues, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine };
+  return { config, db, redis, queues, box, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine };
 }
 
 /**

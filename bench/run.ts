@@ -5,6 +5,7 @@ import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
 import { createUser, findUserByEmail } from '../db/users.ts';
 import { KeyStore } from '../api/auth/keys.ts';
+import { loadSecretBox } from '../lib/secret-box.ts';
 import { createPersonalToken, tokenResponse } from '../api/oauth/issue.ts';
 import { createApplication } from '../db/applications.ts';
 import { createGrant } from '../db/grants.ts';
@@ -76,7 +77,7 @@ async function benchHttp() {
   try {
     const email = 'bench@example.com';
     const user = (await findUserByEmail(db, email)) ?? (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
-    const keys = new KeyStore(db);
+    const keys = new KeyStore(db, await loadSecretBox(base));
     await keys.init();
     const { response } = await createPersonalToken(db, { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, user.id, ['profile', 'data:read'], 'bench');
     const token = response.access_token;

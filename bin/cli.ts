@@ -8,6 +8,7 @@ import { createUser, DuplicateEmailError, findUserByEmail, listUsers } from '../
 import { listPublishedKeys } from '../db/signing-keys.ts';
 import { hashPassword, passwordProblem } from '../api/auth/passwords.ts';
 import { KeyStore } from '../api/auth/keys.ts';
+import { loadSecretBox } from '../lib/secret-box.ts';
 import { createPersonalToken } from '../api/oauth/issue.ts';
 import { parseScopes } from '../api/auth/scopes.ts';
 import { stat } from 'node:fs/promises';
@@ -91,7 +92,7 @@ async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) 
   if (!scopes.length) throw new UsageError('--scopes: give at least one scope');
   const user = await findUserByEmail(db, email);
   if (!user) throw new UsageError(`no user with email ${email}`);
-  const keys = new KeyStore(db);
+  const keys = new KeyStore(db, await loadSecretBox(config));
   await keys.init();
   const label = typeof flags.label === 'string' && flags.label.trim() ? flags.label.trim().slice(0, 100) : 'Command line';
   const { grant, response } = await createPersonalToken(db, { issuer: config.BASE_URL, keys, now: () => new Date() }, user.id, scopes, label);
@@ -104,8 +105,8 @@ async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) 
   );
 }
 
-async function keysList(db: Db, json: boolean) {
-  const keys = new KeyStore(db);
+async function keysList(db: Db, config: Config, json: boolean) {
+  const keys = new KeyStore(db, await loadSecretBox(config));
   await keys.init();
   const rows = (await listPublishedKeys(db, new Date(0))).map((k) => ({
     kid: k.kid,
@@ -116,8 +117,8 @@ async function keysList(db: Db, json: boolean) {
   print(json, rows, rows.map((k) => `${k.kid}  created ${k.created_at}  ${k.active ? 'ACTIVE' : `retired ${k.retired_at}`}`).join('\n'));
 }
 
-async function keysRotate(db: Db, json: boolean) {
-  const keys = new KeyStore(db);
+async function keysRotate(db: Db, config: Config, json: boolean) {
+  const keys = new KeyStore(db, await loadSecretBox(config));
   await keys.init();
   const kid = await keys.rotate();
   print(json, { kid }, `New signing key ${kid} is active; the previous key verifies its tokens until they expire.`);
@@ -255,9 +256,9 @@ async function main(argv: string[]) {
       case 'curves':
         return await curves(db, config, values, json);
       case 'keys list':
-        return await keysList(db, json);
+        return await keysList(db, config, json);
       case 'keys rotate':
-        return await keysRotate(db, json);
+        return await keysRotate(db, config, json);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SEALED_PREFIX, type SecretBox } from '../lib/secret-box.ts';
 import type { Application, ApplicationsTable, ClientSecret, Db } from './database.ts';
 import type { Updateable } from 'kysely';
 import { newSecret, SECRET_PREFIX, sha256 } from '../lib/secrets.ts';
@@ -124,4 +125,26 @@ export async function deleteClientSecret(db: Db, applicationId: string, secretId
   if (!/^[0-9a-f-]{36}$/i.test(secretId)) return false;
   const res = await db.deleteFrom('client_secrets').where('application_id', '=', applicationId).where('id', '=', secretId).executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
+}
+
+/** What a stored webhook secret is bound to (lib/secret-box.ts): its application. */
+export const webhookSecretContext = (applicationId: string) => `applications.webhook_secret:${applicationId}`;
+
+/** Seal the webhook secrets stored before sealing existed (each row only if it still holds that plaintext). */
+export async function sealWebhookSecrets(db: Db, box: SecretBox): Promise<number> {
+  const plain = await db
+    .selectFrom('applications')
+    .select(['id', 'webhook_secret'])
+    .where('webhook_secret', 'is not', null)
+    .where('webhook_secret', 'not like', `${SEALED_PREFIX}%`)
+    .execute();
+  for (const { id, webhook_secret } of plain) {
+    await db
+      .updateTable('applications')
+      .set({ webhook_secret: box.seal(webhook_secret!, webhookSecretContext(id)) })
+      .where('id', '=', id)
+      .where('webhook_secret', '=', webhook_secret)
+      .execute();
+  }
+  return plain.length;
 }

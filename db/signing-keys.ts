@@ -1,3 +1,4 @@
+import { SEALED_PREFIX } from '../lib/secret-box.ts';
 import { sql } from 'kysely';
 import type { Db, SigningKey } from './database.ts';
 
@@ -45,4 +46,13 @@ export async function activateKey(
 export async function deleteRetiredKeys(db: Db, retiredBefore: Date): Promise<number> {
   const res = await db.deleteFrom('signing_keys').where('retired_at', '<=', retiredBefore).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/** Seal the private keys stored before sealing existed (each row only if it still holds that plaintext). */
+export async function sealStoredKeys(db: Db, seal: (pem: string, kid: string) => string): Promise<number> {
+  const plain = await db.selectFrom('signing_keys').select(['kid', 'private_key_pem']).where('private_key_pem', 'not like', `${SEALED_PREFIX}%`).execute();
+  for (const row of plain) {
+    await db.updateTable('signing_keys').set({ private_key_pem: seal(row.private_key_pem, row.kid) }).where('kid', '=', row.kid).where('private_key_pem', '=', row.private_key_pem).execute();
+  }
+  return plain.length;
 }

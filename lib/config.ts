@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decodeSecretsKey } from './secret-box.ts';
 
 /**
  * Every setting the service reads, parsed once from the environment. Defaults work on a developer
@@ -23,6 +24,11 @@ export const ConfigSchema = z
     /** Prefix of every BullMQ key, so several deployments (or test files) can share one Redis. */
     QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('tds'),
     DATA_DIR: z.string().min(1).default('./data'),
+    /** 32 bytes (base64 or base64url) sealing the signing keys and webhook secrets stored in PostgreSQL; default: DATA_DIR/secrets.key, generated on first start. */
+    SECRETS_KEY: z
+      .string()
+      .refine((v) => decodeSecretsKey(v) !== undefined, 'must be 32 bytes in base64 or base64url (e.g. `openssl rand -base64 32`)')
+      .optional(),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the API. */
     TRUST_PROXY: boolean.default(false),
@@ -86,7 +92,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
         const value = defined[name];
-        return `${name}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(name.endsWith('_URL') ? redactUrl(value) : value)})`}`;
+        const shown = name.endsWith('_URL') ? redactUrl(value ?? '') : name.endsWith('_KEY') ? `${(value ?? '').length} characters` : value;
+        return `${name}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(shown)})`}`;
       }),
     );
   }

@@ -1,4 +1,7 @@
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
@@ -8,7 +11,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL }, ...args);
+const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: service.config.DATA_DIR }, ...args);
 
 test.serial('create a user, list users, issue a token that authenticates a request', async (t) => {
   const created = await cli('user', 'create', '--email', 'Op@Example.com', '--first-name', 'Opal', '--last-name', 'Rivera', '--json');
@@ -81,4 +84,15 @@ test.serial('keys rotate makes a new active key; the old one stays published', a
   // A running API picks the new key up for verification (unknown kid → reload).
   const token = JSON.parse((await cli('token', 'create', '--user', 'op@example.com', '--scopes', 'profile', '--json')).stdout).access_token;
   t.is((await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
+});
+
+test('a CLI run without the service\'s secrets key stops with a message saying so and issues nothing', async (t) => {
+  const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'tds-cli-'));
+  t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
+  await cli('user', 'create', '--email', 'keyless@example.com', '--first-name', 'K', '--last-name', 'L');
+  const run = await runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: elsewhere, LOG_LEVEL: 'error' }, 'token', 'create', '--user', 'keyless@example.com');
+  t.is(run.code, 1);
+  t.regex(run.stdout + run.stderr, /cannot be decrypted with this server's secrets key \(SECRETS_KEY, or secrets\.key in DATA_DIR\)/);
+  const user = await service.deps.db.selectFrom('users').select('id').where('email', '=', 'keyless@example.com').executeTakeFirstOrThrow();
+  t.deepEqual(await service.deps.db.selectFrom('grants').select('id').where('user_id', '=', user.id).execute(), [], 'no token was issued');
 });

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { findUserByEmail } from '../db/users.ts';
+import { webhookSecretContext } from '../db/applications.ts';
 import { createGrant, recordConsent } from '../db/grants.ts';
 import { tokenResponse } from '../api/oauth/issue.ts';
 import { webhookEndpointProblem } from '../api/applications/webhook-endpoints.ts';
@@ -296,14 +297,18 @@ test('webhook endpoints must be https; a new webhook secret is shown once', asyn
   t.regex(secret, /^tds_whs_/);
   const row = (await app(id))!;
   t.deepEqual(row.webhook_endpoints, ['https://hooks.example/a']);
-  t.is(row.webhook_secret, secret);
+  // Stored sealed (lib/secret-box.ts): not readable from the database, bound to this application.
+  t.regex(row.webhook_secret!, /^tds-sealed:v1:/);
+  t.false(row.webhook_secret!.includes(secret.slice(8)));
+  t.is(service.deps.box.open(row.webhook_secret!, webhookSecretContext(id)), secret);
+  t.throws(() => service.deps.box.open(row.webhook_secret!, webhookSecretContext('another-app')), { name: 'SecretUnreadable' });
   const after = await (await web.get(`/settings/applications/${id}`)).text();
   t.false(after.includes(secret));
   t.regex(after, /A webhook secret is set/);
 
   // Saving without the box keeps the secret.
   t.is((await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!))).status, 303);
-  t.is((await app(id))!.webhook_secret, secret);
+  t.is((await app(id))!.webhook_secret, row.webhook_secret);
 });
 
 test('loopback webhook endpoints are accepted only when WEBHOOK_ALLOW_HTTP_LOOPBACK is set', (t) => {

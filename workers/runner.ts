@@ -1,3 +1,4 @@
+import { loadSecretBox } from '../lib/secret-box.ts';
 import { Worker } from 'bullmq';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
@@ -86,6 +87,7 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   curves.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.curves, job_id: job.id, result }));
   const webhookDeps = {
     db,
+    box: await loadSecretBox(config),
     queues,
     log,
     now,

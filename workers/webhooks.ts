@@ -5,6 +5,8 @@ import { resolveWebhookTarget } from '../lib/webhook-target.ts';
 import { postWebhook } from '../lib/webhook-post.ts';
 import { signWebhook } from '../lib/webhook-signature.ts';
 import { formatInstant } from '../lib/time.ts';
+import { SecretUnreadable, type SecretBox } from '../lib/secret-box.ts';
+import { webhookSecretContext } from '../db/applications.ts';
 import type { Logger } from '../lib/log.ts';
 import { enqueueDeliveries, type Queues, type WebhookJob } from './connections.ts';
 
@@ -13,6 +15,8 @@ export interface WebhookDeps {
   queues: Queues;
   log: Logger;
   now: () => Date;
+  /** Opens the stored webhook secrets (lib/secret-box.ts). */
+  box: SecretBox;
   allowHttpLoopback: boolean;
   timeoutMs: number;
   retry: { baseMs: number; maxDelayMs: number };
@@ -61,6 +65,13 @@ function deliverProcessor(deps: WebhookDeps) {
     if (d.event_type !== TEST_EVENT && !d.consenting_user) return abandon('the user no longer authorizes this application');
     if (!d.webhook_endpoints.includes(d.endpoint)) return abandon('the endpoint is no longer registered');
     if (!d.webhook_secret) return abandon('the application has no webhook secret to sign with');
+    let secret: string;
+    try {
+      secret = deps.box.open(d.webhook_secret, webhookSecretContext(d.application_id));
+    } catch (err) {
+      if (!(err instanceof SecretUnreadable)) throw err;
+      return abandon("the webhook secret cannot be decrypted with this server's secrets key: generate a new one in Settings");
+    }
 
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const target = await resolveWebhookTarget(d.endpoint, { allowHttpLoopback: deps.allowHttpLoopback });
@@ -69,7 +80,7 @@ function deliverProcessor(deps: WebhookDeps) {
       throw new Error(`refused: ${target.reason}`);
     }
     const body = webhookBody(d);
-    const signature = signWebhook(d.webhook_secret, body, Math.floor(now.getTime() / 1000));
+    const signature = signWebhook(secret, body, Math.floor(now.getTime() / 1000));
     const res = await postWebhook(target, body, { 'X-Signature': signature, 'X-Event-Id': d.event_id, 'X-Event-Type': d.event_type }, { timeoutMs: deps.timeoutMs });
     const ok = res.status !== null && res.status >= 200 && res.status < 300;
     await recordAttempt(

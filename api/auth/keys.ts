@@ -2,7 +2,8 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { exportJWK, importPKCS8, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { Db } from '../../db/database.ts';
-import { activateKey, listPublishedKeys, RETIRED_KEY_RETENTION_SECONDS } from '../../db/signing-keys.ts';
+import { activateKey, listPublishedKeys, RETIRED_KEY_RETENTION_SECONDS, sealStoredKeys } from '../../db/signing-keys.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 
 const generateRsa = promisify(generateKeyPair);
 
@@ -19,18 +20,21 @@ interface LoadedKey {
   active: boolean;
 }
 
-async function newKeyMaterial() {
+/** What a stored private key is bound to (lib/secret-box.ts): its own kid. */
+const keyContext = (kid: string) => `signing_keys.private_key_pem:${kid}`;
+
+async function newKeyMaterial(box: SecretBox) {
   const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
   const kid = randomBytes(12).toString('base64url');
   const public_jwk = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
-  const private_key_pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const private_key_pem = box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), keyContext(kid));
   return { kid, private_key_pem, public_jwk };
 }
 
 /**
  * RS256 signing keys, persisted in PostgreSQL so they survive restarts and are shared by every API
- * process. Exactly one key is active (signs); retired keys stay verifiable and published until the
- * tokens they signed have expired.
+ * process, the private keys sealed by the server's SecretBox. Exactly one key is active (signs);
+ * retired keys stay verifiable and published until the tokens they signed have expired.
  */
 export class KeyStore {
   #keys: LoadedKey[] = [];
@@ -40,21 +44,23 @@ export class KeyStore {
 
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Load the keys, creating the first one when the database has none. */
+  /** Load the keys, creating the first one when the database has none; keys stored before sealing existed are sealed. */
   async init(): Promise<void> {
+    await sealStoredKeys(this.db, (pem, kid) => this.box.seal(pem, keyContext(kid)));
     await this.reload();
     if (!this.#keys.some((k) => k.active)) {
-      await activateKey(this.db, await newKeyMaterial(), { onlyIfNoneActive: true });
+      await activateKey(this.db, await newKeyMaterial(this.box), { onlyIfNoneActive: true });
       await this.reload();
     }
   }
 
   /** Make a new active key; the previous one keeps verifying until its tokens expire. */
   async rotate(): Promise<string> {
-    const material = await newKeyMaterial();
+    const material = await newKeyMaterial(this.box);
     await activateKey(this.db, material, { onlyIfNoneActive: false });
     await this.reload();
     return material.kid;
@@ -100,7 +106,7 @@ export class KeyStore {
               kid: row.kid,
               publicJwk,
               publicKey: (await importJWK(publicJwk, 'RS256')) as CryptoKey,
-              privateKey: await importPKCS8(row.private_key_pem, 'RS256'),
+              privateKey: await importPKCS8(this.box.open(row.private_key_pem, keyContext(row.kid)), 'RS256'),
               active: row.retired_at === null,
             };
           }),

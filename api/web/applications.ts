@@ -13,6 +13,7 @@ import {
   SlugTakenError,
   updateApplication,
   type ApplicationChanges,
+  webhookSecretContext,
 } from '../../db/applications.ts';
 import { newSecret, SECRET_PREFIX } from '../../lib/secrets.ts';
 import { abandonDelivery, createTestEvent, deliveryLog, type DeliveryLogRow } from '../../db/events.ts';
@@ -496,7 +497,7 @@ export async function saveApplication(ctx: Ctx) {
       published: input.published,
       page_slug: input.page_slug,
       webhook_endpoints: input.webhook_endpoints,
-      ...(webhookSecret ? { webhook_secret: webhookSecret } : {}),
+      ...(webhookSecret ? { webhook_secret: ctx.deps.box.seal(webhookSecret, webhookSecretContext(app.id)) } : {}),
     };
     try {
       const updated = await updateApplication(db, app.id, changes);
