@@ -1,36 +1,25 @@
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { samplePath } from '../lib/storage.ts';
 
-let service: TestService;
-let browser: Browser;
-test.before(async () => {
-  service = await startTestService({ workers: true });
-  browser = await launchBrowser();
-});
-test.after.always(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const suite = browserSuite(test, { workers: true });
 
 const fit = (name: string) => ({ name, bytes: new Uint8Array(readFileSync(`${fixturesDir()}/fit/${name}`)) });
 
 test('an athlete opens an activity from the list and deletes it with the button', async (t) => {
-  const user = await createTestUser(service);
-  const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const sources = await uploadAndWait(service, token, [fit('2016-05-23_18-14-30_4_25.fit'), fit('2020-06-01-16-52-40.fit')]);
+  const user = await createTestUser(suite.service);
+  const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
+  const sources = await uploadAndWait(suite.service, token, [fit('2016-05-23_18-14-30_4_25.fit'), fit('2020-06-01-16-52-40.fit')]);
   const [gone, kept] = sources.map((s: { activity_ids: string[] }) => s.activity_ids[0]) as [string, string];
   t.truthy(gone);
   t.truthy(kept);
 
-  const { page, csp } = await openPage(browser);
-  await signIn(page, service.url, user.email, '/');
+  const { page, csp } = await openPage(suite.browser);
+  await signIn(page, suite.service.url, user.email, '/');
   await page.click('header.site a:has-text("Activities")');
   await page.waitForURL((u) => u.pathname === '/activities');
   t.truthy(await page.$(`tr[data-activity-id="${gone}"]`));
@@ -54,7 +43,7 @@ test('an athlete opens an activity from the list and deletes it with the button'
   t.truthy(await page.$(`tr[data-activity-id="${kept}"]`));
   await page.context().close();
 
-  t.is((await api(service, token, 'GET', `/api/v1/activities/${gone}`)).status, 404);
-  t.false(existsSync(samplePath(service.config.DATA_DIR, user.id, gone)));
+  t.is((await api(suite.service, token, 'GET', `/api/v1/activities/${gone}`)).status, 404);
+  t.false(existsSync(samplePath(suite.service.config.DATA_DIR, user.id, gone)));
   t.deepEqual(csp, [], 'no CSP violations');
 });

@@ -1,25 +1,14 @@
 import test from 'ava';
-import type { Browser } from 'playwright-core';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser, TEST_PASSWORD } from './helpers/users.ts';
 import { sha256 } from '../lib/secrets.ts';
 
-let service: TestService;
-let browser: Browser;
-test.before(async () => {
-  service = await startTestService();
-  browser = await launchBrowser();
-});
-test.after.always(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const suite = browserSuite(test);
 
 test('a developer creates, secures and publishes an application; another person connects it from its page', async (t) => {
-  const developer = await createTestUser(service);
-  const { page, csp } = await openPage(browser);
-  await signIn(page, service.url, developer.email, '/settings');
+  const developer = await createTestUser(suite.service);
+  const { page, csp } = await openPage(suite.browser);
+  await signIn(page, suite.service.url, developer.email, '/settings');
   await page.click('text=API applications');
   await page.fill('#name', 'Interval Lab');
   await page.click('button:has-text("Create application")');
@@ -46,18 +35,18 @@ test('a developer creates, secures and publishes an application; another person 
   await page.click('button:has-text("Create secret")');
   const secret = (await page.textContent('#new-secret'))!;
   t.regex(secret, /^tds_cs_/);
-  const stored = await service.deps.db.selectFrom('client_secrets').select('secret_hash').where('application_id', '=', clientId).executeTakeFirstOrThrow();
+  const stored = await suite.service.deps.db.selectFrom('client_secrets').select('secret_hash').where('application_id', '=', clientId).executeTakeFirstOrThrow();
   t.is(stored.secret_hash, sha256(secret));
   await page.reload();
   t.false((await page.content()).includes(secret));
   await page.context().close();
 
   // Another person finds it in the directory and connects from its page.
-  const athlete = await createTestUser(service);
-  const visitor = await browser.newContext();
+  const athlete = await createTestUser(suite.service);
+  const visitor = await suite.browser.newContext();
   const vpage = await visitor.newPage();
   vpage.on('console', (m) => /Content Security Policy/.test(m.text()) && csp.push(m.text()));
-  await vpage.goto(`${service.url}/apps`);
+  await vpage.goto(`${suite.service.url}/apps`);
   await vpage.click(`[data-application-id="${clientId}"] a[href="/pages/${slug}/"]`);
   await vpage.click('#connect');
   await vpage.fill('#email', athlete.email);
@@ -69,7 +58,7 @@ test('a developer creates, secures and publishes an application; another person 
   await vpage.waitForURL((u) => u.pathname === `/pages/${slug}/` && u.searchParams.has('code'));
   t.is(await vpage.textContent('#connect-result'), 'Connected to Interval Lab');
 
-  await vpage.goto(`${service.url}/settings/connections`);
+  await vpage.goto(`${suite.service.url}/settings/connections`);
   t.truthy(await vpage.$(`li[data-application-id="${clientId}"]`));
   await visitor.close();
   t.deepEqual(csp, [], 'no CSP violations');

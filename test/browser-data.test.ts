@@ -1,33 +1,22 @@
 import test from 'ava';
-import type { Browser } from 'playwright-core';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api } from './helpers/activities.ts';
 
-let service: TestService;
-let browser: Browser;
-test.before(async () => {
-  service = await startTestService();
-  browser = await launchBrowser();
-});
-test.after.always(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const suite = browserSuite(test);
 
 test('a person checks the trace and daily value an application wrote and deletes the trace with its button', async (t) => {
-  const user = await createTestUser(service);
-  const app = await createTestApplication(service, user, { name: 'Lactate Lab' });
-  const token = await tokenFor(service, user, ['data:read', 'data:write'], app.id);
-  const trace = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T17:32:00+02:00', lactate: 2.1, power: 250, sport: 'cycling.road', notes: 'Step 3' });
+  const user = await createTestUser(suite.service);
+  const app = await createTestApplication(suite.service, user, { name: 'Lactate Lab' });
+  const token = await tokenFor(suite.service, user, ['data:read', 'data:write'], app.id);
+  const trace = await api(suite.service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T17:32:00+02:00', lactate: 2.1, power: 250, sport: 'cycling.road', notes: 'Step 3' });
   t.is(trace.status, 201);
   const id: string = trace.body.id;
-  t.is((await api(service, token, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 3 })).status, 200);
-  t.is((await api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: '2026-05-18', value: 72.4 })).status, 200);
+  t.is((await api(suite.service, token, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 3 })).status, 200);
+  t.is((await api(suite.service, token, 'POST', '/api/v1/dailies/body_mass', { date: '2026-05-18', value: 72.4 })).status, 200);
 
-  const { page, csp } = await openPage(browser);
-  await signIn(page, service.url, user.email, '/');
+  const { page, csp } = await openPage(suite.browser);
+  await signIn(page, suite.service.url, user.email, '/');
   await page.click('header.site a:has-text("Traces and dailies")');
   await page.waitForURL((u) => u.pathname === '/data');
   t.is((await page.textContent('h1'))?.trim(), 'Traces and daily measures');
@@ -48,6 +37,6 @@ test('a person checks the trace and daily value an application wrote and deletes
   t.truthy(await page.$('tr[data-measure="body_mass"][data-date="2026-05-18"]'), 'the daily value stays');
   await page.context().close();
 
-  t.is((await api(service, token, 'GET', `/api/v1/traces/${id}`)).status, 404);
+  t.is((await api(suite.service, token, 'GET', `/api/v1/traces/${id}`)).status, 404);
   t.deepEqual(csp, [], 'no CSP violations');
 });

@@ -2,22 +2,11 @@ import test from 'ava';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser, openPage, signIn } from './helpers/browser.ts';
+import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser } from './helpers/users.ts';
 
 // Default retry and time limits, so the page states the real ones (24 hours, 5 s).
-let service: TestService;
-let browser: Browser;
-test.before(async () => {
-  service = await startTestService({ workers: true, env: { WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true' } });
-  browser = await launchBrowser();
-});
-test.after.always(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const suite = browserSuite(test, { workers: true, env: { WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true' } });
 
 test('the owner sends a test event from the application settings and sees it delivered in the log', async (t) => {
   const received: { headers: IncomingHttpHeaders; body: string }[] = [];
@@ -36,9 +25,9 @@ test('the owner sends a test event from the application settings and sees it del
   });
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 
-  const developer = await createTestUser(service);
-  const { page, csp } = await openPage(browser);
-  await signIn(page, service.url, developer.email, '/settings/applications');
+  const developer = await createTestUser(suite.service);
+  const { page, csp } = await openPage(suite.browser);
+  await signIn(page, suite.service.url, developer.email, '/settings/applications');
   await page.fill('#name', 'Hook Lab');
   await page.click('button:has-text("Create application")');
   const clientId = (await page.textContent('#client-id'))!;
@@ -54,14 +43,14 @@ test('the owner sends a test event from the application settings and sees it del
   t.regex((await page.textContent('#webhook-test-error'))!, /^Add a webhook endpoint first/);
 
   // An endpoint and a secret, through the settings form.
-  await page.goto(`${service.url}/settings/applications/${clientId}`);
+  await page.goto(`${suite.service.url}/settings/applications/${clientId}`);
   await page.fill('#webhook_endpoints', endpoint);
   await page.check('#new_webhook_secret');
   await page.click('button:has-text("Save")');
   const secret = (await page.textContent('#new-webhook-secret'))!;
   t.regex(secret, /^tds_whs_/);
 
-  await page.goto(`${service.url}/settings/applications/${clientId}`);
+  await page.goto(`${suite.service.url}/settings/applications/${clientId}`);
   await page.click('#send-test-event');
   t.is(await page.textContent('#webhook-test-notice'), 'Test event queued to 1 endpoint.');
   t.is(new URL(page.url()).hash, '#webhook-deliveries', 'back at the section');

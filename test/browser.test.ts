@@ -1,26 +1,15 @@
 import test from 'ava';
-import type { Browser } from 'playwright-core';
 import { findUserByEmail } from '../db/users.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { launchBrowser } from './helpers/browser.ts';
+import { browserSuite } from './helpers/browser.ts';
 
-let service: TestService;
-let browser: Browser;
-test.before(async () => {
-  service = await startTestService();
-  browser = await launchBrowser();
-});
-test.after.always(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const suite = browserSuite(test);
 
 test('a person signs up, sees their settings, signs out and signs back in', async (t) => {
-  const context = await browser.newContext();
+  const context = await suite.browser.newContext();
   const page = await context.newPage();
   const email = `chromium-${Date.now()}@example.com`;
 
-  await page.goto(`${service.url}/signup`);
+  await page.goto(`${suite.service.url}/signup`);
   await page.fill('#first_name', 'Hedy');
   await page.fill('#last_name', 'Lamarr');
   await page.fill('#email', email);
@@ -31,10 +20,10 @@ test('a person signs up, sees their settings, signs out and signs back in', asyn
 
   await page.fill('#password', 'frequency hopping 1942');
   await page.click('button[type=submit]');
-  await page.waitForURL(`${service.url}/settings`);
+  await page.waitForURL(`${suite.service.url}/settings`);
   t.is(await page.textContent('#account-email'), email);
   t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
-  t.truthy(await findUserByEmail(service.deps.db, email));
+  t.truthy(await findUserByEmail(suite.service.deps.db, email));
 
   const cookie = (await context.cookies()).find((c) => c.name === 'token')!;
   t.true(cookie.httpOnly);
@@ -42,8 +31,8 @@ test('a person signs up, sees their settings, signs out and signs back in', asyn
   t.is(await page.evaluate('document.cookie'), '', 'the session cookie is not readable by scripts');
 
   await page.click('text=Sign out');
-  await page.waitForURL(`${service.url}/signin`);
-  await page.goto(`${service.url}/settings`);
+  await page.waitForURL(`${suite.service.url}/signin`);
+  await page.goto(`${suite.service.url}/settings`);
   t.is(new URL(page.url()).pathname, '/signin');
 
   await page.fill('#email', email);
@@ -53,17 +42,17 @@ test('a person signs up, sees their settings, signs out and signs back in', asyn
 
   await page.fill('#password', 'frequency hopping 1942');
   await page.click('button[type=submit]');
-  await page.waitForURL(`${service.url}/settings`);
+  await page.waitForURL(`${suite.service.url}/settings`);
   t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
   await context.close();
 });
 
 test('signing up with an email already taken shows a form error', async (t) => {
-  const page = await browser.newPage();
+  const page = await suite.browser.newPage();
   const email = `taken-${Date.now()}@example.com`;
   for (let i = 0; i < 2; i++) {
     await page.context().clearCookies();
-    await page.goto(`${service.url}/signup`);
+    await page.goto(`${suite.service.url}/signup`);
     await page.fill('#first_name', 'Alan');
     await page.fill('#last_name', 'Turing');
     await page.fill('#email', email);
@@ -75,12 +64,12 @@ test('signing up with an email already taken shows a form error', async (t) => {
 });
 
 test('/docs renders the API reference from local assets only', async (t) => {
-  const page = await browser.newPage();
+  const page = await suite.browser.newPage();
   const foreign: string[] = [];
   page.on('request', (r) => {
-    if (!r.url().startsWith(service.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+    if (!r.url().startsWith(suite.service.url) && !r.url().startsWith('data:')) foreign.push(r.url());
   });
-  await page.goto(`${service.url}/docs`);
+  await page.goto(`${suite.service.url}/docs`);
   await page.waitForSelector('.opblock-summary-path[data-path="/api/v1/oauth/userinfo"]');
   t.regex((await page.textContent('.info .title'))!, /Training data service/);
   t.deepEqual(foreign, []);

@@ -6,8 +6,8 @@ import { activityId, storeActivities } from '../db/activities.ts';
 import { insertSource } from '../db/sources.ts';
 import { originalPath, samplePath } from '../lib/storage.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { WebClient } from './helpers/http.ts';
-import { createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { signedInClient, WebClient } from './helpers/http.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
@@ -25,9 +25,7 @@ const fit = (name: string) => ({ name, bytes: new Uint8Array(readFileSync(`${fix
 async function athlete() {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const web = new WebClient(service.url);
-  const res = await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
-  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+  const web = await signedInClient(service.url, user.email);
   return { user, token, web };
 }
 

@@ -3,8 +3,8 @@ import type { User } from '../db/database.ts';
 import { createTrace } from '../db/traces.ts';
 import { upsertDaily } from '../db/dailies.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { WebClient } from './helpers/http.ts';
-import { createTestApplication, createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { signedInClient, WebClient } from './helpers/http.ts';
+import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 
 let service: TestService;
@@ -17,9 +17,7 @@ test.after.always(() => service?.close());
 async function athlete() {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const web = new WebClient(service.url);
-  const res = await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
-  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+  const web = await signedInClient(service.url, user.email);
   return { user, token, web };
 }
 

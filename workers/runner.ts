@@ -1,4 +1,4 @@
-import { loadSecretBox } from '../lib/secret-box.ts';
+import { loadSecretBox, type SecretBox } from '../lib/secret-box.ts';
 import { Worker } from 'bullmq';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
@@ -21,7 +21,7 @@ const EVENT_RELAY_POLL_MS = 5_000;
  * Start every worker of this process. Shutdown (registered on `lifecycle`) waits for active jobs
  * to finish (`worker.close()`), then closes the connections this function opened.
  */
-export async function startWorkers(config: Config, log: Logger, lifecycle: Lifecycle, opts: { db?: Db; now?: () => Date } = {}) {
+export async function startWorkers(config: Config, log: Logger, lifecycle: Lifecycle, opts: { db?: Db; box?: SecretBox; now?: () => Date } = {}) {
   const now = opts.now ?? (() => new Date());
   let db = opts.db;
   if (!db) {
@@ -87,7 +87,7 @@ export async function startWorkers(config: Config, log: Logger, lifecycle: Lifec
   curves.on('completed', (job, result) => log.info('job completed', { queue: QUEUE_NAMES.curves, job_id: job.id, result }));
   const webhookDeps = {
     db,
-    box: await loadSecretBox(config),
+    box: opts.box ?? (await loadSecretBox(config)),
     queues,
     log,
     now,

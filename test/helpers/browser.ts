@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TestFn } from 'ava';
 import { TEST_PASSWORD } from './users.ts';
+import { startTestService, type TestService } from './service.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -35,4 +37,18 @@ export async function signIn(page: Page, baseUrl: string, email: string, next = 
   await page.fill('#email', email);
   await page.fill('#password', TEST_PASSWORD);
   await page.click('button[type=submit]');
+}
+
+/** A service and a headless Chromium for one test file: started before its tests, closed after them. */
+export function browserSuite(test: TestFn, opts: Parameters<typeof startTestService>[0] = {}): { service: TestService; browser: Browser } {
+  const suite = {} as { service: TestService; browser: Browser };
+  test.before(async () => {
+    suite.service = await startTestService(opts);
+    suite.browser = await launchBrowser();
+  });
+  test.after.always(async () => {
+    await suite.browser?.close();
+    await suite.service?.close();
+  });
+  return suite;
 }

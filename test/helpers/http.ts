@@ -1,3 +1,5 @@
+import { TEST_PASSWORD } from './users.ts';
+
 /** A small cookie-keeping client over fetch, for driving web forms the way a browser posts them. */
 export class WebClient {
   readonly cookies = new Map<string, string>();
@@ -39,4 +41,12 @@ export class WebClient {
 
 export async function signUp(client: WebClient, fields: { email: string; password: string; first_name?: string; last_name?: string }) {
   return client.postForm('/signup', { first_name: fields.first_name ?? 'Ada', last_name: fields.last_name ?? 'Lovelace', email: fields.email, password: fields.password });
+}
+
+/** A fresh web client signed in through the form as `email` (an account made with TEST_PASSWORD). */
+export async function signedInClient(baseUrl: string, email: string): Promise<WebClient> {
+  const web = new WebClient(baseUrl);
+  const res = await web.postForm('/signin', { email, password: TEST_PASSWORD });
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+  return web;
 }
