@@ -4,7 +4,7 @@ import { findUserByEmail } from '../db/users.ts';
 import { webhookSecretContext } from '../db/applications.ts';
 import { createGrant, recordConsent } from '../db/grants.ts';
 import { tokenResponse } from '../api/oauth/issue.ts';
-import { webhookEndpointProblem } from '../api/applications/webhook-endpoints.ts';
+import { webhookUrlProblem } from '../lib/webhook-url.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { WebClient, signUp } from './helpers/http.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
@@ -312,16 +312,17 @@ test('webhook endpoints must be https; a new webhook secret is shown once', asyn
 });
 
 test('loopback webhook endpoints are accepted only when WEBHOOK_ALLOW_HTTP_LOOPBACK is set', (t) => {
-  const off = { ...service.config, WEBHOOK_ALLOW_HTTP_LOOPBACK: false };
-  const on = { ...service.config, WEBHOOK_ALLOW_HTTP_LOOPBACK: true };
+  const off = { allowHttpLoopback: false };
+  const on = { allowHttpLoopback: true };
   for (const uri of ['http://localhost:9000/hook', 'http://127.0.0.1/hook', 'http://[::1]:8080/h', 'https://localhost/hook']) {
-    t.truthy(webhookEndpointProblem(uri, off), uri);
-    t.is(webhookEndpointProblem(uri, on), undefined, uri);
+    t.truthy(webhookUrlProblem(uri, off), uri);
+    t.is(webhookUrlProblem(uri, on), undefined, uri);
   }
-  for (const uri of ['http://hooks.example/x', 'https://192.168.1.2/x', 'https://[fd00::1]/x', 'ftp://hooks.example/x', 'https://u:p@hooks.example/x', 'not a url']) {
-    t.truthy(webhookEndpointProblem(uri, on), uri);
+  for (const uri of ['http://hooks.example/x', 'https://192.168.1.2/x', 'https://[fd00::1]/x', 'https://169.254.169.254/x', 'https://[::ffff:10.0.0.1]/x', 'https://192.0.2.1/x', 'ftp://hooks.example/x', 'https://u:p@hooks.example/x', 'not a url']) {
+    t.truthy(webhookUrlProblem(uri, on), uri);
   }
-  t.is(webhookEndpointProblem('https://hooks.example/x?y=1', off), undefined);
+  t.is(webhookUrlProblem('https://hooks.example/x?y=1', off), undefined);
+  for (const uri of ['https://8.8.8.8/x', 'https://[2606:4700::1111]/x']) t.is(webhookUrlProblem(uri, off), undefined, uri);
 });
 
 test("another user's application is a 404 for pages and posts, and nothing changes", async (t) => {

@@ -1,3 +1,5 @@
+import { LOOPBACK_HOSTS } from '../../lib/ip-address.ts';
+
 /**
  * Redirect URI rules (SPEC "Application setup" 4, RFC 8252 for native apps):
  * - `https` with a host;
@@ -10,8 +12,6 @@
  * loopback URI accepts any port; a query is accepted when the registered URI has none.
  */
 
-/** Host names of this machine as the URL parser spells them. */
-export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SCHEMES = new Set([
   'javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem', 'view-source',
   'ftp', 'ws', 'wss', 'mailto', 'tel', 'sms', 'chrome', 'chrome-extension', 'intent',

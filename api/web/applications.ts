@@ -20,8 +20,9 @@ import { abandonDelivery, createTestEvent, deliveryLog, type DeliveryLogRow } fr
 import { enqueueDeliveries } from '../../workers/connections.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { clientSidePrivacyUrl, isClientSideApp, isPrivate, pageUrl, registeredRedirectUris, slugProblem } from '../applications/model.ts';
-import { DEFAULT_REDIRECT_URIS, LOOPBACK_HOSTS, redirectUriProblem } from '../oauth/redirect-uris.ts';
-import { MAX_URL_LENGTH, webhookEndpointProblem } from '../applications/webhook-endpoints.ts';
+import { DEFAULT_REDIRECT_URIS, redirectUriProblem } from '../oauth/redirect-uris.ts';
+import { LOOPBACK_HOSTS } from '../../lib/ip-address.ts';
+import { MAX_URL_LENGTH, webhookUrlProblem } from '../../lib/webhook-url.ts';
 import { html, type Html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
 import { fieldErrors, formBody, type FieldErrors, type FormValues } from './forms.ts';
@@ -127,7 +128,7 @@ function applicationForm(config: Config) {
         if (p) ctx.addIssue({ code: 'custom', message: `The page slug ${p}.` });
       })
       .transform((v) => v || null),
-    webhook_endpoints: linesField('webhook endpoints', MAX_WEBHOOK_ENDPOINTS, (v) => webhookEndpointProblem(v, config)),
+    webhook_endpoints: linesField('webhook endpoints', MAX_WEBHOOK_ENDPOINTS, (v) => webhookUrlProblem(v, { allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK })),
     new_webhook_secret: checkbox,
   });
 }
