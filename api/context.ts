@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Db } from '../db/database.ts';
-import type { Queues } from '../workers/connections.ts';
+import type { Queues } from '../workers/queues.ts';
 import type { KeyStore } from './auth/keys.ts';
 import type { TokenIssuer } from './auth/tokens.ts';
 import type { Scope } from './auth/scopes.ts';

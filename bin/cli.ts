@@ -15,7 +15,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createBackfill, backfillLoadedUntil, findBackfill } from '../db/backfills.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
-import { closeQueues, createQueues, createRedis, curvesJobId, enqueueCurves, waitForRedis } from '../workers/connections.ts';
+import { createRedis, waitForRedis } from '../workers/connections.ts';
+import { closeQueues, createQueues, curvesJobId, enqueueCurves } from '../workers/queues.ts';
 import { QueueEvents } from 'bullmq';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]

@@ -6,7 +6,7 @@ import { startWorkers } from '../workers/runner.ts';
 run('start', async ({ config, log, lifecycle }) => {
   await migrate(config, log);
   const deps = await createApiDeps(config, log, lifecycle);
-  await startWorkers(config, log, lifecycle, { db: deps.db, box: deps.box });
+  await startWorkers(config, log, lifecycle, { db: deps.db, box: deps.box, engine: deps.engine });
   const { url } = await startApi(deps, lifecycle);
   process.stdout.write(`Training data service listening on ${url} (API and workers)\n`);
 });

@@ -13,7 +13,7 @@ import {
   readDirectoryEntry,
   type ArchiveEntry,
   type ArchiveErrorCode,
-} from '../workers/archive.ts';
+} from '../lib/archive.ts';
 import { yazlZip } from './helpers/zip.ts';
 
 let dir: string;

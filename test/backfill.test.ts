@@ -13,7 +13,7 @@ import { envOf, kill, startWorkerProcess } from './helpers/worker-process.ts';
 import type { Job } from 'bullmq';
 import { createBackfill, markBackfillScanned } from '../db/backfills.ts';
 import { backfillProcessor } from '../workers/backfill.ts';
-import type { BackfillJob } from '../workers/connections.ts';
+import type { BackfillJob } from '../workers/queues.ts';
 
 const DAY = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

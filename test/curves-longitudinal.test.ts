@@ -35,7 +35,7 @@ import {
   type FrameAnswer,
   type Kind,
 } from './helpers/curves.ts';
-import { enqueueCurves } from '../workers/connections.ts';
+import { enqueueCurves } from '../workers/queues.ts';
 import type { IngestedActivity } from '../engine/ingested.ts';
 import type { User } from '../db/database.ts';
 

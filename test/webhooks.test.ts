@@ -13,7 +13,7 @@ import { fixturesDir } from './helpers/fixtures.ts';
 import { poll } from './helpers/curves.ts';
 import { deleteConsent, recordConsent } from '../db/grants.ts';
 import { fanOutEvent } from '../db/events.ts';
-import { enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/connections.ts';
+import { enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/queues.ts';
 import { ingestProcessor } from '../workers/ingest.ts';
 import { markSourceFailed } from '../db/sources.ts';
 import { createEnginePool } from '../engine/pool.ts';
@@ -137,7 +137,7 @@ test('every kind of change publishes exactly one event: activities, sources, tra
 
   // Recomputed curves that differ are an update; identical ones are not.
   await service.deps.db.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
-  const { enqueueCurves } = await import('../workers/connections.ts');
+  const { enqueueCurves } = await import('../workers/queues.ts');
   const curvesEvents = async () => (await eventsOf(user.id)).filter((e) => e.type === 'activity_updated').length;
   await enqueueCurves(service.deps.queues, { userId: user.id });
   await poll('activity_updated', async () => (await curvesEvents()) === 1);

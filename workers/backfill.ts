@@ -5,9 +5,10 @@ import { completeBackfillIfDone, findBackfill, markBackfillFailed, markBackfillS
 import { recordedAt } from '../engine/peek.ts';
 import { archivePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
-import { ArchiveError, openArchive, readDirectory, readDirectoryEntry, type ArchiveEntry, type ArchiveLimits } from './archive.ts';
-import { enqueueIngest, type BackfillJob, type Queues } from './connections.ts';
-import { checkFile, storeSource } from './store-source.ts';
+import { ArchiveError, openArchive, readDirectory, readDirectoryEntry, type ArchiveEntry, type ArchiveLimits } from '../lib/archive.ts';
+import { enqueueIngest, type BackfillJob, type Queues } from './queues.ts';
+import { checkFile } from '../engine/check-file.ts';
+import { storeSource } from '../db/source-store.ts';
 
 export interface BackfillDeps {
   db: Db;
@@ -93,8 +94,9 @@ export function backfillProcessor(deps: BackfillDeps) {
     } catch (err) {
       if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';
-      await markBackfillFailed(deps.db, row.id, message, deps.now());
+      // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
       await rm(file, { force: true });
+      await markBackfillFailed(deps.db, row.id, message, deps.now());
       return { failed: message };
     }
     try {

@@ -1,10 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { Queue } from 'bullmq';
-import type { HousekeepingJob } from './housekeeping.ts';
 
 /**
- * The one place Redis connections and BullMQ queues are made. BullMQ never closes a connection it
- * was given, so whoever calls these closes what they got (see closeQueues / redis.quit()).
+ * The one place Redis connections are made (the queues on them are made in ./queues.ts). BullMQ never
+ * closes a connection it was given, so whoever calls these closes what they got (redis.quit()).
  *
  * - `producer`: API processes and queue handles. Fails fast when Redis is down, so a request gets
  *   a clear 503 instead of hanging.
@@ -41,122 +39,4 @@ export function waitForRedis(redis: Redis, timeoutMs = 5_000): Promise<void> {
     };
     redis.on('ready', onReady);
   });
-}
-
-export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves', webhooks: 'webhooks' } as const;
-
-/** Read one stored source file into activities. */
-export interface IngestJob {
-  sourceId: string;
-}
-/** Read a history archive into sources, then queue their ingest newest first. */
-export interface BackfillJob {
-  backfillId: string;
-}
-
-/** (Re)compute the stored curves of existing activities: one user's, or every user's. */
-export interface CurvesJob {
-  userId?: string;
-  /** Recompute every activity, not only those whose curves are missing or outdated. */
-  all?: boolean;
-}
-
-/** `fan-out`: create an event's deliveries; `deliver`: one attempt at one delivery (retried with backoff). */
-export type WebhookJob = { eventId: string } | { deliveryId: string };
-
-export interface Queues {
-  housekeeping: Queue<HousekeepingJob>;
-  ingest: Queue<IngestJob>;
-  backfill: Queue<BackfillJob>;
-  curves: Queue<CurvesJob>;
-  webhooks: Queue<WebhookJob>;
-}
-
-export function createQueues(connection: Redis, prefix: string): Queues {
-  return {
-    housekeeping: new Queue<HousekeepingJob>(QUEUE_NAMES.housekeeping, { connection, prefix }),
-    ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
-    backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
-    curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
-    webhooks: new Queue<WebhookJob>(QUEUE_NAMES.webhooks, { connection, prefix }),
-  };
-}
-
-/** Ingest jobs retry transient failures (database, disk); a file that cannot be read fails at once. */
-const INGEST_JOB = { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1_000, removeOnFail: 5_000 } as const;
-/** History files wait behind manual uploads: BullMQ serves unprioritised jobs first, prioritised ones in order. */
-const BACKFILL_PRIORITY = 10;
-
-/**
- * Queue the ingest of sources, in the given order. The job id is the source id, so queueing a
- * source twice (a retried request, a resumed backfill) runs it once.
- */
-export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: { backfill?: boolean } = {}): Promise<void> {
-  if (!sourceIds.length) return;
-  await queues.ingest.addBulk(
-    sourceIds.map((sourceId) => ({
-      name: 'ingest',
-      data: { sourceId },
-      opts: { ...INGEST_JOB, jobId: sourceId, ...(opts.backfill ? { priority: BACKFILL_PRIORITY } : {}) },
-    })),
-  );
-}
-
-/**
- * Queue a curves recompute. One job per (user | everyone, all) is pending at a time: a second
- * request while the first waits is the same job.
- */
-export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<string> {
-  const jobId = curvesJobId(job);
-  // Finished jobs are removed (a kept one would swallow the next request with its id); a waiting
-  // caller listens for the job's completed/failed event from before it enqueues (bin/cli.ts).
-  const added = await queues.curves.add('curves', job, { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: true });
-  return added.id ?? jobId;
-}
-
-/** The id of the curves job of (user | everyone, all): the same request while one waits is that job. */
-export function curvesJobId(job: CurvesJob): string {
-  return `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
-}
-
-/**
- * Queue the fan-out of events. The job id is the event's, so the relay seeing an event twice (or
- * two relays seeing it) runs one job; finished jobs stay an hour to keep that true meanwhile.
- */
-export async function enqueueFanOut(queues: Queues, eventIds: string[]): Promise<void> {
-  if (!eventIds.length) return;
-  await queues.webhooks.addBulk(
-    eventIds.map((eventId) => ({
-      name: 'fan-out',
-      data: { eventId },
-      opts: { jobId: `event-${eventId}`, attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 7 * 86400 } },
-    })),
-  );
-}
-
-/**
- * How many attempts a delivery gets: retries wait base, 2·base, 4·base, … (BullMQ's exponential
- * backoff) for as long as the wait stays within `maxDelayMs`.
- */
-export function deliveryAttempts(baseMs: number, maxDelayMs: number): number {
-  let attempts = 1;
-  for (let delay = baseMs; delay <= maxDelayMs; delay *= 2) attempts++;
-  return attempts;
-}
-
-/** Queue attempts at deliveries; the job id is the delivery's, so a delivery is never queued twice at once. */
-export async function enqueueDeliveries(queues: Queues, deliveryIds: string[], retry: { baseMs: number; maxDelayMs: number }): Promise<void> {
-  if (!deliveryIds.length) return;
-  const attempts = deliveryAttempts(retry.baseMs, retry.maxDelayMs);
-  await queues.webhooks.addBulk(
-    deliveryIds.map((deliveryId) => ({
-      name: 'deliver',
-      data: { deliveryId },
-      opts: { jobId: `delivery-${deliveryId}`, attempts, backoff: { type: 'exponential', delay: retry.baseMs }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 86400 } },
-    })),
-  );
-}
-
-export async function closeQueues(queues: Queues): Promise<void> {
-  await Promise.all(Object.values(queues).map((q: Queue) => q.close()));
 }

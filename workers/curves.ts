@@ -3,7 +3,7 @@ import { activitiesNeedingCurves } from '../db/curves.ts';
 import { replaceActivityCurves } from '../db/activities.ts';
 import { AWD_METRICS } from '../engine/curves.ts';
 import { samplePath } from '../lib/storage.ts';
-import type { CurvesJob } from './connections.ts';
+import type { CurvesJob } from './queues.ts';
 import type { IngestDeps } from './ingest.ts';
 
 /** The ingest worker's dependencies: the same pool, sample store and database. */

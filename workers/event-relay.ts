@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Db } from '../db/database.ts';
 import { EVENTS_CHANNEL, unfannedEvents } from '../db/events.ts';
 import type { Logger } from '../lib/log.ts';
-import { enqueueFanOut, type Queues } from './connections.ts';
+import { enqueueFanOut, type Queues } from './queues.ts';
 
 /**
  * Moves committed events from the outbox onto the webhooks queue. A change's transaction NOTIFYs

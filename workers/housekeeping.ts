@@ -1,14 +1,13 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { z } from 'zod';
 import type { Db } from '../db/database.ts';
 import { deleteExpiredSessions } from '../db/sessions.ts';
 import { deleteRetiredKeys, RETIRED_KEY_RETENTION_SECONDS } from '../db/signing-keys.ts';
 import { deleteExpiredCodes, deleteSpentGrants } from '../db/grants.ts';
-import { ACCESS_TOKEN_TTL_SECONDS } from '../api/auth/scopes.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../lib/lifetimes.ts';
 import { staleProcessingSources } from '../db/sources.ts';
 import { deleteFinishedEvents } from '../db/events.ts';
 import { removeStaleTemporaryFiles } from '../lib/storage.ts';
-import { enqueueIngest, type Queues } from './connections.ts';
+import { enqueueIngest, HousekeepingJob, type Queues } from './queues.ts';
 
 /**
  * Periodic clean-up: expired web sessions; signing keys retired long enough ago that no token
@@ -20,8 +19,6 @@ import { enqueueIngest, type Queues } from './connections.ts';
  * whose job still exists is not queued twice. Events (and their delivery log) older than
  * EVENT_RETENTION_DAYS with nothing pending are deleted. Idempotent: running it twice changes nothing more.
  */
-export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
-export type HousekeepingJob = z.infer<typeof HousekeepingJob>;
 export interface HousekeepingResult {
   sessions: number;
   signingKeys: number;

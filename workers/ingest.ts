@@ -11,7 +11,7 @@ import type { IngestedActivity, IngestResult } from '../engine/ingested.ts';
 import { isGzip } from '../engine/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
-import type { IngestJob } from './connections.ts';
+import type { IngestJob } from './queues.ts';
 
 export interface IngestDeps {
   db: Db;

@@ -8,7 +8,7 @@ import { formatInstant } from '../lib/time.ts';
 import { SecretUnreadable, type SecretBox } from '../lib/secret-box.ts';
 import { webhookSecretContext } from '../db/applications.ts';
 import type { Logger } from '../lib/log.ts';
-import { enqueueDeliveries, type Queues, type WebhookJob } from './connections.ts';
+import { enqueueDeliveries, type Queues, type WebhookJob } from './queues.ts';
 
 export interface WebhookDeps {
   db: Db;

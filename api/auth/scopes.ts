@@ -1,7 +1,5 @@
 import { z } from 'zod';
 
-export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
-
 export const SCOPES = ['data:read', 'data:write', 'profile', 'offline_access', 'openid', 'admin'] as const;
 export const Scope = z.enum(SCOPES);
 export type Scope = z.infer<typeof Scope>;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import type { KeyStore } from './keys.ts';
-import { ACCESS_TOKEN_TTL_SECONDS, Scope } from './scopes.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../../lib/lifetimes.ts';
+import { Scope } from './scopes.ts';
 
 /**
  * The claims of our access tokens (API.md "Authentication"): iss, sub, aud (client id; absent on

@@ -17,7 +17,7 @@ import {
 } from '../../db/applications.ts';
 import { newSecret, SECRET_PREFIX } from '../../lib/secrets.ts';
 import { abandonDelivery, createTestEvent, deliveryLog, type DeliveryLogRow } from '../../db/events.ts';
-import { enqueueDeliveries } from '../../workers/connections.ts';
+import { enqueueDeliveries } from '../../workers/queues.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { clientSidePrivacyUrl, isClientSideApp, isPrivate, pageUrl, registeredRedirectUris, slugProblem } from '../applications/model.ts';
 import { DEFAULT_REDIRECT_URIS, redirectUriProblem } from '../oauth/redirect-uris.ts';

@@ -66,7 +66,7 @@ export async function startTestService(opts: { workers?: boolean; env?: Record<s
   const lifecycle = new Lifecycle(log);
   const clock = new TestClock();
   const deps = await createApiDeps(config, log, lifecycle, clock.now);
-  if (opts.workers) await startWorkers(config, log, lifecycle, { db: deps.db, box: deps.box, now: clock.now });
+  if (opts.workers) await startWorkers(config, log, lifecycle, { db: deps.db, box: deps.box, engine: deps.engine, now: clock.now });
   const { url } = await startApi(deps, lifecycle);
   return {
     url,

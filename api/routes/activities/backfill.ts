@@ -6,6 +6,7 @@ import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
 import { backfillLoadedUntil, createBackfill, earliestActivityStart, failedBackfillSources, findBackfill, latestBackfill } from '../../../db/backfills.ts';
 import { archivePath, moveInto } from '../../../lib/storage.ts';
+import { enqueueBackfill } from '../../../workers/queues.ts';
 
 const BackfillForm = z
   .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
@@ -36,7 +37,7 @@ export const startBackfillRoute = defineRoute(
       if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
       const backfill = await createBackfill(db, { user_id: ctx.state.principal!.userId, origin: 'api', filename: archive.filename.slice(0, 255) });
       await moveInto(archive.path, archivePath(config.DATA_DIR, backfill.id));
-      await queues.backfill.add('backfill', { backfillId: backfill.id }, { jobId: backfill.id, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: 1_000, removeOnFail: 1_000 });
+      await enqueueBackfill(queues, backfill.id);
       ctx.status = 202;
       ctx.body = backfillOut(backfill);
     } finally {

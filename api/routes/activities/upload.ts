@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
-import { checkFile, readCapped, storeSource, TooLarge, type CheckedFile } from '../../../workers/store-source.ts';
+import { checkFile, readCapped, TooLarge, type CheckedFile } from '../../../engine/check-file.ts';
+import { storeSource } from '../../../db/source-store.ts';
 import { SourceOut, sourceOut } from '../../activities/model.ts';
 import { activityIdsOf } from '../../../db/sources.ts';
-import { enqueueIngest } from '../../../workers/connections.ts';
+import { enqueueIngest } from '../../../workers/queues.ts';
 import { normaliseSport } from '../../../lib/sports.ts';
 import type { ActivityFormat } from '../../../engine/sniff.ts';
 

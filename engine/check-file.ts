@@ -1,11 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { open, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { Db, Source, SourceOrigin } from '../db/database.ts';
-import { insertSource } from '../db/sources.ts';
-import { declaredFormat, isGzip, sniff, type ActivityFormat } from '../engine/sniff.ts';
-import { originalPath, writeFileAtomic } from '../lib/storage.ts';
+import { declaredFormat, isGzip, sniff, type ActivityFormat } from './sniff.ts';
+
+/**
+ * What an uploaded or archived file is, before anything is stored: its decompressed bytes (gzip,
+ * capped), its format by content, and its SHA-256 (sources are unique per user and content).
+ */
 
 const gunzip = promisify(zlib.gunzip);
 
@@ -65,38 +67,4 @@ export async function readCapped(file: string, maxBytes: number): Promise<Buffer
   } finally {
     await handle.close();
   }
-}
-
-/**
- * Store a checked file as a source of `userId`, or find the source the same content already is.
- * The original is written under the new source's id before its row exists, so a row never points at
- * a missing file; a duplicate's file is removed again.
- */
-export async function storeSource(
-  db: Db,
-  dataDir: string,
-  file: CheckedFile & { format: ActivityFormat },
-  values: { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null },
-): Promise<{ source: Source; created: boolean }> {
-  const id = randomUUID();
-  const target = originalPath(dataDir, values.userId, id, file.format);
-  await writeFileAtomic(target, file.bytes);
-  const result = await insertSource(db, {
-    id,
-    user_id: values.userId,
-    type: file.format,
-    origin: values.origin,
-    filename: file.filename.slice(0, 255),
-    content_sha256: file.sha256,
-    size_bytes: file.bytes.length,
-    sport: values.sport,
-    tags: values.tags,
-    backfill_id: values.backfillId ?? null,
-    recorded_at: values.recordedAt ?? null,
-  }).catch(async (err) => {
-    await rm(target, { force: true });
-    throw err;
-  });
-  if (!result.created) await rm(target, { force: true });
-  return result;
 }

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { Db, Source, SourceOrigin } from './database.ts';
+import { insertSource } from './sources.ts';
+import type { CheckedFile } from '../engine/check-file.ts';
+import type { ActivityFormat } from '../engine/sniff.ts';
+import { originalPath, writeFileAtomic } from '../lib/storage.ts';
+
+/**
+ * Store a checked file as a source of `userId`, or find the source the same content already is.
+ * The original is written under the new source's id before its row exists, so a row never points at
+ * a missing file; a duplicate's file is removed again.
+ */
+export async function storeSource(
+  db: Db,
+  dataDir: string,
+  file: CheckedFile & { format: ActivityFormat },
+  values: { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null },
+): Promise<{ source: Source; created: boolean }> {
+  const id = randomUUID();
+  const target = originalPath(dataDir, values.userId, id, file.format);
+  await writeFileAtomic(target, file.bytes);
+  const result = await insertSource(db, {
+    id,
+    user_id: values.userId,
+    type: file.format,
+    origin: values.origin,
+    filename: file.filename.slice(0, 255),
+    content_sha256: file.sha256,
+    size_bytes: file.bytes.length,
+    sport: values.sport,
+    tags: values.tags,
+    backfill_id: values.backfillId ?? null,
+    recorded_at: values.recordedAt ?? null,
+  }).catch(async (err) => {
+    await rm(target, { force: true });
+    throw err;
+  });
+  if (!result.created) await rm(target, { force: true });
+  return result;
+}
