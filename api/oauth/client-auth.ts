@@ -67,3 +67,12 @@ export async function authenticateClient(ctx: Ctx, creds: ClientCredentials): Pr
   if (!(await verifyClientSecret(db, app.id, creds.secret, ctx.deps.now()))) throw new InvalidClient('Client authentication failed');
   return { app, confidential: true };
 }
+
+/**
+ * The client of a token request, authenticated, when the request names one (client_id or Basic);
+ * undefined when it names none, which only some grants accept (a personal token's refresh).
+ */
+export async function authenticateClientIfNamed(ctx: Ctx, form: OAuthForm): Promise<AuthenticatedClient | undefined> {
+  const creds = clientCredentials(ctx, form);
+  return creds.clientId ? authenticateClient(ctx, creds) : undefined;
+}

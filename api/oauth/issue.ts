@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Ctx } from '../context.ts';
 import type { Db, Grant } from '../../db/database.ts';
 import { createGrant } from '../../db/grants.ts';
 import { mintAccessToken, type TokenIssuer } from '../auth/tokens.ts';
@@ -15,6 +16,12 @@ export const TokenResponse = z
   })
   .meta({ id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof TokenResponse>;
+
+/** RFC 6749 §5.1: a token response is not to be cached (OAuthError sets the same headers on errors). */
+export function noStore(ctx: Ctx): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
+}
 
 /** An access token for `grant` (and the refresh token, when one was just made). */
 export async function tokenResponse(tokens: TokenIssuer, grant: Grant, refreshToken?: string): Promise<TokenResponse> {
