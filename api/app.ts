@@ -22,7 +22,7 @@ import { docsPage, siteAsset, swaggerAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
-import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './web/applications.ts';
+import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './web/applications/index.ts';
 import { createToken, revokeToken, showTokens } from './web/tokens.ts';
 import { revokeConnection, showConnections } from './web/connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';

@@ -45,6 +45,17 @@ export function notice(message: string | undefined): Html {
   return message ? html`<p class="notice" role="status">${message}</p>` : html``;
 }
 
+/** The notice for the first of `notices`' keys present in the query (`?saved=1` after a redirect), if any. */
+export function queryNotice(ctx: Ctx, notices: Record<string, string>): string | undefined {
+  const key = Object.keys(notices).find((k) => ctx.query[k] !== undefined);
+  return key ? notices[key] : undefined;
+}
+
+/** `s` cut to `max` characters with an ellipsis, for quoting user input or a response in a message or cell. */
+export function shorten(s: string, max = 80): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
 /** A labelled textarea, styled like an input; `error` and `hint` render below it. */
 export function textareaField(f: { name: string; label: string; value?: string; error?: string | undefined; hint?: Html | string; rows?: number }): Html {
   const described = [f.error ? `${f.name}-error` : '', f.hint ? `${f.name}-hint` : ''].filter(Boolean).join(' ');
