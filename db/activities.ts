@@ -5,7 +5,7 @@ import type { MetricCurves } from '../engine/curves.ts';
 import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
 import { bumpReadVersion } from './read-version.ts';
-import { userDataFilter, type ActivityFilter } from './filters.ts';
+import { activityFilter, type ActivityFilter } from './filters.ts';
 
 /**
  * An activity's id is derived from its source and session: a retried ingest job computes the same
@@ -77,13 +77,6 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
     );
     return true;
   });
-}
-
-export type { ActivityFilter } from './filters.ts';
-
-/** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */
-export function activityFilter(userId: string, f: ActivityFilter) {
-  return userDataFilter(userId, f, 'start_time');
 }
 
 /** The columns an ActivitySummary shows (laps and the rest are read only for one activity). */

@@ -1,7 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from './database.ts';
-import type { ActivityFilter } from './activities.ts';
-import { activityFilter } from './activities.ts';
+import { activityFilter, type ActivityFilter } from './filters.ts';
 import { CURVES_VERSION, type MetricCurves } from '../engine/curves.ts';
 import type { Packed } from '../engine/longitudinal.ts';
 

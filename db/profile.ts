@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
-import { activityFilter } from './activities.ts';
+import { activityFilter } from './filters.ts';
 
 /**
  * What the profile endpoints read from a user's data (API.md "Profile"): the tags and sports used

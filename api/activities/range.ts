@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ActivityFilter } from '../../db/activities.ts';
+import type { ActivityFilter } from '../../db/filters.ts';
 import { DateParam } from './curve-params.ts';
 import { timeFilter, TimeBoundParam, type TimeBound } from './query.ts';
 
