@@ -1,9 +1,8 @@
 import type { ActivityRow, Db, TraceRow } from '../../db/database.ts';
-import { activityDetailsOut, type ActivityDetailsOut } from '../activities/model.ts';
+import { activityDetailsOut, traceOut, type ActivityDetailsOut, type TraceDetailsOut } from '../resources/activities-traces.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { appMetadataOf } from '../../db/app-metadata.ts';
 import { activitiesContaining, tracesWithin } from '../../db/traces.ts';
-import { traceOut, type TraceDetailsOut } from './model.ts';
 
 /**
  * Traces and activities refer to each other by time (API.md Traces): a trace within an activity's

@@ -1,12 +1,9 @@
 import { z } from 'zod';
-import type { StoredLap, TraceRow } from '../../db/database.ts';
-import type { ActivitySummaryRow } from '../../db/activities.ts';
 import type { TraceFields } from '../../db/traces.ts';
-import { formatInstant, formatLocal, parseInstant } from '../../lib/time.ts';
+import { parseInstant } from '../../lib/time.ts';
 import { SportParam } from '../activities/query.ts';
-import { ActivitySummary, Lap, activitySummaryOut, lapOut } from '../activities/model.ts';
 
-/** The trace resources as clients see them (SPEC Trace, TraceCreateOrUpdate; API.md Traces). */
+/** Trace requests (SPEC TraceCreateOrUpdate; API.md Traces). The trace as clients see it: api/resources/activities-traces.ts. */
 
 const INT32_MAX = 2 ** 31 - 1;
 const int = () => z.number().int().min(-INT32_MAX).max(INT32_MAX);
@@ -55,83 +52,5 @@ export function traceFields(body: z.output<typeof TraceCreateOrUpdate>): TraceFi
     vo2: body.vo2 ?? null,
     tags: [...new Set(body.tags ?? [])],
     sport: body.sport ?? null,
-  };
-}
-
-export const TestSummary = z
-  .object({
-    id: z.string(),
-    sport: z.string(),
-    start: z.string(),
-    start_local: z.string(),
-    end: z.string().nullable(),
-    end_local: z.string().nullable(),
-    tags: z.array(z.string()),
-    title: z.string().nullable(),
-    created_by: z.string().nullable(),
-    app_metadata: z.record(z.string(), z.unknown()).nullable(),
-    results: z.record(z.string(), z.unknown()).nullable(),
-  })
-  .meta({ id: 'TestSummary', description: 'A test session. This service stores no tests yet, so `test` is always null.' });
-
-const TraceDetailsFields = {
-  id: z.string(),
-  timestamp: z.string().describe('UTC instant, `Z`'),
-  timestamp_local: z.string().describe('Naive local time on the clock of the offset the timestamp was written with'),
-  test_id: z.string().nullable(),
-  lactate: z.number().nullable(),
-  rpe: z.number().int().nullable(),
-  notes: z.string().nullable(),
-  power: z.number().int().nullable(),
-  speed: z.number().nullable(),
-  heart_rate: z.number().int().nullable(),
-  vo2: z.number().nullable(),
-  tags: z.array(z.string()),
-  sport: z.string().nullable(),
-  // Getters: activities/model.ts and this module refer to each other (an activity lists its traces).
-  get lap() {
-    return Lap.nullable().describe('The lap of `activity` containing the timestamp');
-  },
-  get activity() {
-    return ActivitySummary.nullable().describe(
-      'The activity whose span [start, end] contains the timestamp (the one that started last when activities overlap); its `traces` and `laps` are null here',
-    );
-  },
-  test: TestSummary.nullable(),
-  test_match: z.enum(['explicit', 'window']).nullable().describe('`explicit` when `test_id` is set; otherwise null (`window` would match a stored test by time; none are stored)'),
-  app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
-};
-
-export const TraceDetails = z.object(TraceDetailsFields).meta({ id: 'TraceDetails' });
-
-export type TraceDetailsOut = z.output<typeof TraceDetails>;
-
-export interface TraceLinks {
-  /** The containing activity, the caller's metadata on it, and the trace's lap of it (db/traces.ts). */
-  activity?: { row: ActivitySummaryRow; appMetadata: Record<string, unknown> | null; lap: StoredLap | null };
-  appMetadata: Record<string, unknown> | null;
-}
-
-export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
-  const activity = links.activity;
-  return {
-    id: row.id,
-    timestamp: formatInstant(row.time),
-    timestamp_local: formatLocal(row.time, row.utc_offset_seconds),
-    test_id: row.test_id,
-    lactate: row.lactate,
-    rpe: row.rpe,
-    notes: row.notes,
-    power: row.power,
-    speed: row.speed,
-    heart_rate: row.heart_rate,
-    vo2: row.vo2,
-    tags: row.tags,
-    sport: row.sport,
-    lap: activity?.lap ? lapOut(activity.lap, activity.row.utc_offset_seconds) : null,
-    activity: activity ? activitySummaryOut(activity.row, activity.appMetadata) : null,
-    test: null,
-    test_match: row.test_id ? 'explicit' : null,
-    app_metadata: links.appMetadata,
   };
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Ctx, Deps } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { NotFound } from '../../errors.ts';
-import { ActivityDetails } from '../../activities/model.ts';
+import { ActivityDetails } from '../../resources/activities-traces.ts';
 import { deleteActivity, findActivity } from '../../../db/activities.ts';
 import { linkedActivity } from '../../traces/links.ts';
 import { findSource } from '../../../db/sources.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { ActivityDetails, ActivitySummary, activitySummaryOut } from '../../activities/model.ts';
+import { ActivityDetails, ActivitySummary, activitySummaryOut } from '../../resources/activities-traces.ts';
 import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { listActivities, listActivitySummaries } from '../../../db/activities.ts';
 import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';

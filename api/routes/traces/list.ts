@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
-import { TraceDetails } from '../../traces/model.ts';
+import { TraceDetails } from '../../resources/activities-traces.ts';
 import { linkedTraces } from '../../traces/links.ts';
 import { listTraces } from '../../../db/traces.ts';
 

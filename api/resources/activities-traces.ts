@@ -1,0 +1,190 @@
+import { z } from 'zod';
+import type { ActivityRow, StoredLap, TraceRow } from '../../db/database.ts';
+import type { ActivitySummaryRow } from '../../db/activities.ts';
+import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
+
+/**
+ * The two resources that embed each other, as clients see them (SPEC Activity, ActivitySummarySummary,
+ * Lap, Trace; API.md Traces): an activity lists the traces within it, and a trace names its activity and
+ * lap. Their zod schemas refer to each other (through getters), so they and their `…Out` builders live in
+ * this one module; the request-side models stay in api/activities/ and api/traces/.
+ */
+
+const n = z.number();
+const Extremes = { max: n.optional(), mean: n.optional() };
+const Course = { start: n.optional(), end: n.optional(), min: n.optional(), max: n.optional(), mean: n.optional() };
+
+const SummaryMembers = {
+  altitude: z.object({ gain: n.optional(), loss: n.optional(), max: n.optional(), mean: n.optional(), min: n.optional() }).optional().describe('m'),
+  cadence: z.object(Extremes).optional().describe('rpm'),
+  core_temperature: z.object(Course).optional().describe('°C'),
+  distance: z.object({ sum: n.optional() }).optional().describe('m'),
+  heart_rate: z.object(Course).optional().describe('bpm'),
+  power: z.object(Extremes).optional().describe('W'),
+  smo2: z.object(Course).optional().describe('%'),
+  speed: z.object(Extremes).optional().describe('m/s'),
+  temperature: z.object(Course).optional().describe('°C'),
+};
+
+export const ActivitySummarySummary = z
+  .object(SummaryMembers)
+  .meta({ id: 'ActivitySummarySummary', description: 'Statistics of each channel the activity has; means are over recorded samples.' });
+
+export const Lap = z
+  .object({
+    start: z.string().describe('UTC instant'),
+    end: z.string().describe('UTC instant'),
+    start_local: z.string().describe('Local wall-clock time, no offset'),
+    end_local: z.string(),
+    duration: z.string().describe('ISO 8601 duration'),
+    ...SummaryMembers,
+  })
+  .meta({ id: 'Lap' });
+
+const ActivityFields = {
+  id: z.string(),
+  sport: z.string().describe('OpenSportTaxonomy, e.g. cycling.road, running+stationary'),
+  start: z.string().describe('UTC instant, `Z`'),
+  end: z.string(),
+  start_local: z.string().describe('Naive local wall-clock time from the recorded UTC offset'),
+  end_local: z.string(),
+  duration: z.string().describe('ISO 8601 duration (end − start)'),
+  metrics: z.array(z.string()).describe('The sample channels the activity has (Metric values)'),
+  source_id: z.string(),
+  tags: z.array(z.string()),
+  summary: ActivitySummarySummary.nullable(),
+  laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
+  get traces() {
+    return z.array(TraceDetails).nullable().describe('The traces whose timestamp lies within the activity (oldest first); null inside a trace\'s `activity`');
+  },
+  app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
+};
+
+export const ActivitySummary = z.object(ActivityFields).meta({ id: 'ActivitySummary' });
+export type ActivitySummaryOut = z.output<typeof ActivitySummary>;
+
+
+export function lapOut(lap: StoredLap, offset: number) {
+  const { start, end, ...stats } = lap;
+  return {
+    start: formatInstant(start),
+    end: formatInstant(end),
+    start_local: formatLocal(start, offset),
+    end_local: formatLocal(end, offset),
+    duration: formatDuration((end - start) / 1000),
+    ...stats,
+  };
+}
+
+/** `traces`: the traces within the activity (api/traces/links.ts); null where they are not read (inside a trace's `activity`). */
+export function activitySummaryOut(
+  row: ActivitySummaryRow & { laps?: StoredLap[] | null },
+  appMetadata: Record<string, unknown> | null,
+  opts: { laps?: boolean; traces?: TraceDetailsOut[] | null } = {},
+): ActivitySummaryOut {
+  const offset = row.utc_offset_seconds;
+  return {
+    id: row.id,
+    sport: row.sport,
+    start: formatInstant(row.start_time),
+    end: formatInstant(row.end_time),
+    start_local: formatLocal(row.start_time, offset),
+    end_local: formatLocal(row.end_time, offset),
+    duration: formatDuration((row.end_time.getTime() - row.start_time.getTime()) / 1000),
+    metrics: row.metrics,
+    source_id: row.source_id,
+    tags: row.tags,
+    summary: row.summary,
+    laps: opts.laps && row.laps ? row.laps.map((lap) => lapOut(lap, offset)) : null,
+    traces: opts.traces ?? null,
+    app_metadata: appMetadata,
+  };
+}
+
+export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, traces: TraceDetailsOut[] | null): ActivityDetailsOut {
+  return { ...activitySummaryOut(row, appMetadata, { laps: true, traces }), distance: row.distance, devices: row.devices };
+}
+
+export const TestSummary = z
+  .object({
+    id: z.string(),
+    sport: z.string(),
+    start: z.string(),
+    start_local: z.string(),
+    end: z.string().nullable(),
+    end_local: z.string().nullable(),
+    tags: z.array(z.string()),
+    title: z.string().nullable(),
+    created_by: z.string().nullable(),
+    app_metadata: z.record(z.string(), z.unknown()).nullable(),
+    results: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'TestSummary', description: 'A test session. This service stores no tests yet, so `test` is always null.' });
+
+const TraceDetailsFields = {
+  id: z.string(),
+  timestamp: z.string().describe('UTC instant, `Z`'),
+  timestamp_local: z.string().describe('Naive local time on the clock of the offset the timestamp was written with'),
+  test_id: z.string().nullable(),
+  lactate: z.number().nullable(),
+  rpe: z.number().int().nullable(),
+  notes: z.string().nullable(),
+  power: z.number().int().nullable(),
+  speed: z.number().nullable(),
+  heart_rate: z.number().int().nullable(),
+  vo2: z.number().nullable(),
+  tags: z.array(z.string()),
+  sport: z.string().nullable(),
+  // Getters: ActivitySummary and TraceDetails refer to each other (an activity lists its traces).
+  get lap() {
+    return Lap.nullable().describe('The lap of `activity` containing the timestamp');
+  },
+  get activity() {
+    return ActivitySummary.nullable().describe(
+      'The activity whose span [start, end] contains the timestamp (the one that started last when activities overlap); its `traces` and `laps` are null here',
+    );
+  },
+  test: TestSummary.nullable(),
+  test_match: z.enum(['explicit', 'window']).nullable().describe('`explicit` when `test_id` is set; otherwise null (`window` would match a stored test by time; none are stored)'),
+  app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
+};
+
+export const TraceDetails = z.object(TraceDetailsFields).meta({ id: 'TraceDetails' });
+
+export type TraceDetailsOut = z.output<typeof TraceDetails>;
+
+// After TraceDetails: the spread reads ActivityFields' `traces` getter at once.
+export const ActivityDetails = z
+  .object({ ...ActivityFields, distance: z.number().nullable().describe('m'), devices: z.array(z.string()) })
+  .meta({ id: 'ActivityDetails' });
+export type ActivityDetailsOut = z.output<typeof ActivityDetails>;
+
+export interface TraceLinks {
+  /** The containing activity, the caller's metadata on it, and the trace's lap of it (db/traces.ts). */
+  activity?: { row: ActivitySummaryRow; appMetadata: Record<string, unknown> | null; lap: StoredLap | null };
+  appMetadata: Record<string, unknown> | null;
+}
+
+export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
+  const activity = links.activity;
+  return {
+    id: row.id,
+    timestamp: formatInstant(row.time),
+    timestamp_local: formatLocal(row.time, row.utc_offset_seconds),
+    test_id: row.test_id,
+    lactate: row.lactate,
+    rpe: row.rpe,
+    notes: row.notes,
+    power: row.power,
+    speed: row.speed,
+    heart_rate: row.heart_rate,
+    vo2: row.vo2,
+    tags: row.tags,
+    sport: row.sport,
+    lap: activity?.lap ? lapOut(activity.lap, activity.row.utc_offset_seconds) : null,
+    activity: activity ? activitySummaryOut(activity.row, activity.appMetadata) : null,
+    test: null,
+    test_match: row.test_id ? 'explicit' : null,
+    app_metadata: links.appMetadata,
+  };
+}
