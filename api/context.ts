@@ -9,8 +9,8 @@ import type { KeyStore } from './auth/keys.ts';
 import type { TokenIssuer } from './auth/tokens.ts';
 import type { Scope } from './auth/scopes.ts';
 import type { EnginePool } from '../engine/pool.ts';
-import type { SampleStore } from '../engine/sample-file.ts';
-import type { FrameWriter } from '../engine/frame.ts';
+import type { SampleStore } from '../engine/samples/sample-file.ts';
+import type { FrameWriter } from '../engine/frames/frame.ts';
 
 /** The engine as the API uses it: the thread pool, the DuckDB sample store and the Parquet frame writer. */
 export interface ApiEngine {

@@ -12,8 +12,8 @@ import { sealWebhookSecrets } from '../db/applications.ts';
 import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
 import { createEnginePool } from '../engine/pool.ts';
-import { createSampleStore } from '../engine/sample-file.ts';
-import { createFrameWriter } from '../engine/frame.ts';
+import { createSampleStore } from '../engine/samples/sample-file.ts';
+import { createFrameWriter } from '../engine/frames/frame.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {

@@ -5,7 +5,7 @@ import { insertSource } from '../db/sources.ts';
 import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
 import { createTrace } from '../db/traces.ts';
 import { putAppMetadata } from '../db/app-metadata.ts';
-import { ingestFile } from '../engine/ingest.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
 import { buildRideFit } from './synthetic.ts';
 
 const DAY = 86_400_000;

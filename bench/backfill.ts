@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { ingestFile } from '../engine/ingest.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
 import { fitFileParserDecode } from './ingest.ts';
 import { describeCpu } from './cpu.ts';
 import { syntheticHistory } from './synthetic.ts';

@@ -1,6 +1,6 @@
 /**
- * The exact mean-max kernel (engine/mean-max.ts) beside the plain prefix-sum scan
- * (engine/mean-max-plain.ts), measured in the same run on the same inputs (DESIGN.md §7):
+ * The exact mean-max kernel (engine/curves/mean-max.ts) beside the plain prefix-sum scan
+ * (engine/curves/mean-max-plain.ts), measured in the same run on the same inputs (DESIGN.md §7):
  *
  * - every duration 1..n of a synthetic 4 h ride at 1 Hz (target p50 ≤ 10 ms, ≥ 10× the plain scan);
  * - the 19 default durations of the same ride (target ≤ 1 ms);
@@ -14,12 +14,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseFit } from '../engine/fit.ts';
-import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/mean-max.ts';
-import { meanMaxPlain } from '../engine/mean-max-plain.ts';
-import { DEFAULT_DURATIONS as DEFAULTS } from '../engine/durations.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/curves/mean-max.ts';
+import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
+import { DEFAULT_DURATIONS as DEFAULTS } from '../engine/curves/durations.ts';
 import { prng } from './synthetic.ts';
-import { resample } from '../engine/resample.ts';
+import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from '../test/helpers/fixtures.ts';
 import { formatTable, quantile, round2 } from './report.ts';
 
@@ -35,7 +35,7 @@ export interface MeanMaxRow {
 
 const ITERATIONS = Number(process.env.BENCH_MEAN_MAX_ITERATIONS ?? 21);
 const WARMUP = 3;
-/** The API's default durations (engine/durations.ts). */
+/** The API's default durations (engine/curves/durations.ts). */
 export const DEFAULT_DURATIONS = Int32Array.from(DEFAULTS);
 
 

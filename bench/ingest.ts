@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import FitParser from 'fit-file-parser';
-import { ingestFile } from '../engine/ingest.ts';
-import { createSampleStore } from '../engine/sample-file.ts';
-import type { IngestedActivity } from '../engine/ingested.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
+import { createSampleStore } from '../engine/samples/sample-file.ts';
+import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { buildRideFit } from './synthetic.ts';
@@ -27,7 +27,7 @@ const SECONDS = 2 * 3600;
 const POLL_MS = 10;
 const TARGET_P50_MS = 1000;
 
-/** As engine/fit.ts calls it (strict: header and CRC checked). */
+/** As engine/ingest/fit.ts calls it (strict: header and CRC checked). */
 const PARSER_OPTIONS = { speedUnit: 'm/s', lengthUnit: 'm', temperatureUnit: 'celsius', elapsedRecordField: true, mode: 'list', force: false } as const;
 
 export function fitFileParserDecode(bytes: Uint8Array): number {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { ActivityRow, Db, StoredLap } from './database.ts';
-import type { MetricCurves } from '../engine/curves.ts';
+import type { MetricCurves } from '../engine/curves/activity-curves.ts';
 import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
 import { bumpReadVersion } from './read-version.ts';
@@ -32,7 +32,7 @@ export interface NewActivity {
   distance: number | null;
   devices: string[];
   samples: number;
-  /** The activity's curves (engine/curves.ts), stored with it. */
+  /** The activity's curves (engine/curves/activity-curves.ts), stored with it. */
   curves: MetricCurves[];
 }
 

@@ -1,11 +1,11 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { activityFilter, type ActivityFilter } from './filters.ts';
-import { CURVES_VERSION, type MetricCurves } from '../engine/curves.ts';
-import type { Packed } from '../engine/longitudinal.ts';
+import { CURVES_VERSION, type MetricCurves } from '../engine/curves/activity-curves.ts';
+import type { Packed } from '../engine/curves/longitudinal.ts';
 
 /**
- * Storage of activity curves (engine/curves.ts) in `activity_curves`: typed arrays as their
+ * Storage of activity curves (engine/curves/activity-curves.ts) in `activity_curves`: typed arrays as their
  * little-endian bytes (every platform Node runs on here is little-endian; checked at load).
  */
 if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('activity curves are stored little-endian; this platform is big-endian');

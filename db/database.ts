@@ -185,11 +185,11 @@ export interface ActivityAppMetadataTable {
   updated_at: Timestamp;
 }
 
-/** One metric's curves of one activity (engine/curves.ts); arrays as little-endian typed-array bytes. */
+/** One metric's curves of one activity (engine/curves/activity-curves.ts); arrays as little-endian typed-array bytes. */
 export interface ActivityCurvesTable {
   activity_id: string;
   metric: string;
-  /** engine/curves.ts CURVES_VERSION when computed: older rows are recomputed. */
+  /** engine/curves/activity-curves.ts CURVES_VERSION when computed: older rows are recomputed. */
   version: number;
   best: Buffer | null;
   best_start: Buffer | null;

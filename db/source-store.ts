@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Db, Source, SourceOrigin } from './database.ts';
 import { insertSource } from './sources.ts';
-import type { CheckedFile } from '../engine/check-file.ts';
-import type { ActivityFormat } from '../engine/sniff.ts';
+import type { CheckedFile } from '../engine/ingest/check-file.ts';
+import type { ActivityFormat } from '../engine/ingest/sniff.ts';
 import { originalPath, writeFileAtomic } from '../lib/storage.ts';
 
 /**

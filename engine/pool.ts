@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { EngineTask, IngestTask, TaskResults } from './tasks.ts';
-import type { Channel } from './recording.ts';
+import type { Channel } from './ingest/recording.ts';
 
 /**
  * The engine's thread pool: CPU work never runs on the event loop. Under tsx the worker threads
@@ -30,9 +30,9 @@ export function createEnginePool(opts: { threads?: number } = {}) {
 
   return {
     run,
-    /** The ingest task (engine/ingest.ts): one file's bytes → its activities, or a refusal. */
+    /** The ingest task (engine/ingest/ingest.ts): one file's bytes → its activities, or a refusal. */
     runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal),
-    /** An activity's stored curves from its channels (engine/curves.ts). */
+    /** An activity's stored curves from its channels (engine/curves/activity-curves.ts). */
     runCurves: (channels: Partial<Record<Channel, Float64Array>>, signal?: AbortSignal) => run({ task: 'curves', channels }, signal),
     close: () => pool.destroy(),
     /** The most threads the pool runs at once. */

@@ -1,11 +1,11 @@
-import { ingestFile } from './ingest.ts';
-import type { IngestResult, IngestTask } from './ingested.ts';
-import { meanMaxPlain } from './mean-max-plain.ts';
-import { meanMax } from './mean-max.ts';
-import { computeCurves, type MetricCurves } from './curves.ts';
-import type { AwdPercentiles } from './awd.ts';
-import type { Channel } from './recording.ts';
-import { dailyAwdPercentiles, longitudinalAfter, mergeStoredLevels, type AfterInput, type AfterOutput, type LevelCurve, type Packed } from './longitudinal.ts';
+import { ingestFile } from './ingest/ingest.ts';
+import type { IngestResult, IngestTask } from './ingest/ingested.ts';
+import { meanMaxPlain } from './curves/mean-max-plain.ts';
+import { meanMax } from './curves/mean-max.ts';
+import { computeCurves, type MetricCurves } from './curves/activity-curves.ts';
+import type { AwdPercentiles } from './curves/awd.ts';
+import type { Channel } from './ingest/recording.ts';
+import { dailyAwdPercentiles, longitudinalAfter, mergeStoredLevels, type AfterInput, type AfterOutput, type LevelCurve, type Packed } from './curves/longitudinal.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
-import { parseCsv } from '../engine/csv.ts';
-import { IngestError } from '../engine/recording.ts';
+import { parseCsv } from '../engine/ingest/csv.ts';
+import { IngestError } from '../engine/ingest/recording.ts';
 
 const csv = (text: string) => new TextEncoder().encode(text);
 const values = (a: Float64Array | undefined) => Array.from(a ?? []);

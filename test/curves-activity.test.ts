@@ -29,7 +29,7 @@ import {
   type FrameAnswer,
   type Kind,
 } from './helpers/curves.ts';
-import type { IngestedActivity } from '../engine/ingested.ts';
+import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 
 const fit = (name: string) => new Uint8Array(readFileSync(join(fixturesDir(), 'fit', name)));
 

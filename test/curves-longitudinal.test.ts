@@ -36,7 +36,7 @@ import {
   type Kind,
 } from './helpers/curves.ts';
 import { enqueueCurves } from '../workers/queues.ts';
-import type { IngestedActivity } from '../engine/ingested.ts';
+import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import type { User } from '../db/database.ts';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(join(fixturesDir(), 'fit', name)));

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { MAX_LEVEL, accumulatedWorkDuration, awdPercentiles, sumAwd } from '../engine/awd.ts';
-import { parseFit } from '../engine/fit.ts';
-import { levelOf } from '../engine/levels.ts';
-import { resample } from '../engine/resample.ts';
+import { MAX_LEVEL, accumulatedWorkDuration, awdPercentiles, sumAwd } from '../engine/curves/awd.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { levelOf } from '../engine/curves/levels.ts';
+import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
 /** The definition: for k = 1..K (K = the highest level of a sample), the samples at level ≥ k. */

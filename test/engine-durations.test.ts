@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { DEFAULT_DURATIONS, allDurations, parseDurations } from '../engine/durations.ts';
+import { DEFAULT_DURATIONS, allDurations, parseDurations } from '../engine/curves/durations.ts';
 
 /** The `all` grid, as API.md words it, tested point by point. */
 function onAllGrid(d: number): boolean {

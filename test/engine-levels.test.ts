@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { LEVEL_STEP, levelOf, levelValue } from '../engine/levels.ts';
+import { LEVEL_STEP, levelOf, levelValue } from '../engine/curves/levels.ts';
 
 test('the level steps of the API: 1 W, 0.01 m/s, 1 bpm', (t) => {
   t.deepEqual({ ...LEVEL_STEP }, { power: 1, speed: 0.01, heart_rate: 1 });

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { DEFAULT_DURATIONS } from '../engine/durations.ts';
-import { type CriticalPowerParameters, fitCriticalPower, modelCurve } from '../engine/model.ts';
+import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
+import { type CriticalPowerParameters, fitCriticalPower, modelCurve } from '../engine/curves/intensity-duration-model.ts';
 
 /** The 3-parameter critical power model as DESIGN §4 writes it. */
 function plainModel(p: CriticalPowerParameters, t: number): number {

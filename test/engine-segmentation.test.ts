@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseFit } from '../engine/fit.ts';
-import { meanMaxPlain } from '../engine/mean-max-plain.ts';
-import { resample } from '../engine/resample.ts';
-import { SEGMENT_TOLERANCE, type Segmentation, expandSegments, segment, segmentMeans } from '../engine/segmentation.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
+import { resample } from '../engine/ingest/resample.ts';
+import { SEGMENT_TOLERANCE, type Segmentation, expandSegments, segment, segmentMeans } from '../engine/frames/segmentation.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
 /** Exact mean-max at every duration 1..n, NaN counted as 0. */

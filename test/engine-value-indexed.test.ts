@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseFit } from '../engine/fit.ts';
-import { levelOf } from '../engine/levels.ts';
-import { meanMaxPlain } from '../engine/mean-max-plain.ts';
-import { resample } from '../engine/resample.ts';
-import { type ValueIndexedCurve, mergeCurves, mergeValueIndexed, valueIndexed } from '../engine/value-indexed.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { levelOf } from '../engine/curves/levels.ts';
+import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
+import { resample } from '../engine/ingest/resample.ts';
+import { type ValueIndexedCurve, mergeCurves, mergeValueIndexed, valueIndexed } from '../engine/curves/value-indexed.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
 /** The definition: for each level k = 1..K, scan every duration for the longest one at level ≥ k. */

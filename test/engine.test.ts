@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { meanMaxPlain } from '../engine/mean-max-plain.ts';
+import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
 import { createEnginePool } from '../engine/pool.ts';
 
 /** The definition, written as plainly as possible: every window summed from scratch. */

@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder, Stream, Utils, type FitMessages } from '@garmin/fitsdk';
-import { parseFit } from '../engine/fit.ts';
-import { CHANNELS, IngestError, type Channel, type Recording } from '../engine/recording.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { CHANNELS, IngestError, type Channel, type Recording } from '../engine/ingest/recording.ts';
 import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { utcOffsetOf } from './helpers/fit-reference.ts';
@@ -41,7 +41,7 @@ function decodeWithFitsdk(bytes: Uint8Array): FitMessages {
 }
 
 /**
- * The recordings the file should give, from fitsdk's decoding and the rules of engine/fit.ts:
+ * The recordings the file should give, from fitsdk's decoding and the rules of engine/ingest/fit.ts:
  * a session's records are those from its start_time to start + total_elapsed_time (whole second)
  * or its timestamp, whichever is later, and before the next session's start; the last record per
  * timestamp wins; end = start + elapsed, or the last record when later or elapsed is absent.

@@ -15,8 +15,8 @@ import {
   type Frame,
   type FrameColumn,
   type FrameWriter,
-} from '../engine/frame.ts';
-import { createSampleStore, sqlString, type SampleStore } from '../engine/sample-file.ts';
+} from '../engine/frames/frame.ts';
+import { createSampleStore, sqlString, type SampleStore } from '../engine/samples/sample-file.ts';
 
 let dir: string;
 let store: SampleStore;

@@ -1,11 +1,11 @@
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ingestFile } from '../engine/ingest.ts';
-import type { IngestedActivity, IngestResult, IngestTask } from '../engine/ingested.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
+import type { IngestedActivity, IngestResult, IngestTask } from '../engine/ingest/ingested.ts';
 import { createEnginePool } from '../engine/pool.ts';
-import { CHANNELS, type Channel } from '../engine/recording.ts';
-import { MAX_HOLD_SECONDS } from '../engine/resample.ts';
+import { CHANNELS, type Channel } from '../engine/ingest/recording.ts';
+import { MAX_HOLD_SECONDS } from '../engine/ingest/resample.ts';
 import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { reference } from './helpers/fit-reference.ts';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseFit } from '../engine/fit.ts';
-import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/mean-max.ts';
-import { meanMaxPlain } from '../engine/mean-max-plain.ts';
-import { resample } from '../engine/resample.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/curves/mean-max.ts';
+import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
+import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
 interface Curve {

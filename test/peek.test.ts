@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
 import { Decoder, Stream } from '@garmin/fitsdk';
-import { recordedAt } from '../engine/peek.ts';
-import { parseFit } from '../engine/fit.ts';
+import { recordedAt } from '../engine/ingest/peek.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { buildActivityFit, encodeFit, fitSeconds, MesgNum } from './helpers/fit-builder.ts';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import type { Channel, Recording } from '../engine/recording.ts';
-import { MAX_HOLD_SECONDS, resample } from '../engine/resample.ts';
+import type { Channel, Recording } from '../engine/ingest/recording.ts';
+import { MAX_HOLD_SECONDS, resample } from '../engine/ingest/resample.ts';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
 

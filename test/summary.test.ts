@@ -1,7 +1,7 @@
 import test from 'ava';
-import type { Channel } from '../engine/recording.ts';
-import type { Grid, GridChannels } from '../engine/resample.ts';
-import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, summarise } from '../engine/summary.ts';
+import type { Channel } from '../engine/ingest/recording.ts';
+import type { Grid, GridChannels } from '../engine/ingest/resample.ts';
+import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, summarise } from '../engine/ingest/summary.ts';
 
 const channels = (c: Partial<Record<Channel, number[]>>): GridChannels => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Float64Array.from(v)]));
 const whole = (c: GridChannels) => summarise(c, 0, Object.values(c)[0]!.length);

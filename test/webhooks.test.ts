@@ -17,7 +17,7 @@ import { enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/q
 import { ingestProcessor } from '../workers/ingest.ts';
 import { markSourceFailed } from '../db/sources.ts';
 import { createEnginePool } from '../engine/pool.ts';
-import { createSampleStore } from '../engine/sample-file.ts';
+import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { createLogger } from '../lib/log.ts';
 import type { User } from '../db/database.ts';
 

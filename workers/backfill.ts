@@ -2,12 +2,12 @@ import { rm } from 'node:fs/promises';
 import type { Job } from 'bullmq';
 import type { Backfill, Db } from '../db/database.ts';
 import { completeBackfillIfDone, findBackfill, markBackfillFailed, markBackfillScanned, pendingBackfillSources } from '../db/backfills.ts';
-import { recordedAt } from '../engine/peek.ts';
+import { recordedAt } from '../engine/ingest/peek.ts';
 import { archivePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { ArchiveError, openArchive, readDirectory, readDirectoryEntry, type ArchiveEntry, type ArchiveLimits } from '../lib/archive.ts';
 import { enqueueIngest, type BackfillJob, type Queues } from './queues.ts';
-import { checkFile } from '../engine/check-file.ts';
+import { checkFile } from '../engine/ingest/check-file.ts';
 import { storeSource } from '../db/source-store.ts';
 
 export interface BackfillDeps {

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { activitiesNeedingCurves } from '../db/curves.ts';
 import { replaceActivityCurves } from '../db/activities.ts';
-import { AWD_METRICS } from '../engine/curves.ts';
+import { AWD_METRICS } from '../engine/curves/activity-curves.ts';
 import { samplePath } from '../lib/storage.ts';
 import type { CurvesJob } from './queues.ts';
 import type { IngestDeps } from './ingest.ts';

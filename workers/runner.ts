@@ -13,7 +13,7 @@ import { curvesProcessor } from './curves.ts';
 import { webhooksProcessor } from './webhooks.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
-import { createSampleStore, type SampleStore } from '../engine/sample-file.ts';
+import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
 
 /** The relay's fallback poll of the outbox (a NOTIFY wakes it at once otherwise). */
 const EVENT_RELAY_POLL_MS = 5_000;

@@ -1,4 +1,4 @@
-import type { FrameColumn } from '../../engine/frame.ts';
+import type { FrameColumn } from '../../engine/frames/frame.ts';
 
 /**
  * The `activity_id` and `sport` columns of a longitudinal frame: each row's activity is an index

@@ -1,5 +1,5 @@
-import type { Frame } from '../../engine/frame.ts';
-import { levelValue } from '../../engine/levels.ts';
+import type { Frame } from '../../engine/frames/frame.ts';
+import { levelValue } from '../../engine/curves/levels.ts';
 
 /** Level values k·step for k = K..1 (descending, API.md), as a DOUBLE column. */
 export function descendingLevels(count: number, step: number): Float64Array {

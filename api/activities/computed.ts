@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Ctx, Deps } from '../context.ts';
 import { ServiceUnavailable } from '../errors.ts';
 import { dataVersion } from '../../db/curves.ts';
-import { frameToJson, PARQUET_MEDIA_TYPE, wantsJson, type Frame } from '../../engine/frame.ts';
+import { frameToJson, PARQUET_MEDIA_TYPE, wantsJson, type Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CHANNELS } from '../../engine/recording.ts';
-import { AWD_METRICS, MEAN_MAX_METRICS } from '../../engine/curves.ts';
-import { allDurations, DEFAULT_DURATIONS, parseDurations } from '../../engine/durations.ts';
+import { CHANNELS } from '../../engine/ingest/recording.ts';
+import { AWD_METRICS, MEAN_MAX_METRICS } from '../../engine/curves/activity-curves.ts';
+import { allDurations, DEFAULT_DURATIONS, parseDurations } from '../../engine/curves/durations.ts';
 import { parseDay } from '../../lib/time.ts';
 import { queryArray } from './query.ts';
 

@@ -1,12 +1,12 @@
-import type { FrameColumn } from '../../engine/frame.ts';
-import type { SampleFile } from '../../engine/sample-file.ts';
-import { SEGMENT_TOLERANCE, segment, segmentMeans, type Segmentation } from '../../engine/segmentation.ts';
+import type { FrameColumn } from '../../engine/frames/frame.ts';
+import type { SampleFile } from '../../engine/samples/sample-file.ts';
+import { SEGMENT_TOLERANCE, segment, segmentMeans, type Segmentation } from '../../engine/frames/segmentation.ts';
 import type { TimeSeriesMetric } from './curve-params.ts';
 
 /**
  * An activity's samples as time-series columns (API.md): `timestamp` (UTC), `timestamp_local`
  * (naive wall time), then the metrics in the order asked. At 1 Hz every row is one second
- * (`duration` 1); with `segmentation_on`, each row is a segment (engine/segmentation.ts) starting
+ * (`duration` 1); with `segmentation_on`, each row is a segment (engine/frames/segmentation.ts) starting
  * at its timestamp, `duration` its length, and every channel the mean of its samples there.
  * A channel the activity does not record is a column of nulls.
  */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen in time: never import application code here.
 export async function up(db: Kysely<any>): Promise<void> {
-  // Each activity's curves, computed once at ingestion (engine/curves.ts): one row per metric.
+  // Each activity's curves, computed once at ingestion (engine/curves/activity-curves.ts): one row per metric.
   // Arrays are little-endian typed-array bytes: `best` Float64 and `best_start` Int32 for every
   // duration 1..n s; `level_duration`/`level_start` Int32 for every intensity level 1..K (the
   // value-indexed view); `awd` Int32 seconds at or above each level 1..K.

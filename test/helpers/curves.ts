@@ -6,9 +6,9 @@
  */
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { meanMaxPlain } from '../../engine/mean-max-plain.ts';
-import { ingestFile } from '../../engine/ingest.ts';
-import type { IngestedActivity } from '../../engine/ingested.ts';
+import { meanMaxPlain } from '../../engine/curves/mean-max-plain.ts';
+import { ingestFile } from '../../engine/ingest/ingest.ts';
+import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
 import type { TestService } from './service.ts';
 
 export type Kind = 'int32' | 'double' | 'timestamptz' | 'timestamp' | 'string';
@@ -127,7 +127,7 @@ export function zeroFilled(values: ArrayLike<number>): Float64Array {
   return Float64Array.from(values, (v) => (Number.isNaN(v) ? 0 : v));
 }
 
-/** The plain mean-max (engine/mean-max-plain.ts, the reference) at the given durations. */
+/** The plain mean-max (engine/curves/mean-max-plain.ts, the reference) at the given durations. */
 export function plainMeanMax(samples: Float64Array, durations: ArrayLike<number>): { best: Float64Array; start: Int32Array } {
   const d = Int32Array.from(durations);
   const best = new Float64Array(d.length);

@@ -1,8 +1,8 @@
 import { Decoder, Stream, Utils, type FitMessages } from '@garmin/fitsdk';
-import { CHANNELS, type Channel } from '../../engine/recording.ts';
+import { CHANNELS, type Channel } from '../../engine/ingest/recording.ts';
 import { sportFromFit } from '../../lib/sports.ts';
 
-// ─── The reference: what @garmin/fitsdk decodes, read independently of engine/fit.ts ────────────
+// ─── The reference: what @garmin/fitsdk decodes, read independently of engine/ingest/fit.ts ────────────
 
 type Fields = Record<string, unknown>;
 const num = (m: Fields, key: string) => (typeof m[key] === 'number' && Number.isFinite(m[key]) ? (m[key] as number) : undefined);

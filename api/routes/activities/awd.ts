@@ -5,8 +5,8 @@ import { encodeFrame, jsonRequested, sendComputed } from '../../activities/compu
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { awdFrame } from '../../activities/awd-frame.ts';
 import { activityAwd } from '../../../db/curves.ts';
-import { accumulatedWorkDuration } from '../../../engine/awd.ts';
-import { LEVEL_STEP } from '../../../engine/levels.ts';
+import { accumulatedWorkDuration } from '../../../engine/curves/awd.ts';
+import { LEVEL_STEP } from '../../../engine/curves/levels.ts';
 import { rootSport } from '../../../lib/sports.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
 import { readSamples } from './data.ts';

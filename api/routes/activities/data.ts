@@ -7,7 +7,7 @@ import { encodeFrame, jsonRequested, sendComputed } from '../../activities/compu
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
 import type { ActivityRow } from '../../../db/database.ts';
-import type { SampleFile } from '../../../engine/sample-file.ts';
+import type { SampleFile } from '../../../engine/samples/sample-file.ts';
 import { samplePath } from '../../../lib/storage.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
 

@@ -8,7 +8,7 @@ import { rangeFilter, RangeQuery, resolveRange } from '../../activities/range.ts
 import { DEPRECATION_HEADERS, deprecationHeaders } from '../../activities/deprecation.ts';
 import { descending, descendingLevels } from '../../activities/awd-frame.ts';
 import { curvesOf, packInt32 } from '../../../db/curves.ts';
-import { LEVEL_STEP } from '../../../engine/levels.ts';
+import { LEVEL_STEP } from '../../../engine/curves/levels.ts';
 import { rootSport } from '../../../lib/sports.ts';
 
 /** API.md: hard, medium and easy are the 90th, 75th and 50th percentiles of the daily values. */

@@ -11,11 +11,11 @@ import { rangeDays, rangeFilter, RangeQuery, resolveRange, YEAR_DAYS } from '../
 import { DEPRECATION_HEADERS, deprecationHeaders } from '../../activities/deprecation.ts';
 import { activitiesForScan } from '../../../db/activities.ts';
 import { curvesOf, packInt32 } from '../../../db/curves.ts';
-import type { MeanMaxMetric } from '../../../engine/curves.ts';
-import type { Frame, FrameColumn } from '../../../engine/frame.ts';
-import { LEVEL_STEP, levelValue } from '../../../engine/levels.ts';
-import { mergeChunks, type AfterOutput, type DurationCurve, type LevelCurve } from '../../../engine/longitudinal.ts';
-import { readChannelOfMany } from '../../../engine/sample-scan.ts';
+import type { MeanMaxMetric } from '../../../engine/curves/activity-curves.ts';
+import type { Frame, FrameColumn } from '../../../engine/frames/frame.ts';
+import { LEVEL_STEP, levelValue } from '../../../engine/curves/levels.ts';
+import { mergeChunks, type AfterOutput, type DurationCurve, type LevelCurve } from '../../../engine/curves/longitudinal.ts';
+import { readChannelOfMany } from '../../../engine/samples/sample-scan.ts';
 import { samplePath } from '../../../lib/storage.ts';
 
 export const longitudinalMeanMaxRoute = defineRoute(

@@ -5,9 +5,9 @@ import { encodeFrame, jsonRequested, sendComputed } from '../../activities/compu
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { BooleanParam } from '../../activities/query.ts';
 import { activityMeanMax } from '../../../db/curves.ts';
-import { zeroFilled } from '../../../engine/curves.ts';
-import type { Frame } from '../../../engine/frame.ts';
-import { expandSegments, SEGMENT_TOLERANCE, segment, segmentMeans } from '../../../engine/segmentation.ts';
+import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
+import type { Frame } from '../../../engine/frames/frame.ts';
+import { expandSegments, SEGMENT_TOLERANCE, segment, segmentMeans } from '../../../engine/frames/segmentation.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
 import { readSamples } from './data.ts';
 

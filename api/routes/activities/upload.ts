@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
-import { checkFile, readCapped, TooLarge, type CheckedFile } from '../../../engine/check-file.ts';
+import { checkFile, readCapped, TooLarge, type CheckedFile } from '../../../engine/ingest/check-file.ts';
 import { storeSource } from '../../../db/source-store.ts';
 import { SourceOut, sourceOut } from '../../activities/model.ts';
 import { activityIdsOf } from '../../../db/sources.ts';
 import { enqueueIngest } from '../../../workers/queues.ts';
 import { normaliseSport } from '../../../lib/sports.ts';
-import type { ActivityFormat } from '../../../engine/sniff.ts';
+import type { ActivityFormat } from '../../../engine/ingest/sniff.ts';
 
 export const MAX_FILES_PER_UPLOAD = 10;
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N} _.:/-]{0,63}$/u;

@@ -5,10 +5,10 @@ import { DateParam, DurationsParam, MeanMaxMetricParam } from '../../activities/
 import { SportParam } from '../../activities/query.ts';
 import { firstDayOfWindow, todayUtc } from '../../activities/range.ts';
 import { curvesOf, packInt32 } from '../../../db/curves.ts';
-import { allDurations } from '../../../engine/durations.ts';
-import { LEVEL_STEP, levelValue } from '../../../engine/levels.ts';
-import type { LevelCurve } from '../../../engine/longitudinal.ts';
-import { fitCriticalPower, modelCurve } from '../../../engine/model.ts';
+import { allDurations } from '../../../engine/curves/durations.ts';
+import { LEVEL_STEP, levelValue } from '../../../engine/curves/levels.ts';
+import type { LevelCurve } from '../../../engine/curves/longitudinal.ts';
+import { fitCriticalPower, modelCurve } from '../../../engine/curves/intensity-duration-model.ts';
 
 /** API.md: the model is fitted to the best efforts of the 90 days up to `date`. */
 export const MODEL_WINDOW_DAYS = 90;

@@ -1,5 +1,5 @@
 /**
- * FIT activity files → Recordings (engine/recording.ts): one per session, CRC-checked, with the
+ * FIT activity files → Recordings (engine/ingest/recording.ts): one per session, CRC-checked, with the
  * session's records (in SI units) and laps. Pure CPU work with no I/O and no shared state, so it
  * can run in the piscina pool.
  *
@@ -10,7 +10,7 @@
  * fields are absent (fitsdk would expand one into the other).
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
-import { sportFromFit } from '../lib/sports.ts';
+import { sportFromFit } from '../../lib/sports.ts';
 import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
 
 type Fields = Record<string, unknown>;

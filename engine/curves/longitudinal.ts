@@ -198,7 +198,7 @@ export function mergeChunks(outputs: AfterOutput[], firsts: number[]): AfterOutp
 /**
  * Longitudinal accumulated work duration: the activities' AWD arrays summed per training day
  * (`day[a]` numbers activity a's day; days need not be contiguous or ordered), then per level the
- * highest day and the given quantiles over the days (engine/awd.ts).
+ * highest day and the given quantiles over the days (engine/curves/awd.ts).
  */
 export function dailyAwdPercentiles(awd: Packed<Int32Array>, day: Int32Array, quantiles: Float64Array): AwdPercentiles {
   const byDay = new Map<number, Int32Array[]>();

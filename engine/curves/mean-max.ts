@@ -1,5 +1,5 @@
 /**
- * Mean-max, exact and fast: the plain prefix-sum scan's answers (engine/mean-max-plain.ts), bit for
+ * Mean-max, exact and fast: the plain prefix-sum scan's answers (engine/curves/mean-max-plain.ts), bit for
  * bit, found by branch and bound instead of by visiting every window (DESIGN.md §4).
  *
  * Same arithmetic as the plain scan: P[0] = 0, P[i+1] = P[i] + x[i] (sequential Float64 additions

@@ -1,8 +1,8 @@
-import type { MetricCurves } from './curves.ts';
+import type { MetricCurves } from '../curves/activity-curves.ts';
 import type { Channel } from './recording.ts';
 
 /**
- * What the ingest task (engine/ingest.ts, run in the piscina pool) returns for one file: the
+ * What the ingest task (engine/ingest/ingest.ts, run in the piscina pool) returns for one file: the
  * activities it holds on a regular 1 Hz grid, with their summaries and laps. Pure data of
  * transferable typed arrays; the worker stores it (sample file, activity rows).
  */
@@ -47,7 +47,7 @@ export interface IngestedActivity {
   laps: LapStats[];
   /** Total distance in metres (summary.distance.sum), or null. */
   distance: number | null;
-  /** Mean-max, value-indexed and AWD curves of the metrics that have them (engine/curves.ts). */
+  /** Mean-max, value-indexed and AWD curves of the metrics that have them (engine/curves/activity-curves.ts). */
   curves: MetricCurves[];
 }
 

@@ -1,6 +1,6 @@
 /**
  * Scans over many activities' sample files at once, through the sample store's DuckDB connection
- * (engine/sample-file.ts): one query reads every file, in parallel inside DuckDB.
+ * (engine/samples/sample-file.ts): one query reads every file, in parallel inside DuckDB.
  *
  * - readChannelOfMany: one channel of each activity, packed into one Float64Array (activity a at
  *   offsets[a] .. offsets[a+1]), gaps as 0 — the input of the longitudinal `after` curves.
@@ -11,7 +11,7 @@
  */
 import type { DuckDBConnection, DuckDBDoubleVector } from '@duckdb/node-api';
 import { PARQUET_COPY_OPTIONS, sampleFilesSql, sqlIdentifier, sqlString, TIMESTAMP_COLUMN, type SampleStore } from './sample-file.ts';
-import type { Packed } from './longitudinal.ts';
+import type { Packed } from '../curves/longitudinal.ts';
 
 async function interruptible<T>(connection: DuckDBConnection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
   if (signal?.aborted) throw signal.reason;

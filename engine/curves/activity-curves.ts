@@ -3,10 +3,10 @@
  * `activity_curves`, so that longitudinal queries read them instead of the samples:
  *
  * - power and speed: the exact mean-max at every duration 1..n s with the start of each best
- *   window (engine/mean-max.ts), and its value-indexed view — for every intensity level the
- *   longest duration sustained at or above it (engine/value-indexed.ts);
+ *   window (engine/curves/mean-max.ts), and its value-indexed view — for every intensity level the
+ *   longest duration sustained at or above it (engine/curves/value-indexed.ts);
  * - power, speed and heart rate: the accumulated work duration, seconds at or above each level
- *   (engine/awd.ts).
+ *   (engine/curves/awd.ts).
  *
  * Gaps in the 1 Hz grid (NaN) count as 0 for mean-max — no work is done in a pause, DESIGN.md §4 —
  * and are not counted by AWD. A metric the activity does not record has no row.
@@ -14,7 +14,7 @@
 import { accumulatedWorkDuration } from './awd.ts';
 import { LEVEL_STEP } from './levels.ts';
 import { meanMaxAll } from './mean-max.ts';
-import type { Channel } from './recording.ts';
+import type { Channel } from '../ingest/recording.ts';
 import { valueIndexed } from './value-indexed.ts';
 
 /** Bumped when the curves' definition changes: the recompute job then recomputes older rows. */

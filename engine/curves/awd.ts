@@ -1,7 +1,7 @@
 import { LEVEL_EPSILON } from './levels.ts';
 
 /**
- * Accumulated work duration (AWD): for each intensity level k (engine/levels.ts), the time spent at
+ * Accumulated work duration (AWD): for each intensity level k (engine/curves/levels.ts), the time spent at
  * or above it. On the 1 Hz grid one sample is one second, so
  *
  *   awd[k-1] = #{ i : levelOf(samples[i], step) ≥ k }      for k = 1 .. K

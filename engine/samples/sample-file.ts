@@ -49,7 +49,7 @@ import {
   type DuckDBConnection,
   type DuckDBDoubleVector,
 } from '@duckdb/node-api';
-import { CHANNELS, type Channel } from './recording.ts';
+import { CHANNELS, type Channel } from '../ingest/recording.ts';
 import { arraySourceFunction } from './array-source.ts';
 
 /** The time column of every sample file. */

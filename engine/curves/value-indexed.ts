@@ -9,7 +9,7 @@ import { LEVEL_EPSILON } from './levels.ts';
  *   duration[k-1] = max { d : levelOf(best[d-1], step) ≥ k }     for k = 1 .. K
  *   start[k-1]    = start[d-1] of that d (the start of the best window of that duration)
  *
- * with K the highest level of any best value (engine/levels.ts); an empty curve when none reaches
+ * with K the highest level of any best value (engine/curves/levels.ts); an empty curve when none reaches
  * level 1. Every level 1..K has a duration (level K is reached by some d, and every lower level by
  * that same d at least), and duration is non-increasing in k.
  * The duration-indexed curve is not monotone (it can rise again after pauses), so the longest d at
@@ -28,7 +28,7 @@ import { LEVEL_EPSILON } from './levels.ts';
  *   owner -1.
  * Both are one tight pass per curve: O(Σ lengths), about 2 ms for 1,000 curves of 1,000 levels.
  *
- * Levels above MAX_LEVEL (engine/awd.ts) throw a RangeError, as in the AWD kernel.
+ * Levels above MAX_LEVEL (engine/curves/awd.ts) throw a RangeError, as in the AWD kernel.
  */
 
 export interface ValueIndexedCurve {

@@ -17,8 +17,8 @@
  * Timestamps that are not finite (NaN, ±Infinity) are written as NULL. Sub-millisecond fractions of
  * epoch ms are kept in Parquet (rounded to µs) and truncated to ms in JSON (as Date does).
  *
- * Parquet writing (the way engine/sample-file.ts found fastest with @duckdb/node-api 1.5.5): a JS table
- * function (engine/array-source.ts), registered once per connection (inside `withConnection`), hands the typed arrays to
+ * Parquet writing (the way engine/samples/sample-file.ts found fastest with @duckdb/node-api 1.5.5): a JS table
+ * function (engine/samples/array-source.ts), registered once per connection (inside `withConnection`), hands the typed arrays to
  * DuckDB in 2,048-row chunks (DOUBLE vectors for doubles and timestamps, NaN passed as is; INTEGER
  * vectors for int32 columns and string codes) straight into `COPY (SELECT …) TO file (FORMAT parquet,
  * COMPRESSION zstd, KV_METADATA {…})`, written beside the target and renamed over it. The SELECT does
@@ -57,8 +57,8 @@ import {
   type DuckDBMaterializedResult,
   type DuckDBVarCharVector,
 } from '@duckdb/node-api';
-import { assertPlainPath, PARQUET_COPY_OPTIONS, sqlIdentifier, sqlString, type SampleStore } from './sample-file.ts';
-import { arraySourceFunction, CHUNK_ROWS, type ArraySource, type SourceArray } from './array-source.ts';
+import { assertPlainPath, PARQUET_COPY_OPTIONS, sqlIdentifier, sqlString, type SampleStore } from '../samples/sample-file.ts';
+import { arraySourceFunction, CHUNK_ROWS, type ArraySource, type SourceArray } from '../samples/array-source.ts';
 
 export type FrameColumn =
   | { name: string; type: 'timestamptz'; values: Float64Array } // epoch ms UTC; NaN → null. Parquet INT64 TIMESTAMP(isAdjustedToUTC=true, MICROS)

@@ -22,7 +22,7 @@
  * duplicated timestamp column, no data row, or a first row not within the first 64 KiB.
  */
 import { parse as parseCsvSync } from 'csv-parse/sync';
-import { parseInstant } from '../lib/time.ts';
+import { parseInstant } from '../../lib/time.ts';
 
 export type PeekFormat = 'fit' | 'csv';
 

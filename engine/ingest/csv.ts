@@ -1,5 +1,5 @@
 /**
- * CSV activity files → a Recording (engine/recording.ts). API.md Upload: a `timestamp` column (ISO
+ * CSV activity files → a Recording (engine/ingest/recording.ts). API.md Upload: a `timestamp` column (ISO
  * 8601 with a UTC offset), metric columns named as Metric values, `sport` from the upload's form
  * field or a `sport` column; here also an optional `lap` column.
  *
@@ -22,8 +22,8 @@
  */
 import { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { normaliseSport } from '../lib/sports.ts';
-import { parseInstant } from '../lib/time.ts';
+import { normaliseSport } from '../../lib/sports.ts';
+import { parseInstant } from '../../lib/time.ts';
 import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
 
 /** Columns read besides the metric channels; every other column is ignored. */

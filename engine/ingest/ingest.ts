@@ -1,13 +1,13 @@
 /**
  * The ingest task (run in the piscina pool): one uploaded file → the activities it holds, each on a
- * regular 1 Hz grid with its summary and laps (engine/ingested.ts). A file that cannot become an
+ * regular 1 Hz grid with its summary and laps (engine/ingest/ingested.ts). A file that cannot become an
  * activity is a result, `{ ok: false, code, message }`, not an exception; anything else thrown is
  * a bug and propagates.
  */
-import { normaliseSport } from '../lib/sports.ts';
+import { normaliseSport } from '../../lib/sports.ts';
 import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
-import { computeCurves } from './curves.ts';
+import { computeCurves } from '../curves/activity-curves.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
 import { resample } from './resample.ts';
