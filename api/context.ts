@@ -10,7 +10,7 @@ import type { TokenIssuer } from './auth/tokens.ts';
 import type { Scope } from './auth/scopes.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
-import type { FrameWriter } from '../engine/frames/frame.ts';
+import type { FrameWriter } from '../engine/frames/parquet-writer.ts';
 
 /** The engine as the API uses it: the thread pool, the DuckDB sample store and the Parquet frame writer. */
 export interface ApiEngine {

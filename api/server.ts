@@ -13,7 +13,7 @@ import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
-import { createFrameWriter } from '../engine/frames/frame.ts';
+import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {

@@ -4,18 +4,11 @@ import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { parquetMetadata, parquetReadObjects, parquetSchema, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import {
-  createFrameWriter,
-  frameLength,
-  frameToJson,
-  pandasMetadata,
-  parquetToJsonStream,
-  PARQUET_MEDIA_TYPE,
-  wantsJson,
-  type Frame,
-  type FrameColumn,
-  type FrameWriter,
-} from '../engine/frames/frame.ts';
+import { createFrameWriter, pandasMetadata, type FrameWriter } from '../engine/frames/parquet-writer.ts';
+import { frameLength, type Frame, type FrameColumn } from '../engine/frames/frame.ts';
+import { frameToJson } from '../engine/frames/json.ts';
+import { parquetToJsonStream } from '../engine/frames/parquet-to-json.ts';
+import { PARQUET_MEDIA_TYPE, wantsJson } from '../api/activities/content-negotiation.ts';
 import { createSampleStore, sqlString, type SampleStore } from '../engine/samples/sample-file.ts';
 
 let dir: string;

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Ctx, Deps } from '../context.ts';
 import { ServiceUnavailable } from '../errors.ts';
 import { dataVersion } from '../../db/curves.ts';
-import { frameToJson, PARQUET_MEDIA_TYPE, wantsJson, type Frame } from '../../engine/frames/frame.ts';
+import { frameToJson } from '../../engine/frames/json.ts';
+import { PARQUET_MEDIA_TYPE, wantsJson } from './content-negotiation.ts';
+import { type Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PARQUET_MEDIA_TYPE } from '../../engine/frames/frame.ts';
+import { PARQUET_MEDIA_TYPE } from './content-negotiation.ts';
 import type { ResponseSpec } from '../route.ts';
 
 /** Column-oriented JSON of a frame: one array per column, in column order. */

@@ -13,7 +13,9 @@ import { activityColumns } from '../../activities/activity-columns.ts';
 import { queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
 import { activitiesForScan } from '../../../db/activities.ts';
-import { PARQUET_MEDIA_TYPE, parquetToJsonStream, type Frame, type FrameColumn } from '../../../engine/frames/frame.ts';
+import { PARQUET_MEDIA_TYPE } from '../../activities/content-negotiation.ts';
+import { parquetToJsonStream } from '../../../engine/frames/parquet-to-json.ts';
+import { type Frame, type FrameColumn } from '../../../engine/frames/frame.ts';
 import { copyTimeSeries } from '../../../engine/samples/sample-scan.ts';
 import { samplePath, tmpDir } from '../../../lib/storage.ts';
 
