@@ -177,6 +177,25 @@ export function combineDurations(older: DurationCurve, newer: DurationCurve): Du
   return { best: m.best, start: m.start, owner };
 }
 
+/**
+ * Split activities [0, m) (packed at `offsets`) into at most `parts` consecutive chunks of about equal
+ * samples, one pool task each; their outputs are merged in order by mergeChunks.
+ */
+export function chunkBySamples(offsets: Int32Array, parts: number): [number, number][] {
+  const m = offsets.length - 1;
+  const total = offsets[m]!;
+  const chunks: [number, number][] = [];
+  let from = 0;
+  for (let p = 1; p <= parts && from < m; p++) {
+    let to = from + 1;
+    const target = (total * p) / parts;
+    while (to < m && (p === parts || offsets[to]! < target)) to++;
+    chunks.push([from, to]);
+    from = to;
+  }
+  return chunks;
+}
+
 /** Merge the outputs of consecutive chunks (oldest chunk first; `firsts[c]` = global index of chunk c's first activity). */
 export function mergeChunks(outputs: AfterOutput[], firsts: number[]): AfterOutput {
   const shift = (owner: Int32Array, by: number) => owner.map((o) => (o < 0 ? o : o + by));

@@ -3,7 +3,7 @@ import { defineRoute } from '../../route.ts';
 import { AwdMetricParam, FormatParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
-import { awdFrame } from '../../activities/awd-frame.ts';
+import { awdFrame } from '../../../engine/frames/curve-frames.ts';
 import { activityAwd } from '../../../db/curves.ts';
 import { accumulatedWorkDuration } from '../../../engine/curves/awd.ts';
 import { LEVEL_STEP } from '../../../engine/curves/levels.ts';

@@ -6,7 +6,7 @@ import { frameResponse } from '../../activities/frame-docs.ts';
 import { queryArray, SportParam } from '../../activities/query.ts';
 import { rangeFilter, RangeQuery, resolveRange } from '../../activities/range.ts';
 import { DEPRECATION_HEADERS, deprecationHeaders } from '../../activities/deprecation.ts';
-import { descending, descendingLevels } from '../../activities/awd-frame.ts';
+import { descending, descendingLevels } from '../../../engine/frames/curve-frames.ts';
 import { curvesOf, packInt32 } from '../../../db/curves.ts';
 import { LEVEL_STEP } from '../../../engine/curves/levels.ts';
 import { rootSport } from '../../../lib/sports.ts';

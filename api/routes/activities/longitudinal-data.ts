@@ -9,7 +9,7 @@ import { defineRoute } from '../../route.ts';
 import { FormatParam, MetricsParam, SegmentationOnParam, DEFAULT_METRICS, type TimeSeriesMetric } from '../../activities/curve-params.ts';
 import { jsonRequested, withTimeout } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
-import { activityColumns } from '../../activities/activity-columns.ts';
+import { activityColumns } from '../../../engine/frames/curve-frames.ts';
 import { queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
 import { activitiesForScan } from '../../../db/activities.ts';

@@ -1,0 +1,76 @@
+import type { Deps } from '../context.ts';
+import { activitiesForScan } from '../../db/activities.ts';
+import { curvesOf, packInt32 } from '../../db/curves.ts';
+import type { ActivityFilter } from '../../db/filters.ts';
+import type { MeanMaxMetric } from '../../engine/curves/activity-curves.ts';
+import { LEVEL_STEP } from '../../engine/curves/levels.ts';
+import { chunkBySamples, mergeChunks, type AfterOutput } from '../../engine/curves/longitudinal.ts';
+import { durationFrame, levelFrame, type CurveActivity } from '../../engine/frames/curve-frames.ts';
+import type { Frame } from '../../engine/frames/frame.ts';
+import { readChannelOfMany } from '../../engine/samples/sample-scan.ts';
+import { samplePath } from '../../lib/storage.ts';
+import { durationsFor } from './curve-params.ts';
+
+/**
+ * What GET /api/v1/activities/longitudinal-mean-max computes, once the route has validated the query:
+ *
+ * - without `after`, the value-indexed curve merged from the curves stored at ingestion (one query,
+ *   one pool task);
+ * - with `after`, curves after accumulated work from the samples: the activities in one query, every
+ *   activity's channel in one DuckDB scan over their sample files, the kernels in the pool (one task
+ *   per chunk of about equal samples, as many chunks as the pool has threads), merged in order.
+ */
+
+/** Value-indexed, from the curves stored at ingestion. */
+export async function storedLevelCurve(deps: Deps, userId: string, filter: ActivityFilter, metric: MeanMaxMetric, signal: AbortSignal): Promise<Frame> {
+  const rows = await curvesOf(deps.db, userId, filter, metric, 'levels');
+  const duration = packInt32(rows.map((r) => r.buffer));
+  const start = packInt32(rows.map((r) => r.second!));
+  const curve = await deps.engine.pool.run({ task: 'merge-levels', duration, start }, signal);
+  return levelFrame(metric, [curve], rows, null);
+}
+
+/** Curves after accumulated work (`after`: kJ for power, metres for speed), by duration or by intensity, rows in the order asked. */
+export async function afterWorkCurve(
+  deps: Deps,
+  userId: string,
+  filter: ActivityFilter,
+  request: { metric: MeanMaxMetric; after: number[]; by: 'duration' | 'intensity'; durations: Int32Array | 'all' | undefined },
+  signal: AbortSignal,
+): Promise<Frame> {
+  const { db, config, engine } = deps;
+  const { metric, after, by } = request;
+  const activities = await activitiesForScan(db, userId, filter, metric);
+  const owners: CurveActivity[] = activities.map((a) => ({ id: a.id, sport: a.sport, start: a.start_time.getTime() }));
+  const longest = activities.reduce((n, a) => Math.max(n, a.samples), 0);
+  const durations = by === 'duration' ? durationsFor(request.durations, longest) : null;
+  // The kernels take ascending thresholds; rows come out in the order asked.
+  const order = [...new Set(after)].sort((a, b) => a - b);
+  const thresholds = Float64Array.from(order, (x) => (metric === 'power' ? x * 1000 : x));
+  let output: AfterOutput = by === 'duration' ? { kind: 'duration', curves: [] } : { kind: 'intensity', curves: [] };
+  if (activities.length && (durations === null || durations.length)) {
+    const paths = activities.map((a) => samplePath(config.DATA_DIR, a.user_id, a.id));
+    const samples = await readChannelOfMany(engine.samples, paths, activities.map((a) => a.samples), metric, signal);
+    const chunks = chunkBySamples(samples.offsets, engine.pool.maxThreads);
+    const outputs = await Promise.all(
+      chunks.map(([from, to]) =>
+        engine.pool.run(
+          {
+            task: 'after',
+            samples: { values: samples.values.slice(samples.offsets[from]!, samples.offsets[to]!), offsets: samples.offsets.slice(from, to + 1).map((o) => o - samples.offsets[from]!) },
+            thresholds: thresholds.slice(),
+            durations: durations ? durations.slice() : null,
+            step: LEVEL_STEP[metric],
+          },
+          signal,
+        ),
+      ),
+    );
+    output = mergeChunks(outputs, chunks.map(([from]) => from));
+  }
+  const asked = after.map((x) => order.indexOf(x));
+  if (output.kind === 'intensity') {
+    return levelFrame(metric, asked.map((j) => output.curves[j] ?? { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }), owners, after);
+  }
+  return durationFrame(metric, durations ?? new Int32Array(0), asked.map((j) => output.curves[j]), owners, after);
+}
