@@ -13,7 +13,7 @@ import {
  * Typed arrays → DuckDB rows, without copying them into SQL: a table function `name(id)` scans the
  * arrays registered under `id` as columns `k` (the row number, INTEGER), `c0`, `c1`, … in 2,048-row
  * chunks, in order (one scan thread). A COPY … FROM name(id) then writes them where SQL says.
- * Shared by the sample files (engine/samples/sample-file.ts) and frames (engine/frames/frame.ts).
+ * Shared by the sample files (engine/samples/sample-file.ts) and the Parquet frame writer (engine/frames/parquet-writer.ts).
  */
 
 /** One source column: DOUBLE (Float64Array), INTEGER (Int32Array) or VARCHAR (codes mapped to labels in JS; −1 is null). */
