@@ -10,6 +10,23 @@ export type WebhookPostResult = { status: number | null; excerpt: string; error:
 
 export const WEBHOOK_USER_AGENT = 'training-data-service-webhooks';
 
+/** Time as `postWebhook` reads it: the deadline and the measured duration. Tests pass their own. */
+export interface WebhookClock {
+  /** Monotonic milliseconds. */
+  now(): number;
+  /** Call `fn` once after `ms`; returns what cancels it. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+/** The real clock: performance.now() and setTimeout. */
+export const systemWebhookClock: WebhookClock = {
+  now: () => performance.now(),
+  after(ms, fn) {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 /**
  * One webhook HTTP request (API.md "Webhooks"): POST `body` to a target that `resolveWebhookTarget`
  * has checked, and report what happened. Never throws for network problems.
@@ -30,12 +47,13 @@ export function postWebhook(
   target: WebhookTarget,
   body: string,
   headers: Record<string, string>,
-  opts: { timeoutMs?: number; excerptBytes?: number } = {},
+  opts: { timeoutMs?: number; excerptBytes?: number; clock?: WebhookClock } = {},
 ): Promise<WebhookPostResult> {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const excerptBytes = opts.excerptBytes ?? 512;
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
+  const clock = opts.clock ?? systemWebhookClock;
+  const started = clock.now();
+  const elapsed = () => Math.round(clock.now() - started);
 
   const { url } = target;
   const secure = url.protocol === 'https:';
@@ -79,7 +97,7 @@ export function postWebhook(
     const finish = (error: string | null, keepStatus = true) => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      cancelDeadline();
       const bytes = Buffer.concat(chunks, received).subarray(0, excerptBytes);
       // stream: true leaves a multi-byte character cut by the byte limit out instead of turning it into U+FFFD.
       const excerpt = new TextDecoder('utf-8').decode(bytes, { stream: true });
@@ -88,7 +106,7 @@ export function postWebhook(
       resolve({ status: keepStatus ? status : null, excerpt, error, durationMs: elapsed() });
     };
 
-    const timer = setTimeout(() => finish(`timed out after ${timeoutMs} ms`, false), timeoutMs);
+    const cancelDeadline = clock.after(timeoutMs, () => finish(`timed out after ${timeoutMs} ms`, false));
 
     try {
       req = (secure ? https : http).request(options, (response) => {

@@ -1,8 +1,9 @@
 import test from 'ava';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createServer, type ClientRequest, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { postWebhook } from '../lib/webhook-post.ts';
+import { postWebhook, type WebhookClock } from '../lib/webhook-post.ts';
 import { signWebhook } from '../lib/webhook-signature.ts';
 import { isLoopbackAddress, isPublicAddress, parseIPv6 } from '../lib/ip-address.ts';
 import { resolveWebhookTarget, type LookupAll } from '../lib/webhook-target.ts';
@@ -51,7 +52,62 @@ async function serve(handler: RequestListener, opts: { readBody?: boolean } = {}
 const loopbackTarget = (port: number, path = '/hook') =>
   ({ url: new URL(`http://127.0.0.1:${port}${path}`), address: '127.0.0.1', family: 4 }) as const;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * A clock the test moves by hand: postWebhook's deadline fires only when `advance` passes it, and
+ * its measured duration is the time advanced. `armed` lists the deadlines not yet fired or cancelled.
+ */
+function manualClock() {
+  let now = 0;
+  const timers: { at: number; ms: number; fn: () => void; live: boolean }[] = [];
+  const clock: WebhookClock = {
+    now: () => now,
+    after(ms, fn) {
+      const timer = { at: now + ms, ms, fn, live: true };
+      timers.push(timer);
+      return () => void (timer.live = false);
+    },
+  };
+  return {
+    clock,
+    advance(ms: number) {
+      now += ms;
+      for (const timer of timers) {
+        if (timer.live && timer.at <= now) {
+          timer.live = false;
+          timer.fn();
+        }
+      }
+    },
+    armed: () => timers.filter((x) => x.live).map((x) => x.ms),
+  };
+}
+
+/** A promise and whether it has settled yet (checked after the microtasks have run). */
+function tracked<T>(promise: Promise<T>) {
+  const state = { settled: false, promise };
+  promise.then(() => (state.settled = true), () => (state.settled = true));
+  return state;
+}
+const microtasksRun = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Resolves when this process receives the status line and headers of a response from `port` (node:http's diagnostics channel). */
+function responseHeadersFrom(port: number): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      const { request, response } = message as { request: ClientRequest; response: IncomingMessage };
+      if (String(request.getHeader('host')).endsWith(`:${port}`)) {
+        unsubscribe('http.client.response.finish', onMessage);
+        resolve(response.statusCode!);
+      }
+    };
+    subscribe('http.client.response.finish', onMessage);
+  });
+}
+
+/** Resolves when the server's side of the request's connection closes (the client hung up or was answered). */
+function connectionClosed(req: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => (req.socket.destroyed ? resolve() : req.socket.once('close', () => resolve())));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Signature
@@ -81,18 +137,21 @@ test('signWebhook: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>, veri
 // postWebhook
 
 test('a 2xx delivery: status, excerpt, headers and a byte-identical body', async (t) => {
+  const time = manualClock();
   const srv = await serve((_req, res) => {
+    time.advance(37); // the receiver takes 37 ms (on the test's clock) to answer
     res.writeHead(202, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end('accepted ✓');
   });
   const body = JSON.stringify({ user_id: 'u_1', event_type: 'trace_created', resource_id: 'tr_9', timestamp: '2024-05-01T10:00:00Z', name: 'Zürich → Genève' });
   const signature = signWebhook('s3cret', body, 1714557600);
-  const result = await postWebhook(loopbackTarget(srv.port), body, { 'X-Signature': signature });
+  const result = await postWebhook(loopbackTarget(srv.port), body, { 'X-Signature': signature }, { clock: time.clock });
 
   t.is(result.status, 202);
   t.is(result.excerpt, 'accepted ✓');
   t.is(result.error, null);
-  t.true(result.durationMs >= 0 && result.durationMs < 2000);
+  t.is(result.durationMs, 37, 'the duration is measured from the start to the answer');
+  t.deepEqual(time.armed(), [], 'the 5 s deadline was cancelled with the answer');
 
   t.is(srv.received.length, 1);
   const got = srv.received[0]!;
@@ -134,21 +193,33 @@ test('a redirect is not followed: the 302 is the result and its target receives 
   const result = await postWebhook(loopbackTarget(srv.port), '{}', {});
   t.is(result.status, 302);
   t.is(result.error, null);
-  await sleep(100);
+  // No wait needed: a client following the redirect would have had `elsewhere`'s answer (so
+  // `elsewhere` would have recorded the request) before it could return a result.
   t.is(srv.received.length, 1);
   t.is(elsewhere.received.length, 0);
 });
 
-test('a server that never answers: timed out after the deadline, status null', async (t) => {
-  const srv = await serve(() => {}, { readBody: false });
-  const started = Date.now();
-  const result = await postWebhook(loopbackTarget(srv.port), '{"a":1}', {}, { timeoutMs: 300 });
-  const took = Date.now() - started;
+test('a server that never answers: timed out at the deadline, not before, status null', async (t) => {
+  let arrived!: (req: IncomingMessage) => void;
+  const request = new Promise<IncomingMessage>((resolve) => (arrived = resolve));
+  const srv = await serve((req) => arrived(req), { readBody: false });
+  const time = manualClock();
+  const pending = tracked(postWebhook(loopbackTarget(srv.port), '{"a":1}', {}, { timeoutMs: 300, clock: time.clock }));
+  const req = await request;
+  t.is(srv.received.length, 1, 'the request did arrive');
+  t.deepEqual(time.armed(), [300], 'one deadline, of timeoutMs');
+
+  time.advance(299);
+  await microtasksRun();
+  t.false(pending.settled, 'still waiting 1 ms before the deadline');
+
+  time.advance(1);
+  const result = await pending.promise;
   t.is(result.status, null);
   t.is(result.error, 'timed out after 300 ms');
-  t.true(took >= 290, `took ${took} ms`);
-  t.true(took < 2000, `took ${took} ms`);
-  t.is(srv.received.length, 1, 'the request did arrive');
+  t.is(result.durationMs, 300);
+  await connectionClosed(req);
+  t.true(req.socket.destroyed, 'the client hung up: the receiver saw its connection close');
 });
 
 test('the deadline also covers a response body that never ends', async (t) => {
@@ -156,11 +227,18 @@ test('the deadline also covers a response body that never ends', async (t) => {
     res.writeHead(200);
     res.write('partial'); // ... and nothing more
   });
-  const started = Date.now();
-  const result = await postWebhook(loopbackTarget(srv.port), '{}', {}, { timeoutMs: 300 });
-  t.is(result.status, null);
+  const time = manualClock();
+  const headers = responseHeadersFrom(srv.port);
+  const pending = tracked(postWebhook(loopbackTarget(srv.port), '{}', {}, { timeoutMs: 300, clock: time.clock }));
+  t.is(await headers, 200, 'the status line and headers arrived');
+  await microtasksRun();
+  t.false(pending.settled, 'a response has begun, but its body has not ended: still waiting');
+
+  time.advance(300);
+  const result = await pending.promise;
+  t.is(result.status, null, 'an unfinished response is not a result');
   t.is(result.error, 'timed out after 300 ms');
-  t.true(Date.now() - started < 2000);
+  t.is(result.durationMs, 300);
 });
 
 test('a 10 MB response: at most 512 bytes are kept and the connection is dropped at once', async (t) => {
@@ -181,13 +259,13 @@ test('a 10 MB response: at most 512 bytes are kept and the connection is dropped
     };
     pump();
   });
-  const started = Date.now();
-  const result = await postWebhook(loopbackTarget(srv.port), '{}', {});
+  const time = manualClock();
+  const result = await postWebhook(loopbackTarget(srv.port), '{}', {}, { clock: time.clock });
   t.is(result.status, 200);
-  t.is(result.error, null);
+  t.is(result.error, null, 'finished by the byte limit, not by the deadline (which never fires on this clock)');
   t.true(Buffer.byteLength(result.excerpt) <= 512);
   t.is(result.excerpt, 'x'.repeat(512));
-  t.true(Date.now() - started < 2000);
+  t.deepEqual(time.armed(), []);
   await closed;
   t.true(written < total, `the server could write only ${written} of ${total} bytes`);
 });
