@@ -68,7 +68,7 @@ export const backfillStatusRoute = defineRoute(
     responses: { 200: { description: 'NDJSON: one JSON object per line, each a BackfillStatus or a BackfillError', contentType: 'application/x-ndjson', schema: StatusLine } },
   },
   async (ctx) => {
-    const { db, config, log } = ctx.deps;
+    const { db, config, log, now } = ctx.deps;
     const userId = ctx.state.principal!.userId;
     const backfill = await latestBackfill(db, userId);
     const stream = new PassThrough();
@@ -78,7 +78,8 @@ export const backfillStatusRoute = defineRoute(
     ctx.set('X-Accel-Buffering', 'no');
     ctx.body = stream;
 
-    const deadline = Date.now() + config.BACKFILL_STATUS_SECONDS * 1000;
+    // Read from the service's clock (deps.now), which tests can move.
+    const deadline = now().getTime() + config.BACKFILL_STATUS_SECONDS * 1000;
     const reported: string[] = [];
     let timer: NodeJS.Timeout | undefined;
     let closed = false;
@@ -107,8 +108,8 @@ export const backfillStatusRoute = defineRoute(
         }
         if (current.status === 'failed') write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
         write({ backfill_loaded_until: await backfillLoadedUntil(db, backfill.id) });
-        if (current.status === 'completed' || current.status === 'failed' || Date.now() >= deadline) return finish();
-        timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - Date.now())));
+        if (current.status === 'completed' || current.status === 'failed' || now().getTime() >= deadline) return finish();
+        timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));
       } catch (err) {
         log.error('backfill status stream failed', { err });
         finish();
