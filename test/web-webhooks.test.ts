@@ -10,6 +10,7 @@ import { startTestService, freePort, type TestService } from './helpers/service.
 import { WebClient, signUp } from './helpers/http.ts';
 import { createTestApplication } from './helpers/users.ts';
 import { poll } from './helpers/curves.ts';
+import { deliveryJobId, finishedJob } from './helpers/jobs.ts';
 
 /** Retries wait 100 then 200 ms (the next, 400 ms, would exceed the 200 ms cap): 3 attempts. */
 const ENV = { WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true', WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_RETRY_MAX_DELAY_MS: '200' };
@@ -109,7 +110,23 @@ const countEvents = async (appId: string) => {
   return { events: events.length, deliveries: deliveries.length };
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The delivery's job once it has finished for good: after this no attempt of it can come. */
+const deliveryFinished = (deliveryId: string) => finishedJob(service.deps.queues.webhooks, deliveryJobId(deliveryId));
+
+/**
+ * Check that a receiver is reachable and that only what is sent from now on reaches it: send a
+ * test event of `app` and wait until its delivery is over; the receiver then has exactly that
+ * one request, for the event this created.
+ */
+async function sendsExactlyOneFromNow(t: ExecutionContext, web: WebClient, appId: string, hook: { received: Received[] }) {
+  t.is((await web.postForm(`/settings/applications/${appId}/webhooks/test`, {})).status, 303);
+  const { row } = await pollLog(web, appId, 'delivered');
+  t.is((await deliveryFinished(row.id)).state, 'completed');
+  const event = await service.deps.db
+    .selectFrom('webhook_deliveries').select('event_id').where('id', '=', row.id).executeTakeFirstOrThrow();
+  t.deepEqual(hook.received.map((r) => r.headers['x-event-id']), [event.event_id], 'the one request is the delivery just made');
+  t.deepEqual(await countEvents(appId), { events: 1, deliveries: 1 });
+}
 
 test('a new application shows an empty delivery log, how deliveries work, and the test button', async (t) => {
   const { web, user } = await signedIn();
@@ -166,7 +183,9 @@ test('"Send test event" delivers a signed test event, and the log shows it deliv
   t.false(signatureValid('tds_whs_some-other-secret', req!.headers['x-signature'], req!.body));
   t.false(signatureValid(secret, req!.headers['x-signature'], req!.body.replace('"test"', '"tset"')));
 
-  await sleep(400);
+  const finished = await deliveryFinished(row.id);
+  t.is(finished.state, 'completed', 'its job is over: no retry is scheduled');
+  t.is(finished.job.attemptsMade, 1);
   t.is(hook.received.length, 1, 'delivered once, not retried');
 });
 
@@ -200,8 +219,9 @@ test('an endpoint answering 500 is retried with backoff, then logged as failed w
   t.notRegex(row.cells, /HTTP 500/, 'no error text repeating the code');
   t.regex(row.cells, /<details class="excerpt"><summary>internal &lt;error&gt; here<\/summary>/);
   t.regex(row.cells, /<td class="delivery-status">failed<\/td>/);
-  t.is(hook.received.length, 3);
-  await sleep(500);
+  const finished = await deliveryFinished(row.id);
+  t.is(finished.state, 'failed', 'failed for good: no retry is scheduled');
+  t.is(finished.job.attemptsMade, 3);
   t.is(hook.received.length, 3, 'no attempt after the last');
 });
 
@@ -231,9 +251,13 @@ test('no endpoints or no webhook secret: an error notice, and nothing is created
   const body = await noSecret.text();
   t.regex(body, /<p class="error" role="alert" id="webhook-test-error">Generate a webhook secret first/);
   t.regex(body, /No deliveries yet\./);
+  // Nothing to deliver exists (a delivery is a row, made with its event), and nothing was sent.
   t.deepEqual(await countEvents(unsigned.id), { events: 0, deliveries: 0 });
-  await sleep(300);
   t.is(hook.received.length, 0);
+
+  // The receiver was reachable all along: with a secret, the same button sends one request, that one.
+  await updateApplication(service.deps.db, unsigned.id, { webhook_secret: 'tds_whs_now-with-a-secret-0123456' });
+  await sendsExactlyOneFromNow(t, web, unsigned.id, hook);
 });
 
 test('a cross-origin post is refused with 403; another user’s application is a 404; signed out goes to sign-in; nothing is sent', async (t) => {
@@ -254,9 +278,12 @@ test('a cross-origin post is refused with 403; another user’s application is a
   t.is(anon.status, 303);
   t.is(anon.headers.get('location'), `/signin?next=${encodeURIComponent(`/settings/applications/${app.id}`)}`);
 
+  // Nothing to deliver exists (a delivery is a row, made with its event), and nothing was sent.
   t.deepEqual(await countEvents(app.id), { events: 0, deliveries: 0 });
-  await sleep(300);
   t.is(hook.received.length, 0);
+
+  // The receiver was reachable all along: the owner's own post sends one request, that one.
+  await sendsExactlyOneFromNow(t, owner.web, app.id, hook);
 });
 
 test('after rotating the secret in the edit form, test events are signed with the new secret only', async (t) => {

@@ -11,10 +11,12 @@ import { createTestApplication, createTestUser, tokenFor } from './helpers/users
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { poll } from './helpers/curves.ts';
+import { addAndAwait, deliveryJobId, fanOutJobId, finishedJob } from './helpers/jobs.ts';
 import { deleteConsent, recordConsent } from '../db/grants.ts';
 import { fanOutEvent } from '../db/events.ts';
-import { enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/queues.ts';
+import { curvesJobId, enqueueCurves, enqueueDeliveries, enqueueFanOut, deliveryAttempts } from '../workers/queues.ts';
 import { ingestProcessor } from '../workers/ingest.ts';
+import { webhooksProcessor } from '../workers/webhooks.ts';
 import { markSourceFailed } from '../db/sources.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
@@ -82,7 +84,24 @@ async function authorizedApp(endpoints: string[], opts: { user?: User; consent?:
 const deliveries = (applicationId: string) =>
   service.deps.db.selectFrom('webhook_deliveries').selectAll().where('application_id', '=', applicationId).orderBy('created_at').execute();
 const eventsOf = (userId: string) => service.deps.db.selectFrom('events').selectAll().where('user_id', '=', userId).orderBy('occurred_at').orderBy('type').execute();
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Wait until all that a user's events set off is over: every event fanned out (its fan-out job
+ * done, so its deliveries exist and are queued) and every one of those deliveries finished for
+ * good (delivered, failed after its last attempt, or abandoned). After this nothing more is sent
+ * for these events, so a test can assert what was, and was not, received.
+ */
+async function settled(userId: string) {
+  const { db, queues } = service.deps;
+  const events = await eventsOf(userId);
+  for (const e of events) {
+    const fanOut = await finishedJob(queues.webhooks, fanOutJobId(e.id));
+    if (fanOut.state !== 'completed') throw new Error(`the fan-out of ${e.type} ${e.id} failed: ${fanOut.job.failedReason}`);
+  }
+  if (!events.length) return;
+  const rows = await db.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', events.map((e) => e.id)).execute();
+  for (const d of rows) await finishedJob(queues.webhooks, deliveryJobId(d.id), 20_000);
+}
 
 test('a trace change is delivered to every authorized application with endpoints, signed; nobody else receives it', async (t) => {
   const hook = await receiver();
@@ -94,8 +113,7 @@ test('a trace change is delivered to every authorized application with endpoints
 
   const created = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z', lactate: 1.2 });
   t.is(created.status, 201);
-  await poll('two deliveries', async () => hook.received.length >= 2);
-  await wait(300);
+  await settled(user.id);
   t.is(hook.received.length, 2, 'one request per endpoint');
   t.deepEqual(hook.received.map((r) => r.path).sort(), ['/hook', '/hook?second=1']);
   for (const r of hook.received) {
@@ -137,16 +155,12 @@ test('every kind of change publishes exactly one event: activities, sources, tra
 
   // Recomputed curves that differ are an update; identical ones are not.
   await service.deps.db.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
-  const { enqueueCurves } = await import('../workers/queues.ts');
   const curvesEvents = async () => (await eventsOf(user.id)).filter((e) => e.type === 'activity_updated').length;
-  await enqueueCurves(service.deps.queues, { userId: user.id });
-  await poll('activity_updated', async () => (await curvesEvents()) === 1);
-  await poll('curves job gone', async () => {
-    const counts = await service.deps.queues.curves.getJobCounts('active', 'wait');
-    return (counts.active ?? 0) + (counts.wait ?? 0) === 0;
-  });
-  await enqueueCurves(service.deps.queues, { userId: user.id, all: true });
-  await wait(1500);
+  const recompute = (job: { userId: string; all?: boolean }) =>
+    addAndAwait<{ recomputed: number }>(service.deps.queues.curves, service.config.REDIS_URL, curvesJobId(job), () => enqueueCurves(service.deps.queues, job));
+  t.like(await recompute({ userId: user.id }), { recomputed: 1 });
+  t.is(await curvesEvents(), 1, 'missing curves computed: a change');
+  t.like(await recompute({ userId: user.id, all: true }), { recomputed: 1 }, 'the curves were computed again and stored');
   t.is(await curvesEvents(), 1, 'a recompute giving the same curves is not a change');
 
   t.is((await api(service, token, 'DELETE', `/api/v1/activities/${activityId}`)).status, 204);
@@ -167,8 +181,7 @@ test('every kind of change publishes exactly one event: activities, sources, tra
     events.map((e) => [e.type, e.resource_id]).sort(),
     expected.sort(),
   );
-  await poll('all delivered', async () => hook.received.length >= expected.length);
-  await wait(300);
+  await settled(user.id);
   t.deepEqual(hook.received.map((r) => JSON.parse(r.body).event_type).sort(), expected.map(([type]) => type).sort());
   t.is((await deliveries(app.id)).length, expected.length);
 });
@@ -178,7 +191,8 @@ test('one event per change when a job or a fan-out runs again', async (t) => {
   const { user, app, token } = await authorizedApp([hook.url]);
   const fit = readFileSync(join(fixturesDir(), 'fit', '4078723797.fit'));
   const [source] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes: fit }]);
-  await poll('delivered twice', async () => hook.received.length >= 2);
+  await settled(user.id);
+  t.is(hook.received.length, 2);
 
   // The ingest job of the same source run again (a retried or restarted job): nothing new.
   const pool = createEnginePool({ threads: 1 });
@@ -199,10 +213,27 @@ test('one event per change when a job or a fan-out runs again', async (t) => {
     const fanned = await fanOutEvent(service.deps.db, e.id, new Date());
     t.deepEqual(fanned?.pending, [], 'delivered deliveries are not pending');
   }
-  await enqueueFanOut(service.deps.queues, events.map((e) => e.id));
   const rows = await deliveries(app.id);
-  await enqueueDeliveries(service.deps.queues, rows.map((r) => r.id), { baseMs: 100, maxDelayMs: 400 });
-  await wait(1000);
+  const { queues } = service.deps;
+  const jobIds = [...events.map((e) => fanOutJobId(e.id)), ...rows.map((r) => deliveryJobId(r.id))];
+  const snapshot = async () =>
+    Promise.all(jobIds.map(async (id) => {
+      const job = (await queues.webhooks.getJob(id))!;
+      return { id, state: await job.getState(), added: job.timestamp, finished: job.finishedOn, attempts: job.attemptsMade };
+    }));
+  const finished = await snapshot();
+  t.true(finished.every((j) => j.state === 'completed'), JSON.stringify(finished));
+  await enqueueFanOut(queues, events.map((e) => e.id));
+  await enqueueDeliveries(queues, rows.map((r) => r.id), { baseMs: 100, maxDelayMs: 400 });
+  t.deepEqual(await snapshot(), finished, 'queued again under the same job ids: the finished jobs stay as they were, nothing is added or run');
+
+  // And were a delivery job run again anyway, it would send nothing: the delivery is no longer pending.
+  const deliver = webhooksProcessor({
+    db: service.deps.db, queues, log: createLogger('silent'), now: service.clock.now, box: service.deps.box, allowHttpLoopback: true, timeoutMs: 500, retry: { baseMs: 100, maxDelayMs: 400 },
+  });
+  for (const r of rows) {
+    t.deepEqual(await deliver({ data: { deliveryId: r.id }, attemptsMade: 0, opts: { attempts: 4 } } as unknown as Job<{ deliveryId: string }>), { skipped: 'already delivered' });
+  }
   t.is(hook.received.length, 2);
   t.is((await deliveries(app.id)).length, 2);
   t.is((await eventsOf(user.id)).length, 2);
@@ -213,13 +244,13 @@ test('retries: after 500s and after a timeout the delivery succeeds with the sam
   t.is(deliveryAttempts(10_000, 86_400_000), 15, 'by default: waits 10 s, 20 s, … 22.8 h; the next (45.5 h) would exceed 24 h');
 
   const flaky = await receiver((n, res) => (n < 2 ? res.writeHead(500).end('database down') : res.writeHead(200).end('ok')));
-  const slow = await receiver((n, res) => (n === 0 ? undefined /* never answers */ : res.writeHead(200).end()));
+  let hungUp = false;
+  const slow = await receiver((n, res) => (n === 0 ? res.once('close', () => (hungUp = true)) /* never answers */ : res.writeHead(200).end()));
   const broken = await receiver((_n, res) => res.writeHead(503).end('x'.repeat(10_000)));
   const a = await authorizedApp([flaky.url]);
   const b = await authorizedApp([slow.url], { user: a.user });
   const c = await authorizedApp([broken.url], { user: a.user });
 
-  const started = Date.now();
   t.is((await api(service, a.token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
   const delivered = (id: string) => poll('delivered', async () => (await deliveries(id)).find((d) => d.status === 'delivered'), 20_000);
   const viaFlaky = await delivered(a.app.id);
@@ -232,14 +263,22 @@ test('retries: after 500s and after a timeout the delivery succeeds with the sam
   const viaSlow = await delivered(b.app.id);
   t.is(viaSlow.attempts, 2);
   t.is(slow.received.length, 2);
-  t.true(Date.now() - started >= 500, 'the first attempt waited for the time limit');
+  const slowJob = await finishedJob(service.deps.queues.webhooks, deliveryJobId(viaSlow.id));
+  t.is(slowJob.state, 'completed');
+  const traces = slowJob.job.stacktrace ?? [];
+  t.is(traces.length, 1, 'one failed attempt');
+  t.regex(traces[0] ?? '', /^Error: timed out after 500 ms\n/, 'the first attempt ended at the time limit');
+  await poll('the unanswered request hung up', async () => hungUp);
 
-  const failed = await poll('failed', async () => (await deliveries(c.app.id)).find((d) => d.status === 'failed'), 20_000);
-  await wait(600);
+  const [toBroken] = await deliveries(c.app.id);
+  const end = await finishedJob(service.deps.queues.webhooks, deliveryJobId(toBroken!.id), 20_000);
+  t.is(end.state, 'failed', 'failed for good: no retry is scheduled');
+  t.is(end.job.attemptsMade, 4);
   t.is(broken.received.length, 4, 'four attempts, then no more');
-  t.like(failed, { attempts: 4, last_status_code: 503 });
-  t.true(Buffer.byteLength(failed.response_excerpt ?? '') <= 512, 'only an excerpt of the response is kept');
-  t.regex(failed.response_excerpt ?? '', /^x+$/);
+  const [failed] = await deliveries(c.app.id);
+  t.like(failed, { status: 'failed', attempts: 4, last_status_code: 503 });
+  t.true(Buffer.byteLength(failed!.response_excerpt ?? '') <= 512, 'only an excerpt of the response is kept');
+  t.regex(failed!.response_excerpt ?? '', /^x+$/);
 });
 
 test('no delivery without consent, nor after the user revokes it (pending retries stop too)', async (t) => {
@@ -252,14 +291,16 @@ test('no delivery without consent, nor after the user revokes it (pending retrie
   t.regex(closed.last_error ?? '', /no longer authorizes/);
   const attemptsSoFar = hook.received.length;
   t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T11:00:00Z' })).status, 201);
-  await wait(1500);
+  await settled(user.id); // the abandoned delivery's job is over, and the new event is fanned out
   t.is(hook.received.length, attemptsSoFar, 'nothing after revocation');
   t.is((await deliveries(app.id)).length, 1, 'no delivery is created for the new event');
 
   const never = await receiver();
   const unconsented = await authorizedApp([never.url], { consent: false });
   t.is((await api(service, unconsented.token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
-  await wait(1000);
+  await settled(unconsented.user.id);
+  t.is((await eventsOf(unconsented.user.id)).length, 1, 'the change was published');
+  t.is((await deliveries(unconsented.app.id)).length, 0, 'but no delivery was made of it');
   t.is(never.received.length, 0);
 });
 
@@ -277,12 +318,13 @@ test('safety: private targets refused after DNS, redirects not followed, no secr
     const r = await deliveries(app.id);
     return r.length === 3 && r.every((d) => d.status === 'failed') && r;
   }, 20_000);
+  await settled(user.id); // the unsigned application's delivery (to `target`) is over too
   const byEndpoint = new Map(rows.map((r) => [r.endpoint, r]));
   t.regex(byEndpoint.get('https://10.1.2.3/hook')!.last_error ?? '', /^refused: .*private network/);
   t.regex(byEndpoint.get(ownName)!.last_error ?? '', /^refused: .*resolves to .*not a public address/);
   t.is(byEndpoint.get(ownName)!.attempts, 4);
   t.like(byEndpoint.get(redirecting.url), { last_status_code: 302, attempts: 4 });
-  t.is(target.received.length, 0, 'the redirect was not followed');
+  t.is(target.received.length, 0, 'the redirect was not followed, and the unsigned delivery was not sent');
   const [abandoned] = await deliveries(unsigned.app.id);
   t.like(abandoned, { status: 'failed', attempts: 0 });
   t.regex(abandoned!.last_error ?? '', /no webhook secret/);
