@@ -1,7 +1,10 @@
 import test from 'ava';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { poll } from './helpers/curves.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { upload, waitForSource } from './helpers/activities.ts';
@@ -14,23 +17,33 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test.serial('a worker killed (SIGKILL) mid-ingest leaves no trace: a restarted worker yields exactly one activity', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  // Big enough (6 h at 1 Hz) that the job is still running when the worker is killed.
+  // 6 h at 1 Hz.
   const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-04-01T06:00:00Z'), seconds: 6 * 3600, laps: 12 }] });
   const res = await upload(service, token, [{ name: 'long.fit', bytes }]);
   t.is(res.status, 202);
   const sourceId: string = res.body.sources[0].id;
 
+  // The test holds the source's row lock: the worker parses the file and writes its sample file,
+  // then waits for that lock to store the activity. It is killed there, mid-job however fast it is.
+  const lock = new pg.Client({ connectionString: service.config.DATABASE_URL });
+  await lock.connect();
+  t.teardown(() => lock.end().catch(() => {}));
+  await lock.query('BEGIN');
+  await lock.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [sourceId]);
+  const lockPid: number = (await lock.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+
   const first = await startWorkerProcess(service.config);
+  await poll('the worker waiting to store the activity', async () => {
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
+    return rows[0]!.n > 0;
+  });
   const job = (await service.deps.queues.ingest.getJob(sourceId))!;
-  const deadline = Date.now() + 30_000;
-  while ((await job.getState()) !== 'active' && Date.now() < deadline) await sleep(5);
   t.is(await job.getState(), 'active', 'the job was running when the worker was killed');
   await kill(first, 'SIGKILL');
+  await lock.query('ROLLBACK');
   t.like(await waitForSourceState(sourceId), { status: 'processing' }, 'the killed job did not finish');
 
   const second = await startWorkerProcess(service.config);

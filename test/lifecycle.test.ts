@@ -2,6 +2,7 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { freePort, testEnvironment } from './helpers/service.ts';
+import { poll } from './helpers/curves.ts';
 
 /** Run an entry point as its own process, the way `npm start` / `npm run api` do. */
 function launch(entry: string, env: Record<string, string>) {
@@ -74,9 +75,13 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   proc.child.kill('SIGTERM');
   await proc.waitFor(/"msg":"shutting down"/);
 
-  // New connections are refused while the in-flight request is still served.
-  await new Promise((r) => setTimeout(r, 200));
-  await t.throwsAsync(fetch(`http://127.0.0.1:${port}/healthz`));
+  // New connections are refused while the in-flight request is still served. The listener closes
+  // as shutdown starts: wait for a refused connection (anything else, e.g. an idle keep-alive
+  // connection closed under a request, is tried again).
+  const healthz = () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'answered', (err: Error) => String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message));
+  t.is(await poll('a new connection refused', async () => (await healthz()) === 'ECONNREFUSED' && 'ECONNREFUSED'), 'ECONNREFUSED');
+  t.false(response.includes('HTTP/1.1 401'), 'the in-flight request is not answered yet: the rest of its body has not been sent');
+  t.is(await healthz(), 'ECONNREFUSED', 'and new connections stay refused');
   socket.write(body.slice(10));
   await closed;
   t.regex(response, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 Unauthorized/, 'the in-flight request got its real answer');
