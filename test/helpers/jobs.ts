@@ -51,6 +51,6 @@ export async function addAndAwait<T>(queue: Queue, redisUrl: string, jobId: stri
   }
 }
 
-/** The id of the `deliver` job of a webhook delivery, and of the `fan-out` job of an event (workers/connections.ts). */
+/** The id of the `deliver` job of a webhook delivery, and of the `fan-out` job of an event (workers/queues.ts). */
 export const deliveryJobId = (deliveryId: string) => `delivery-${deliveryId}`;
 export const fanOutJobId = (eventId: string) => `event-${eventId}`;
