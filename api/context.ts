@@ -11,12 +11,14 @@ import type { Scope } from './auth/scopes.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
 import type { FrameWriter } from '../engine/frames/parquet-writer.ts';
+import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 
-/** The engine as the API uses it: the thread pool, the DuckDB sample store and the Parquet frame writer. */
+/** The engine as the API uses it: the thread pool, the DuckDB sample store, the Parquet frame writer and the channel columns. */
 export interface ApiEngine {
   pool: EnginePool;
   samples: SampleStore;
   frames: FrameWriter;
+  columns: ChannelColumns;
 }
 
 /** Everything a request handler may use; built once per process in api/server.ts. */

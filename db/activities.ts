@@ -163,10 +163,24 @@ export async function replaceActivityCurves(db: Db, activityId: string, curves: 
 export function activitiesForScan(db: Db, userId: string, f: ActivityFilter, metric?: string) {
   let q = db
     .selectFrom('activities')
-    .select(['id', 'user_id', 'sport', 'start_time', 'utc_offset_seconds', 'samples'])
+    .select(['id', 'user_id', 'sport', 'start_time', 'utc_offset_seconds', 'samples', 'created_at'])
     .where(activityFilter(userId, f))
     .orderBy('start_time', 'asc')
     .orderBy('id', 'asc');
   if (metric) q = q.where(sql<SqlBool>`metrics @> ARRAY[${metric}]::text[]`);
   return q.execute();
+}
+
+/**
+ * The user's data version (users.data_version) and the activities of activitiesForScan, read in one
+ * snapshot: the activities are exactly those of that version.
+ */
+export function scanAtVersion(db: Db, userId: string, f: ActivityFilter, metric: string) {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const user = await trx.selectFrom('users').select('data_version').where('id', '=', userId).executeTakeFirst();
+      return { version: user?.data_version ?? '0', activities: await activitiesForScan(trx, userId, f, metric) };
+    });
 }

@@ -8,7 +8,7 @@ import type { Channel } from './ingest/recording.ts';
  * inherit `--import tsx`, so they load `worker.ts`; a compiled build loads `worker.js`.
  *
  * Inputs are transferred to the thread, not copied: after `run`, the task's typed arrays are
- * detached (empty) in the caller. A view onto part of a larger buffer (a pooled Node Buffer, a
+ * detached (empty) in the caller; views of a SharedArrayBuffer are shared as they are. A view onto part of a larger buffer (a pooled Node Buffer, a
  * subarray), or a second view of a buffer already transferred, is copied first, so that the rest
  * of that buffer stays usable.
  */
@@ -48,6 +48,8 @@ type TypedArray = Float64Array | Int32Array | Uint8Array;
 
 /** The value with each typed array owning its whole buffer (copied when not), those buffers collected for transfer. */
 function transferable(value: unknown, buffers: ArrayBuffer[]): unknown {
+  // A view of shared memory (a channel column) is shared with the thread as it is: no copy, no transfer.
+  if (ArrayBuffer.isView(value) && value.buffer instanceof SharedArrayBuffer) return value;
   if (ArrayBuffer.isView(value)) {
     const a = value as TypedArray;
     const whole = a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength && !buffers.includes(a.buffer);

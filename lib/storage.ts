@@ -9,6 +9,7 @@ import { isUuid } from './ids.ts';
  *
  *   users/{user_id}/sources/{source_id}.{fit|csv}         the original file, for /download
  *   users/{user_id}/activities/{activity_id}.parquet      the 1 Hz samples
+ *   users/{user_id}/columns/{channel}.json, ….f64         the channel columns (a cache of the samples)
  *   backfills/{backfill_id}.zip                           a history archive until it is read
  *   tmp/                                                  uploads in flight
  */
@@ -23,6 +24,11 @@ export function originalPath(dataDir: string, userId: string, sourceId: string, 
 
 export function samplePath(dataDir: string, userId: string, activityId: string): string {
   return path.resolve(dataDir, 'users', id(userId), 'activities', `${id(activityId)}.parquet`);
+}
+
+/** A user's channel columns (engine/samples/channel-columns.ts): a cache, rebuilt from the sample files when missing. */
+export function columnsDir(dataDir: string, userId: string): string {
+  return path.resolve(dataDir, 'users', id(userId), 'columns');
 }
 
 export function archivePath(dataDir: string, backfillId: string): string {

@@ -35,6 +35,17 @@ export interface Packed<A extends Float64Array | Int32Array> {
   offsets: Int32Array;
 }
 
+/** Some activities' arrays as slices of one buffer (a shared column): activity a is values[from[a] .. from[a] + length[a]). */
+export interface Slices {
+  values: Float64Array;
+  from: Int32Array;
+  length: Int32Array;
+}
+
+function slices(s: Slices): Float64Array[] {
+  return Array.from(s.from, (from, a) => s.values.subarray(from, from + s.length[a]!));
+}
+
 function parts<A extends Float64Array | Int32Array>(p: Packed<A>): A[] {
   const out: A[] = [];
   for (let a = 0; a + 1 < p.offsets.length; a++) out.push(p.values.subarray(p.offsets[a]!, p.offsets[a + 1]!) as A);
@@ -67,7 +78,7 @@ export function workCuts(x: Float64Array, thresholds: Float64Array): Int32Array 
 
 export interface AfterInput {
   /** Each activity's work series (gaps as 0), oldest activity first. */
-  samples: Packed<Float64Array>;
+  samples: Slices;
   /** Work thresholds, ascending (J for power, m for speed). */
   thresholds: Float64Array;
   /** Durations (ascending) for the duration-indexed curve; null for the value-indexed one. */
@@ -80,7 +91,7 @@ export interface AfterInput {
 export type AfterOutput = { kind: 'duration'; curves: DurationCurve[] } | { kind: 'intensity'; curves: LevelCurve[] };
 
 export function longitudinalAfter(input: AfterInput): AfterOutput {
-  const activities = parts(input.samples);
+  const activities = slices(input.samples);
   const m = input.thresholds.length;
   return input.durations ? afterByDuration(activities, input.thresholds, input.durations, m) : afterByIntensity(activities, input.thresholds, input.step, m);
 }

@@ -2,8 +2,9 @@
  * Scans over many activities' sample files at once, through the sample store's DuckDB connection
  * (engine/samples/sample-file.ts): one query reads every file, in parallel inside DuckDB.
  *
- * - readChannelOfMany: one channel of each activity, packed into one Float64Array (activity a at
- *   offsets[a] .. offsets[a+1]), gaps as 0 — the input of the longitudinal `after` curves.
+ * - readChannelOfMany / readChannelInto: one channel of each activity, packed into one Float64Array
+ *   (activity a at offsets[a] .. offsets[a+1]), gaps as 0 — what the channel columns
+ *   (./channel-columns.ts) are built from.
  * - copyTimeSeries: the rows of many activities written as one Parquet file (COPY … TO), with the
  *   activity's id, sport and local time — the longitudinal data endpoint streams that file.
  *
@@ -37,7 +38,19 @@ export async function readChannelOfMany(store: SampleStore, paths: readonly stri
   const offsets = new Int32Array(paths.length + 1);
   for (let a = 0; a < paths.length; a++) offsets[a + 1] = offsets[a]! + lengths[a]!;
   const values = new Float64Array(offsets[paths.length]!);
-  if (!paths.length) return { values, offsets };
+  await readChannelInto(store, paths, channel, values, signal);
+  return { values, offsets };
+}
+
+/**
+ * One channel of each file, in file order, NaN/NULL as 0, written into `out` (which may be a view of
+ * a SharedArrayBuffer); the files must hold exactly `out.length` rows together.
+ */
+export async function readChannelInto(store: SampleStore, paths: readonly string[], channel: string, out: Float64Array, signal?: AbortSignal): Promise<void> {
+  if (!paths.length) {
+    if (out.length) throw new Error(`No sample files for ${out.length} samples`);
+    return;
+  }
   // Row order is the files' order (preserve_insertion_order, set on the store's connection): no ORDER BY needed.
   const sql = `SELECT coalesce(${sqlIdentifier(channel)}, 0) FROM ${sampleFilesSql(paths)}`;
   await store.withConnection((c) =>
@@ -48,16 +61,29 @@ export async function readChannelOfMany(store: SampleStore, paths: readonly stri
         if (signal?.aborted) throw signal.reason;
         const chunk = result.getChunk(i);
         const n = chunk.rowCount;
-        if (row + n > values.length) throw new Error(`The sample files hold more rows than their activities' ${values.length} samples`);
-        const vector = chunk.getColumnVector(0) as DuckDBDoubleVector;
-        for (let r = 0; r < n; r++) values[row + r] = vector.getItem(r) ?? 0;
+        if (row + n > out.length) throw new Error(`The sample files hold more rows than their activities' ${out.length} samples`);
+        copyDoubles(chunk.getColumnVector(0) as DuckDBDoubleVector, n, out, row);
         row += n;
         if (i % 16 === 15) await yieldToEventLoop();
       }
-      if (row !== values.length) throw new Error(`The sample files hold ${row} rows, their activities ${values.length} samples`);
+      if (row !== out.length) throw new Error(`The sample files hold ${row} rows, their activities ${out.length} samples`);
     }),
   );
-  return { values, offsets };
+}
+
+/**
+ * A DOUBLE vector's values into `out` at `at`. The vector's values are one native Float64Array (the
+ * `items` field @duckdb/node-api 1.5 keeps for every DOUBLE vector), copied in one `set`: ~50× faster
+ * than `getItem` per value, which tests the validity mask with BigInt arithmetic. The query has no
+ * NULLs (coalesce), so the mask is not needed; without that field (another library version), per value.
+ */
+function copyDoubles(vector: DuckDBDoubleVector, n: number, out: Float64Array, at: number): void {
+  const items = (vector as unknown as { items?: unknown }).items;
+  if (items instanceof Float64Array && items.length >= n) {
+    out.set(items.subarray(0, n), at);
+    return;
+  }
+  for (let r = 0; r < n; r++) out[at + r] = vector.getItem(r) ?? 0;
 }
 
 export interface SeriesSource {

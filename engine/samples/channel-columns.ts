@@ -1,0 +1,231 @@
+/**
+ * Channel columns: one user's samples of one channel, every activity's in one Float64Array, so a
+ * longitudinal scan reads no Parquet file at all (DESIGN.md §2 "Sample store" stays the source of truth).
+ *
+ *   column   = the activities that record the channel, oldest first (start, id), each activity's 1 Hz
+ *              values back to back, gaps as 0 (the `after` kernels' input); a SharedArrayBuffer, so
+ *              the engine threads read it where it lies (no copy, no transfer).
+ *   slices   = activity id → [offset, length) in the column, with the activity's stamp (its row's
+ *              created_at): an activity deleted and ingested again under the same id has a new stamp.
+ *
+ * A column is labelled with the user's data version (users.data_version, bumped in the transaction
+ * of every change to their activities). A request names the version it read; a column of another
+ * version is rebuilt from the listing of that moment, reusing the slices whose id, stamp and length
+ * are unchanged and reading only the other activities' sample files (one DuckDB query): after an
+ * upload, one new file is read, not the whole history.
+ *
+ * Kept in memory (least recently used first out, within `maxBytes`) and on disk under `dir(userId)`
+ * as `<channel>.json` (version, slices, and the name of its values file) and `<channel>.<tag>.f64`
+ * (the values, little-endian), so another process (or this one after a restart) loads a column with
+ * one sequential read. Concurrent requests for the same column share one build.
+ */
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { SampleStore } from './sample-file.ts';
+import { readChannelInto } from './sample-scan.ts';
+import type { Slices } from '../curves/longitudinal.ts';
+
+/** An activity as the column needs it: its id, its stamp, its sample count and its sample file. */
+export interface ColumnActivity {
+  id: string;
+  stamp: number;
+  samples: number;
+  path: string;
+}
+
+/** Every activity of the user recording the channel, oldest first, at one data version. */
+export interface ColumnListing {
+  version: string;
+  activities: ColumnActivity[];
+}
+
+interface Slice {
+  offset: number;
+  length: number;
+  stamp: number;
+}
+
+export interface ChannelColumn {
+  version: string;
+  /** Backed by a SharedArrayBuffer. */
+  values: Float64Array;
+  slices: Map<string, Slice>;
+}
+
+
+const FORMAT = 1;
+
+export interface ChannelColumnsOptions {
+  /** Memory kept for columns (bytes); the least recently used columns are dropped beyond it. */
+  maxBytes: number;
+  /** Where a user's columns are kept on disk. */
+  dir: (userId: string) => string;
+}
+
+export function createChannelColumns(store: SampleStore, options: ChannelColumnsOptions) {
+  const memory = new Map<string, ChannelColumn>();
+  const building = new Map<string, Promise<ChannelColumn>>();
+  let bytes = 0;
+
+  function remember(key: string, column: ChannelColumn): void {
+    const old = memory.get(key);
+    if (old) {
+      bytes -= old.values.byteLength;
+      memory.delete(key);
+    }
+    memory.set(key, column);
+    bytes += column.values.byteLength;
+    for (const [k, c] of memory) {
+      if (bytes <= options.maxBytes || k === key) break;
+      memory.delete(k);
+      bytes -= c.values.byteLength;
+    }
+  }
+
+  /**
+   * The column of (user, channel) at `version`; `list` gives the listing when it must be (re)built.
+   * The column returned may be of a later version than asked when the data changed meanwhile.
+   */
+  async function column(userId: string, channel: string, version: string, list: () => Promise<ColumnListing>, signal?: AbortSignal): Promise<ChannelColumn> {
+    const key = `${userId}/${channel}`;
+    const held = memory.get(key);
+    if (held && held.version === version) {
+      memory.delete(key);
+      memory.set(key, held);
+      return held;
+    }
+    const flight = `${key}@${version}`;
+    let pending = building.get(flight);
+    if (!pending) {
+      pending = (async () => {
+        const listing = await list();
+        const dir = options.dir(userId);
+        const base = held ?? (await loadColumn(dir, channel).catch(() => undefined));
+        const built = base && base.version === listing.version && covers(base, listing) ? base : await buildColumn(store, listing, base, channel, signal);
+        if (built !== base) await saveColumn(dir, channel, built);
+        remember(key, built);
+        return built;
+      })().finally(() => building.delete(flight));
+      building.set(flight, pending);
+    }
+    return pending;
+  }
+
+  return {
+    column,
+    /** Bytes held in memory now. */
+    get bytes() {
+      return bytes;
+    },
+  };
+}
+export type ChannelColumns = ReturnType<typeof createChannelColumns>;
+
+/** The slices of `activities` (in that order), or undefined when the column lacks one of them. */
+export function slicesOf(column: ChannelColumn, activities: readonly { id: string; samples: number }[]): Slices | undefined {
+  const from = new Int32Array(activities.length);
+  const length = new Int32Array(activities.length);
+  for (let a = 0; a < activities.length; a++) {
+    const slice = column.slices.get(activities[a]!.id);
+    if (!slice || slice.length !== activities[a]!.samples) return undefined;
+    from[a] = slice.offset;
+    length[a] = slice.length;
+  }
+  return { values: column.values, from, length };
+}
+
+function covers(column: ChannelColumn, listing: ColumnListing): boolean {
+  return listing.activities.every((a) => {
+    const slice = column.slices.get(a.id);
+    return slice !== undefined && slice.stamp === a.stamp && slice.length === a.samples;
+  });
+}
+
+/** The listing's column: unchanged slices copied from `base`, the other activities read from their sample files. */
+async function buildColumn(store: SampleStore, listing: ColumnListing, base: ChannelColumn | undefined, channel: string, signal?: AbortSignal): Promise<ChannelColumn> {
+  const total = listing.activities.reduce((n, a) => n + a.samples, 0);
+  const values = new Float64Array(new SharedArrayBuffer(total * Float64Array.BYTES_PER_ELEMENT));
+  const slices = new Map<string, Slice>();
+  const missing: { activity: ColumnActivity; offset: number }[] = [];
+  let offset = 0;
+  for (const activity of listing.activities) {
+    const old = base?.slices.get(activity.id);
+    if (old && old.stamp === activity.stamp && old.length === activity.samples) {
+      values.set(base!.values.subarray(old.offset, old.offset + old.length), offset);
+    } else {
+      missing.push({ activity, offset });
+    }
+    slices.set(activity.id, { offset, length: activity.samples, stamp: activity.stamp });
+    offset += activity.samples;
+  }
+  if (missing.length) {
+    const read = new Float64Array(missing.reduce((n, m) => n + m.activity.samples, 0));
+    await readChannelInto(store, missing.map((m) => m.activity.path), channel, read, signal);
+    let at = 0;
+    for (const { activity, offset: to } of missing) {
+      values.set(read.subarray(at, at + activity.samples), to);
+      at += activity.samples;
+    }
+  }
+  return { version: listing.version, values, slices };
+}
+
+interface ColumnIndex {
+  format: number;
+  version: string;
+  /** The values file this index describes (each write has its own). */
+  values: string;
+  length: number;
+  slices: [string, number, number, number][];
+}
+
+async function loadColumn(dir: string, channel: string): Promise<ChannelColumn | undefined> {
+  const index = JSON.parse(await readFile(path.join(dir, `${channel}.json`), 'utf8')) as ColumnIndex;
+  if (index.format !== FORMAT || path.basename(index.values) !== index.values) return undefined;
+  const values = new Float64Array(new SharedArrayBuffer(index.length * Float64Array.BYTES_PER_ELEMENT));
+  const target = new Uint8Array(values.buffer);
+  const file = await open(path.join(dir, index.values));
+  try {
+    const { size } = await file.stat();
+    if (size !== target.length) return undefined;
+    for (let at = 0; at < target.length; ) {
+      const { bytesRead } = await file.read(target, at, target.length - at, at);
+      if (bytesRead === 0) return undefined;
+      at += bytesRead;
+    }
+  } finally {
+    await file.close();
+  }
+  return { version: index.version, values, slices: new Map(index.slices.map(([id, offset, length, stamp]) => [id, { offset, length, stamp }])) };
+}
+
+/**
+ * Each write's values go to a file of their own (`<channel>.<tag>.f64`) named by the index, which is
+ * renamed into place last: a reader sees an old complete pair or the new one, never a mix, whatever
+ * other processes write meanwhile. The values file the replaced index named is removed.
+ */
+async function saveColumn(dir: string, channel: string, column: ChannelColumn): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const tag = randomBytes(6).toString('hex');
+  const valuesName = `${channel}.${tag}.f64`;
+  const indexFile = path.join(dir, `${channel}.json`);
+  const index: ColumnIndex = {
+    format: FORMAT,
+    version: column.version,
+    values: valuesName,
+    length: column.values.length,
+    slices: [...column.slices].map(([id, s]) => [id, s.offset, s.length, s.stamp]),
+  };
+  try {
+    await writeFile(path.join(dir, valuesName), new Uint8Array(column.values.buffer, column.values.byteOffset, column.values.byteLength));
+    await writeFile(`${indexFile}.tmp-${tag}`, JSON.stringify(index));
+    const replaced = await readFile(indexFile, 'utf8').then((text) => (JSON.parse(text) as ColumnIndex).values, () => undefined);
+    await rename(`${indexFile}.tmp-${tag}`, indexFile);
+    if (replaced && replaced !== valuesName && path.basename(replaced) === replaced) await rm(path.join(dir, replaced), { force: true });
+  } catch {
+    // A cache that cannot be written is only slower next time.
+    await rm(path.join(dir, valuesName), { force: true }).catch(() => undefined);
+    await rm(`${indexFile}.tmp-${tag}`, { force: true }).catch(() => undefined);
+  }
+}
