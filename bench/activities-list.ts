@@ -55,6 +55,7 @@ export async function seedActivityList(db: Db, userId: string, applicationId: st
       distance: ride.distance,
       devices: ride.devices,
       samples: ride.length,
+      implausible_samples: ride.implausibleSamples,
       curves: ride.curves,
     };
     const now = new Date();

@@ -144,6 +144,7 @@ async function seedHistory(service: TestService, userId: string, count: number):
       distance: null,
       devices: [],
       samples: seconds,
+      implausible_samples: {},
       curves,
     };
     await storeActivities(db, source, [row], new Date());

@@ -32,6 +32,8 @@ export interface NewActivity {
   distance: number | null;
   devices: string[];
   samples: number;
+  /** Per channel, the samples dropped as implausible (engine/ingest/plausible.ts); `{}` when none. */
+  implausible_samples: Record<string, number>;
   /** The activity's curves (engine/curves/activity-curves.ts), stored with it. */
   curves: MetricCurves[];
 }
@@ -56,6 +58,7 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
             tags: source.tags,
             summary: a.summary ? JSON.stringify(a.summary) : null,
             laps: a.laps ? JSON.stringify(a.laps) : null,
+            implausible_samples: JSON.stringify(a.implausible_samples),
           })),
         )
         .onConflict((oc) => oc.columns(['source_id', 'session_index']).doNothing())

@@ -174,6 +174,11 @@ export interface ActivitiesTable {
   devices: ColumnType<string[], string[] | undefined, string[]>;
   /** Length of the 1 Hz sample grid. */
   samples: number;
+  /**
+   * Per channel, the file's samples dropped as implausible at ingestion (engine/ingest/plausible.ts), only
+   * channels with at least one (`{}`: none); null for activities stored before samples were checked.
+   */
+  implausible_samples: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

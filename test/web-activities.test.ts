@@ -125,6 +125,7 @@ async function seedActivities(user: User, n: number) {
       distance: null,
       devices: [],
       samples: 60,
+      implausible_samples: {},
       curves: [],
     })),
     new Date(),

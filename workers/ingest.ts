@@ -84,6 +84,7 @@ function activityRow(id: string, index: number, a: IngestedActivity): NewActivit
     distance: a.distance,
     devices: a.devices,
     samples: a.length,
+    implausible_samples: a.implausibleSamples,
     curves: a.curves,
   };
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ActivityRow, StoredLap, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
+import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
+import { CHANNELS } from '../../engine/ingest/recording.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
 
 /**
@@ -63,6 +65,22 @@ const ActivityFields = {
 export const ActivitySummary = z.object(ActivityFields).meta({ id: 'ActivitySummary' });
 export type ActivitySummaryOut = z.output<typeof ActivitySummary>;
 
+/** What counts as implausible for a channel, e.g. `Samples below 0 W or above 3000 W`. */
+function implausibleWhen(channel: (typeof CHANNELS)[number]): string {
+  const { min, max, unit } = PLAUSIBLE_RANGES[channel];
+  return Number.isFinite(max) ? `Samples below ${min} ${unit} or above ${max} ${unit}` : `Samples below ${min} ${unit} (no ceiling)`;
+}
+
+export const ImplausibleSamples = z
+  .object(Object.fromEntries(CHANNELS.map((c) => [c, z.number().int().positive().optional().describe(implausibleWhen(c))])))
+  .meta({
+    id: 'ImplausibleSamples',
+    description:
+      "Per channel, how many of the file's samples were beyond the channel's plausible range (limits included) and were stored as missing, " +
+      'before the 1 Hz resampling: the sample file has no value there, and the summary, laps and curves are computed without them. ' +
+      'Only channels with at least one; `{}` when none.',
+  });
+
 
 export function lapOut(lap: StoredLap, offset: number) {
   const { start, end, ...stats } = lap;
@@ -102,7 +120,7 @@ export function activitySummaryOut(
 }
 
 export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, traces: TraceDetailsOut[] | null): ActivityDetailsOut {
-  return { ...activitySummaryOut(row, appMetadata, { laps: true, traces }), distance: row.distance, devices: row.devices };
+  return { ...activitySummaryOut(row, appMetadata, { laps: true, traces }), distance: row.distance, devices: row.devices, implausible_samples: row.implausible_samples };
 }
 
 export const TestSummary = z
@@ -155,7 +173,12 @@ export type TraceDetailsOut = z.output<typeof TraceDetails>;
 
 // After TraceDetails: the spread reads ActivityFields' `traces` getter at once.
 export const ActivityDetails = z
-  .object({ ...ActivityFields, distance: z.number().nullable().describe('m'), devices: z.array(z.string()) })
+  .object({
+    ...ActivityFields,
+    distance: z.number().nullable().describe('m'),
+    devices: z.array(z.string()),
+    implausible_samples: ImplausibleSamples.nullable().describe('Null for activities stored before samples were checked (they keep whatever the file had)'),
+  })
   .meta({ id: 'ActivityDetails' });
 export type ActivityDetailsOut = z.output<typeof ActivityDetails>;
 

@@ -1,6 +1,7 @@
 /**
- * The ingest task (run in the piscina pool): one uploaded file → the activities it holds, each on a
- * regular 1 Hz grid with its summary and laps (engine/ingest/ingested.ts). A file that cannot become an
+ * The ingest task (run in the piscina pool): one uploaded file → the activities it holds, each with
+ * its implausible samples dropped and counted (engine/ingest/plausible.ts), then on a regular 1 Hz
+ * grid with its summary, laps and curves (engine/ingest/ingested.ts). A file that cannot become an
  * activity is a result, `{ ok: false, code, message }`, not an exception; anything else thrown is
  * a bug and propagates.
  */
@@ -9,6 +10,7 @@ import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
 import { computeCurves } from '../curves/activity-curves.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
+import { dropImplausible } from './plausible.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
 import { resample } from './resample.ts';
 import { lapStats, summarise } from './summary.ts';
@@ -35,7 +37,9 @@ function withFormSport(recordings: Recording[], field: string | null): Recording
   return recordings.map((rec) => (rec.sport === 'generic' ? { ...rec, sport } : rec));
 }
 
-function toActivity(rec: Recording): IngestedActivity {
+function toActivity(parsed: Recording): IngestedActivity {
+  // Before resampling: the grid would hold a spike across a short gap, or hide it behind a later sample.
+  const { recording: rec, implausible } = dropImplausible(parsed);
   const grid = resample(rec);
   const end = rec.end.getTime();
   const summary = summarise(grid.channels, 0, grid.length);
@@ -52,5 +56,6 @@ function toActivity(rec: Recording): IngestedActivity {
     laps: lapStats(grid, rec.laps, { start: grid.start, end }),
     distance: summary.distance?.sum ?? null,
     curves: computeCurves(grid.channels),
+    implausibleSamples: implausible,
   };
 }

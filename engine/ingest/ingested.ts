@@ -1,4 +1,5 @@
 import type { MetricCurves } from '../curves/activity-curves.ts';
+import type { ImplausibleCounts } from './plausible.ts';
 import type { Channel } from './recording.ts';
 
 /**
@@ -49,6 +50,11 @@ export interface IngestedActivity {
   distance: number | null;
   /** Mean-max, value-indexed and AWD curves of the metrics that have them (engine/curves/activity-curves.ts). */
   curves: MetricCurves[];
+  /**
+   * Per channel, the samples of the file dropped as implausible before resampling (engine/ingest/plausible.ts):
+   * only channels with at least one; `{}` when none was. `channels`, `summary`, `laps` and `curves` are without them.
+   */
+  implausibleSamples: ImplausibleCounts;
 }
 
 export type IngestResult = { ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string };
