@@ -17,7 +17,7 @@ import { CHANNELS, type Channel, type Recording } from './recording.ts';
  *
  *   channel            unit          min     max     why
  *   power              W             0       3000    track sprinters peak at ~2,500–2,700 W
- *   heart_rate         bpm           0       250     above any recorded human maximum (~220–230)
+ *   heart_rate         bpm           0       250     above the highest maximal heart rates of athletes (~220)
  *   speed              m/s           0       100     360 km/h: above the paced bicycle record (~82 m/s),
  *                                                     speed skiing (~70 m/s) and free fall (~55–90 m/s)
  *   cadence            rpm           0       300     cycling sprints reach ~250 rpm; running (steps) ~250
