@@ -17,6 +17,7 @@ import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
 import { benchCurves } from './curves.ts';
 import { benchMeanMax } from './engine-mean-max.ts';
+import { benchLongitudinal } from './longitudinal.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -37,8 +38,10 @@ import { benchMeanMax } from './engine-mean-max.ts';
  *   (bench/engine-mean-max.ts).
  * - curves: AWD, value-indexed view, longitudinal mean-max from stored curves (engine and HTTP) and
  *   with 5 `after` values over a year, on a synthetic history of 1,000 rides (bench/curves.ts).
+ * - longitudinal: longitudinal mean-max from raw streams (`after`) at 100 / 1,000 / 5,000 rides in a
+ *   year, beside a DuckDB + numpy script over the same sample files (bench/longitudinal.ts).
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, engine: benchEngine, curves: benchCurves } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
