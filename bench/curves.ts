@@ -15,7 +15,7 @@ import { valueIndexed } from '../engine/curves/value-indexed.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { samplePath } from '../lib/storage.ts';
 import { simulateRide } from './synthetic.ts';
-import { formatTable, quantile, round2, writeReport } from './report.ts';
+import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 
 interface Distribution {
   n: number;
@@ -249,6 +249,7 @@ export async function benchCurves() {
     await service.close();
   }
 
+  for (const r of rows) recordTarget({ benchmark: 'curves', target: `${r.workload}: ${r.target}`, figure: `p50 ${r.result.p50.toFixed(2)} ms`, met: r.met });
   const header = ['workload', 'p50 ms', 'p90 ms', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];
   const table = rows.map((r) => [
     r.workload,

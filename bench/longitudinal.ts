@@ -10,7 +10,7 @@ import { activityId, storeActivities, type NewActivity } from '../db/activities.
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { samplePath } from '../lib/storage.ts';
 import { simulateRide } from './synthetic.ts';
-import { formatTable, quantile, ROOT, writeReport } from './report.ts';
+import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 
 /**
  * `npm run bench -- longitudinal`: longitudinal mean-max from raw streams (issue 15, item 1), over
@@ -181,6 +181,12 @@ export async function benchLongitudinal() {
     }
   }
 
+  for (const r of rows) {
+    if (r.target !== undefined) {
+      const speedup = r.baseline ? `, ${(r.baseline.p50_ms / r.p50_ms).toFixed(1)}× the script` : '';
+      recordTarget({ benchmark: 'longitudinal', target: `${r.activities} rides, ${r.workload}: ${r.target}`, figure: `p50 ${r.p50_ms.toFixed(0)} ms${speedup}`, met: r.met === true });
+    }
+  }
   const header = ['activities', 'samples', 'workload', 'p50 ms', 'µs per 1k samples', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];
   const table = rows.map((r) => [
     String(r.activities),

@@ -63,3 +63,22 @@ export function writeReport(name: string, report: { at: string } & Record<string
   writeFileSync(latestFile, JSON.stringify(latest, null, 2) + '\n');
   return path.relative(ROOT, file);
 }
+
+/** A performance target and what this run measured for it (printed together at the end of `npm run bench`). */
+export interface TargetResult {
+  benchmark: string;
+  target: string;
+  figure: string;
+  met: boolean;
+}
+
+const targets: TargetResult[] = [];
+
+/** Record a target's outcome; each benchmark also prints it in its own table. */
+export function recordTarget(result: TargetResult): void {
+  targets.push(result);
+}
+
+export function recordedTargets(): readonly TargetResult[] {
+  return targets;
+}

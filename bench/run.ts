@@ -12,7 +12,8 @@ import { createGrant } from '../db/grants.ts';
 import { seedActivityList } from './activities-list.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
-import { formatTable, ROOT, writeReport } from './report.ts';
+import { formatTable, recordedTargets, recordTarget, ROOT, writeReport } from './report.ts';
+import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
 import { benchCurves } from './curves.ts';
@@ -98,7 +99,9 @@ async function benchHttp() {
     const rows: { workload: string; result: LoadResult; target?: typeof LIST_TARGET & { met: boolean } }[] = [];
     const measure = async (workload: string, url: string, headers?: Record<string, string>, target?: typeof LIST_TARGET) => {
       const result = await load(url, { ...opts, ...(headers ? { headers } : {}) });
-      rows.push({ workload, result, ...(target ? { target: { ...target, met: result.errors === 0 && result.rps >= target.rps && result.p99_ms <= target.p99_ms } } : {}) });
+      const met = target ? result.errors === 0 && result.rps >= target.rps && result.p99_ms <= target.p99_ms : false;
+      rows.push({ workload, result, ...(target ? { target: { ...target, met } } : {}) });
+      if (target) recordTarget({ benchmark: 'http', target: `${workload}: ≥ ${target.rps} req/s, p99 ≤ ${target.p99_ms} ms`, figure: `${result.rps} req/s, p99 ${result.p99_ms.toFixed(1)} ms, ${result.errors} errors`, met });
     };
     await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
@@ -155,7 +158,26 @@ async function main() {
     process.exit(2);
   }
   const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]);
+  const started = uptime();
+  process.stdout.write(`machine: ${os.cpus().length} cores, Node ${process.version}; uptime at start: ${started}\n`);
   for (const name of selected) await BENCHMARKS[name]();
+  const ended = uptime();
+  const targets = recordedTargets();
+  if (targets.length) {
+    process.stdout.write(`\n== targets\n\n`);
+    process.stdout.write(formatTable(['benchmark', 'target', 'this run', ''], targets.map((t) => [t.benchmark, t.target, t.figure, t.met ? 'met' : 'MISSED'])));
+    process.stdout.write(`\n${targets.filter((t) => t.met).length} of ${targets.length} targets met; uptime at start: ${started}; at end: ${ended}\n`);
+    writeReport('targets', { benchmark: 'targets', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, uptime: { start: started, end: ended }, targets });
+  }
+}
+
+/** The machine's load as `uptime` prints it (the figures of a run depend on it). */
+function uptime(): string {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    return `load average: ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}`;
+  }
 }
 
 main().then(
