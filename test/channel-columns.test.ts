@@ -99,7 +99,9 @@ test('on disk: another process loads the column without reading a sample file; a
   const root = await mkdtemp(path.join(dir, 'disk-'));
   const activities = [await activity(root, 2_500, 3), await activity(root, 700, 5)];
   const want = await expected(activities);
-  await (await fresh(root)).column(USER, 'power', '7', async () => ({ version: '7', activities }));
+  const first = await fresh(root);
+  await first.column(USER, 'power', '7', async () => ({ version: '7', activities }));
+  await first.saved();
   const files = await readdir(path.join(root, 'columns'));
   t.is(files.filter((f) => f.endsWith('.f64')).length, 1, 'one values file');
 
@@ -111,6 +113,7 @@ test('on disk: another process loads the column without reading a sample file; a
   const more = await activity(root, 300, 21);
   const third = await fresh(root);
   const v8 = await third.column(USER, 'power', '8', async () => ({ version: '8', activities: [...activities, more] }));
+  await third.saved();
   sameSlices(t, v8, [...activities, more], [...want, ...(await expected([more]))]);
   t.is((await readdir(path.join(root, 'columns'))).filter((f) => f.endsWith('.f64')).length, 1, 'the replaced values file is removed');
 });
@@ -120,7 +123,9 @@ test('a damaged cache on disk (index or values) is rebuilt from the sample files
   const activities = [await activity(root, 1_200, 3), await activity(root, 800, 5)];
   const want = await expected(activities);
   const listing = async () => ({ version: '3', activities });
-  await (await fresh(root)).column(USER, 'power', '3', listing);
+  const first = await fresh(root);
+  await first.column(USER, 'power', '3', listing);
+  await first.saved();
   const columnsDir = path.join(root, 'columns');
   const valuesFile = (await readdir(columnsDir)).find((f) => f.endsWith('.f64'))!;
   await writeFile(path.join(columnsDir, valuesFile), Buffer.alloc(16)); // truncated values

@@ -19,7 +19,7 @@
  * (the values, little-endian), so another process (or this one after a restart) loads a column with
  * one sequential read. Concurrent requests for the same column share one build.
  */
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { SampleStore } from './sample-file.ts';
@@ -66,6 +66,7 @@ export interface ChannelColumnsOptions {
 export function createChannelColumns(store: SampleStore, options: ChannelColumnsOptions) {
   const memory = new Map<string, ChannelColumn>();
   const building = new Map<string, Promise<ChannelColumn>>();
+  const saving = new Set<Promise<void>>();
   let bytes = 0;
 
   function remember(key: string, column: ChannelColumn): void {
@@ -103,8 +104,12 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         const dir = options.dir(userId);
         const base = held ?? (await loadColumn(dir, channel).catch(() => undefined));
         const built = base && base.version === listing.version && covers(base, listing) ? base : await buildColumn(store, listing, base, channel, signal);
-        if (built !== base) await saveColumn(dir, channel, built);
         remember(key, built);
+        // Written to disk after the answer: the request does not wait for hundreds of MB to be written.
+        if (built !== base) {
+          const saved = saveColumn(dir, channel, built).finally(() => saving.delete(saved));
+          saving.add(saved);
+        }
         return built;
       })().finally(() => building.delete(flight));
       building.set(flight, pending);
@@ -114,6 +119,10 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
 
   return {
     column,
+    /** Resolves when every column built so far is on disk (writes run after the request that built them). */
+    async saved(): Promise<void> {
+      while (saving.size) await Promise.all(saving);
+    },
     /** Bytes held in memory now. */
     get bytes() {
       return bytes;
@@ -223,9 +232,20 @@ async function saveColumn(dir: string, channel: string, column: ChannelColumn): 
     const replaced = await readFile(indexFile, 'utf8').then((text) => (JSON.parse(text) as ColumnIndex).values, () => undefined);
     await rename(`${indexFile}.tmp-${tag}`, indexFile);
     if (replaced && replaced !== valuesName && path.basename(replaced) === replaced) await rm(path.join(dir, replaced), { force: true });
+    await removeOrphans(dir, channel, valuesName);
   } catch {
     // A cache that cannot be written is only slower next time.
     await rm(path.join(dir, valuesName), { force: true }).catch(() => undefined);
     await rm(`${indexFile}.tmp-${tag}`, { force: true }).catch(() => undefined);
+  }
+}
+
+/** Values files no index names, left by a process stopped mid-write; an hour's grace for writes in flight elsewhere. */
+async function removeOrphans(dir: string, channel: string, current: string): Promise<void> {
+  const cutoff = Date.now() - 3_600_000;
+  for (const name of await readdir(dir)) {
+    if (name === current || !name.startsWith(`${channel}.`) || !name.endsWith('.f64')) continue;
+    const info = await stat(path.join(dir, name)).catch(() => undefined);
+    if (info && info.mtimeMs < cutoff) await rm(path.join(dir, name), { force: true });
   }
 }
