@@ -47,6 +47,11 @@ export interface Principal {
   /** The grant (application authorization or personal token) a bearer token was issued under. */
   grantId: string | undefined;
   via: 'bearer' | 'cookie';
+  /**
+   * The user's `read_version`, read with the check of the grant or session on this request (before
+   * the handler runs); undefined when the credential was checked another way (a refreshed session).
+   */
+  readVersion: string | undefined;
 }
 
 export interface AppState {

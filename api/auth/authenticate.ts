@@ -1,7 +1,7 @@
 import type { Ctx, Mw, Principal } from '../context.ts';
 import { Forbidden, InsufficientScope, Unauthorized } from '../errors.ts';
 import { findLiveSession } from '../../db/sessions.ts';
-import { findGrant } from '../../db/grants.ts';
+import { liveCredentialReadVersion } from '../../db/credentials.ts';
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
 import type { Scope } from './scopes.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
@@ -65,22 +65,22 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     claims = await refreshWebSession(ctx, token);
     return principalOf(claims, via);
   }
+  // Per request, never remembered: a revoked grant or an ended session is refused on its next use.
+  let readVersion: string | undefined;
   if (claims.sid) {
-    const session = await findLiveSession(deps.db, claims.sid, deps.now());
-    if (!session || session.user_id !== claims.sub) throw new Unauthorized('The session has ended; sign in again');
+    readVersion = await liveCredentialReadVersion(deps.db, { kind: 'session', id: claims.sid, userId: claims.sub, now: deps.now() });
+    if (readVersion === undefined) throw new Unauthorized('The session has ended; sign in again');
   } else if (claims.gid) {
-    const grant = await findGrant(deps.db, claims.gid);
-    if (!grant || grant.user_id !== claims.sub || grant.application_id !== (claims.aud ?? null)) {
-      throw new Unauthorized('The access token has been revoked');
-    }
+    readVersion = await liveCredentialReadVersion(deps.db, { kind: 'grant', id: claims.gid, userId: claims.sub, applicationId: claims.aud ?? null });
+    if (readVersion === undefined) throw new Unauthorized('The access token has been revoked');
   } else {
     throw new Unauthorized('the access token is invalid');
   }
-  return principalOf(claims, via);
+  return principalOf(claims, via, readVersion);
 }
 
-function principalOf(claims: AccessTokenClaims, via: Principal['via']): Principal {
-  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via };
+function principalOf(claims: AccessTokenClaims, via: Principal['via'], readVersion?: string): Principal {
+  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via, readVersion };
 }
 
 async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {
