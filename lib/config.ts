@@ -61,6 +61,8 @@ export const ConfigSchema = z
     CURVE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(8 * 1024 * 1024),
     /** How long pages of the activity list (and the latest activity) stay cached in Redis (0: no cache); a change to what they show invalidates them at once. */
     READ_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
+    /** Megabytes of those cached pages each API process also keeps in memory, so a repeated poll needs no Redis round trip (0: Redis only). */
+    READ_CACHE_MEMORY_MB: z.coerce.number().int().min(0).max(65536).default(64),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

@@ -1,5 +1,7 @@
 import test from 'ava';
+import http from 'node:http';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { apiRoutes, createApp } from '../api/app.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import type { User } from '../db/database.ts';
@@ -133,4 +135,64 @@ test("one user's changes leave another user's cached pages alone; READ_CACHE_SEC
   t.deepEqual((await api(uncached, token, 'GET', '/api/v1/activities/')).body, []);
   t.is((await api(uncached, token, 'GET', '/api/v1/activities/latest')).body, null);
   t.deepEqual(await uncached.deps.redis.keys(`${uncached.deps.config.QUEUE_PREFIX}:reads:*`), []);
+});
+
+test('pages carry a strong ETag: a matching If-None-Match is answered 304 without a body, until a change', async (t) => {
+  const { tokenA } = await athlete();
+  const id = await uploadRide(tokenA, '2026-08-01T08:00:00Z');
+  const get = (headers: Record<string, string> = {}, path = '/api/v1/activities/?limit=10') =>
+    fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${tokenA}`, ...headers } });
+  const first = await get();
+  const etag = first.headers.get('etag')!;
+  t.regex(etag, /^"[A-Za-z0-9_-]{32}"$/);
+  t.is((await get()).headers.get('etag'), etag, 'the cached page has the same ETag');
+  const notModified = await get({ 'if-none-match': etag });
+  t.is(notModified.status, 304);
+  t.is(notModified.headers.get('etag'), etag);
+  t.is(await notModified.text(), '');
+  t.is((await get({ 'if-none-match': '"something else"' })).status, 200);
+
+  t.is((await api(service, tokenA, 'PUT', `/api/v1/activities/${id}/app-metadata`, { seen: true })).status, 200);
+  const changed = await get({ 'if-none-match': etag });
+  t.is(changed.status, 200, 'a change makes another page');
+  t.not(changed.headers.get('etag'), etag);
+  t.deepEqual(((await changed.json()) as { app_metadata: unknown }[])[0]!.app_metadata, { seen: true });
+
+  const latest = await get({}, '/api/v1/activities/latest');
+  t.is((await get({ 'if-none-match': latest.headers.get('etag')! }, '/api/v1/activities/latest')).status, 304);
+  // Built on every request, the same page has the same ETag.
+  const user = await createTestUser(uncached);
+  const token = await tokenFor(uncached, user, ['data:read']);
+  const built = await fetch(`${uncached.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}` } });
+  t.is((await fetch(`${uncached.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': built.headers.get('etag')! } })).status, 304);
+});
+
+test("each API process answers repeated polls from its memory, and sees another process's writes at once", async (t) => {
+  // A second API process: the same database and Redis, its own memory of pages.
+  const server = http.createServer(createApp({ ...service.deps }, apiRoutes).callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => void server.close());
+  const other = { ...service, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+
+  const { user, tokenA } = await athlete();
+  const id = await uploadRide(tokenA, '2026-09-01T08:00:00Z');
+  const trace = (await api(service, tokenA, 'POST', '/api/v1/traces/', { timestamp: '2026-09-01T08:05:00Z', lactate: 1.5 })).body.id;
+  const lactate = async (s: TestService) => (await api(s, tokenA, 'GET', '/api/v1/activities/')).body[0].traces[0].lactate;
+  t.is(await lactate(service), 1.5);
+  t.is(await lactate(other), 1.5);
+  const etags = await Promise.all([service, other].map(async (s) => (await api(s, tokenA, 'GET', '/api/v1/activities/')).headers.get('etag')));
+  t.is(etags[0], etags[1], 'the page read from Redis by the other process has the same ETag');
+
+  // Gone from Redis and changed behind the writers: the first process still answers from its memory...
+  await service.deps.redis.del(...(await cachedKeys(user)));
+  await service.deps.db.updateTable('traces').set({ lactate: 9.9 }).where('id', '=', trace).execute();
+  t.is(await lactate(service), 1.5);
+  t.is(await lactate(other), 1.5);
+  // ...and a change through either process is seen by both at once.
+  t.is((await api(other, tokenA, 'PUT', `/api/v1/activities/${id}/app-metadata`, { seen: 1 })).status, 200);
+  t.is(await lactate(service), 9.9);
+  t.is(await lactate(other), 9.9);
+  t.is((await api(service, tokenA, 'PUT', `/api/v1/activities/${id}/app-metadata`, { seen: 2 })).status, 200);
+  t.deepEqual((await api(other, tokenA, 'GET', '/api/v1/activities/')).body[0].app_metadata, { seen: 2 });
+  t.deepEqual((await api(service, tokenA, 'GET', '/api/v1/activities/')).body[0].app_metadata, { seen: 2 });
 });

@@ -6,6 +6,9 @@ import { listActivities, listActivitySummaries } from '../../../db/activities.ts
 import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';
 import { sendCachedJson } from '../../activities/read-cache.ts';
 
+const PAGE_ETAG = 'A strong validator of this page (a hash of its bytes): send it in `If-None-Match` to be answered 304 while nothing changed';
+const NOT_MODIFIED = { description: 'Not Modified: `If-None-Match` named the current ETag (no body)' };
+
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
 export const listActivitiesRoute = defineRoute(
@@ -19,7 +22,8 @@ export const listActivitiesRoute = defineRoute(
       'the UTC start). `sport` and `tags` repeat the key or separate values with commas; `sports` is a deprecated alias of `sport`. ' +
       'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them. `traces` lists the ' +
       'traces whose timestamp lies within each activity. Pages are cached per user, application and query, and every change they ' +
-      'show (activities, traces, app metadata) invalidates them in its own transaction: a read after a write always shows it.',
+      'show (activities, traces, app metadata) invalidates them in its own transaction: a read after a write always shows it. ' +
+      'Every page has a strong `ETag`: a request whose `If-None-Match` names it is answered 304 without a body.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({
@@ -31,7 +35,7 @@ export const listActivitiesRoute = defineRoute(
       sports: Sports.meta({ deprecated: true }),
       tags: queryArray(z.string().min(1).max(64)).optional(),
     }),
-    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary) } },
+    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ETag: PAGE_ETAG } }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
@@ -56,11 +60,13 @@ export const latestActivityRoute = defineRoute(
     path: '/api/v1/activities/latest',
     operationId: 'latest_activity',
     summary: 'The most recent activity (optionally of a sport), or null',
-    description: 'Answers 200 with JSON `null` when the user has no matching activity. Cached like the list, and invalidated by the same changes.',
+    description:
+      'Answers 200 with JSON `null` when the user has no matching activity. Cached like the list, and invalidated by the same changes; ' +
+      'a request whose `If-None-Match` names the `ETag` is answered 304 without a body.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({ sport: Sports }),
-    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable() } },
+    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable(), headers: { ETag: PAGE_ETAG } }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
