@@ -16,7 +16,12 @@ export function createLogger(level: LogLevel = 'info', base: Fields = {}): Logge
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Fields) => {
     if (LEVELS[lvl] < threshold) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer);
-    (lvl === 'error' ? process.stderr : process.stdout).write(line + '\n');
+    if (lvl === 'error') {
+      flushStdout();
+      process.stderr.write(line + '\n');
+    } else {
+      bufferStdout(line + '\n');
+    }
   };
   return {
     debug: (m, f) => write('debug', m, f),
@@ -26,6 +31,32 @@ export function createLogger(level: LogLevel = 'info', base: Fields = {}): Logge
     child: (fields) => createLogger(level, { ...base, ...fields }),
   };
 }
+
+/**
+ * Lines for stdout logged in one turn of the event loop go out in one write at its end: the API logs
+ * a line per request, and under load one write per line was a write(2) per request (stdout to a file
+ * or a pipe is written synchronously). Errors flush what is pending before they go to stderr, and
+ * the process flushes at exit.
+ */
+let pendingStdout = '';
+let flushScheduled = false;
+
+function bufferStdout(text: string): void {
+  pendingStdout += text;
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flushStdout);
+}
+
+function flushStdout(): void {
+  flushScheduled = false;
+  if (!pendingStdout) return;
+  const text = pendingStdout;
+  pendingStdout = '';
+  process.stdout.write(text);
+}
+
+process.on('exit', flushStdout);
 
 function errorReplacer(_key: string, value: unknown) {
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
