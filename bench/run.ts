@@ -46,8 +46,10 @@ const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfi
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
-/** DESIGN.md §7: `GET /api/v1/activities` (limit 50) on loopback ≥ 800 req/s, p99 ≤ 50 ms. */
+/** DESIGN.md §7: `GET /api/v1/activities` (limit 50) on loopback ≥ 800 req/s, p99 ≤ 50 ms (every page built). */
 const LIST_TARGET = { rps: 800, p99_ms: 50 };
+/** Issue 15, item 6: the polled (cached) page ≥ 2,500 req/s with p99 ≤ 30 ms at 16 connections. */
+const POLLED_TARGET = { rps: 2500, p99_ms: 30 };
 
 function startChild(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
@@ -107,7 +109,7 @@ async function benchHttp() {
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
     await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
     const listOf = `${LIST_ACTIVITIES} activities, traces, app metadata; an application's token`;
-    await measure(`GET /api/v1/activities/?limit=50 (${listOf}), read cache on`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}` }, LIST_TARGET);
+    await measure(`GET /api/v1/activities/?limit=50 (${listOf}), read cache on`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}` }, POLLED_TARGET);
     await measure(
       `GET /api/v1/activities/?limit=50 (${listOf}), READ_CACHE_SECONDS=0: every page built`,
       `http://127.0.0.1:${port + 1000}/api/v1/activities/?limit=50`,
