@@ -401,3 +401,115 @@ test('real FIT power: every duration, and after-cuts by accumulated work, equal 
   const after = meanMaxAfter(power, durations, Int32Array.from(cuts));
   cuts.forEach((from, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(power, durations, from), durations, `fixture after ${from}`));
 });
+
+/**
+ * Series that defeat bounds: exact and approximate repetition (periodic signals of any period,
+ * integer and float, with or without noise, and constant stretches, where windows tie exactly or
+ * up to rounding), isolated huge spikes, floats whose prefix sums are piecewise linear (float
+ * constants), steps and ramps. Long enough for the search, its shifts and its slopes to engage.
+ */
+const adversarial = (minLength: number, maxLength: number): fc.Arbitrary<{ kind: string; x: Float64Array }> => {
+  const length = fc.integer({ min: minLength, max: maxLength });
+  const value = fc.oneof(fc.integer({ min: 0, max: 1500 }), fc.double({ min: 0, max: 1500, noNaN: true }), fc.integer({ min: 1, max: 20_000 }).map((v) => v / 1000));
+  const periodic = fc.tuple(length, fc.array(value, { minLength: 1, maxLength: 240 }), fc.nat(4), fc.integer()).map(([n, pattern, noise, seed]) => {
+    let s = seed >>> 0 || 1;
+    const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    return { kind: `periodic ${pattern.length}${noise ? ` ±${noise}` : ''}`, x: Float64Array.from({ length: n }, (_, i) => pattern[i % pattern.length]! + (noise ? Math.floor(rand() * (2 * noise + 1)) - noise : 0)) };
+  });
+  const sawtooth = fc.tuple(length, fc.integer({ min: 2, max: 400 }), fc.integer({ min: 0, max: 300 })).map(([n, p, base]) => ({ kind: `sawtooth ${p}`, x: Float64Array.from({ length: n }, (_, i) => base + (i % p)) }));
+  const constant = fc.tuple(length, value).map(([n, v]) => ({ kind: `constant ${v}`, x: new Float64Array(n).fill(v) }));
+  const steps = fc.tuple(length, fc.array(fc.tuple(fc.integer({ min: 1, max: 800 }), value), { minLength: 1, maxLength: 8 })).map(([n, runs]) => {
+    const x = new Float64Array(n);
+    for (let i = 0, r = 0, left = runs[0]![0]; i < n; i++, left--) {
+      if (left === 0) [r, left] = [(r + 1) % runs.length, runs[(r + 1) % runs.length]![0]];
+      x[i] = runs[r]![1];
+    }
+    return { kind: `steps ${runs.length}`, x };
+  });
+  const spikes = fc.tuple(length, fc.integer(), fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 2000, max: 40_000 })), { minLength: 1, maxLength: 5 })).map(([n, seed, at]) => {
+    const x = rideLike(n, seed);
+    for (const [f, v] of at) x[Math.min(n - 1, Math.floor(f * n))] = v;
+    return { kind: `spikes ${at.length}`, x };
+  });
+  const ramp = fc.tuple(length, fc.double({ min: -3, max: 3, noNaN: true }), fc.integer({ min: 0, max: 500 })).map(([n, slope, base]) => ({ kind: `ramp ${slope}`, x: Float64Array.from({ length: n }, (_, i) => base + slope * i) }));
+  return fc.oneof(periodic, sawtooth, constant, steps, spikes, ramp);
+};
+
+test('adversarial series (repetition, ties up to rounding, spikes, steps, ramps): every duration, from, after-cuts equal the plain scan', (t) => {
+  fc.assert(
+    fc.property(adversarial(200, 2200), fc.integer(), ({ kind, x }, seed) => {
+      const n = x.length;
+      const durations = all(n);
+      assertSame(meanMaxAll(x), reference(x, durations), durations, `${kind} all`);
+      let s = seed >>> 0 || 3;
+      const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+      const from = Math.floor(rand() * n);
+      assertSame(fast(x, durations, { from }), reference(x, durations, from), durations, `${kind} from ${from}`);
+      const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand())].sort((a, b) => a - b));
+      const after = meanMaxAfter(x, durations, cuts);
+      cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c), durations, `${kind} cut ${c}`));
+    }),
+    { numRuns: 60 },
+  );
+  t.pass();
+});
+
+test('a float constant ties up to rounding: every duration equals the plain scan (prefix sums linear between powers of two)', (t) => {
+  for (const [v, n] of [[0.1, 6000], [0.3, 5000], [8.333, 4000], [1e-3, 3000]] as const) {
+    const x = new Float64Array(n).fill(v);
+    assertSame(meanMaxAll(x), reference(x, all(n)), all(n), `constant ${v}`);
+  }
+  t.pass();
+});
+
+/**
+ * Floors as engine/curves/longitudinal.ts builds them: a running best over other series, so finite
+ * up to the longest of them and NaN past it, over durations that may run past this series; with
+ * random nudges around this series' own curve, NaN holes and infinities.
+ */
+test('any floor gives the no-floor curve wherever it is beaten, NaN / −1 elsewhere (floors with NaN tails and holes, durations past the series)', (t) => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 200, max: 1500 }),
+      fc.integer({ min: 0, max: 600 }),
+      fc.integer(),
+      fc.array(fc.nat(9), { minLength: 1, maxLength: 30 }),
+      fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1500 })),
+      fc.boolean(),
+      (n, extra, seed, modes, tail, periodic) => {
+        const x = periodic ? Float64Array.from({ length: n }, (_, i) => 100 + ((i * 7) % 61)) : rideLike(n, seed);
+        const durations = all(n + extra);
+        const want = reference(x, durations);
+        const other = reference(rideLike(n + extra, seed ^ 0x5bd1e995), durations).best;
+        const floor = Float64Array.from(want.best, (b, k) => {
+          if (tail && k >= tail) return Number.NaN; // past the longest earlier activity
+          const v = Number.isNaN(b) ? other[k]! : b;
+          switch (modes[k % modes.length]!) {
+            case 0:
+              return Number.NaN;
+            case 1:
+              return v;
+            case 2:
+              return v * 0.999;
+            case 3:
+              return v * 1.001;
+            case 4:
+              return other[k]!;
+            case 5:
+              return -Infinity;
+            case 6:
+              return Infinity;
+            default:
+              return v - 1;
+          }
+        });
+        assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, 'floor');
+        const cuts = Int32Array.of(0, Math.floor(n / 4), Math.floor(n / 2));
+        const after = meanMaxAfter(x, durations, cuts, { floor });
+        cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c, floor), durations, `after ${c} with floor`));
+      },
+    ),
+    { numRuns: 40 },
+  );
+  t.pass();
+});

@@ -1,0 +1,59 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { longitudinalAfter, workCuts } from '../engine/curves/longitudinal.ts';
+
+/** The plain definition from a cut: the best window starting at ≥ from (prefix sums over the whole series; strictly greater keeps the earliest). */
+function scanFrom(x: Float64Array, d: number, from: number): { best: number; start: number } {
+  const prefix = new Float64Array(x.length + 1);
+  for (let i = 0; i < x.length; i++) prefix[i + 1] = prefix[i]! + x[i]!;
+  let best = -Infinity;
+  let start = -1;
+  for (let i = from; i + d <= x.length; i++) {
+    const s = prefix[i + d]! - prefix[i]!;
+    if (s > best) {
+      best = s;
+      start = i;
+    }
+  }
+  return start < 0 ? { best: Number.NaN, start: -1 } : { best: best / d, start };
+}
+
+function ride(n: number, seed: number): Float64Array {
+  let s = seed >>> 0 || 1;
+  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return Float64Array.from({ length: n }, (_, i) => (rand() < 0.05 ? 0 : Math.floor(150 + 80 * Math.sin(i / (40 + (seed & 63))) + rand() * 200 + (rand() < 0.01 ? 800 : 0))));
+}
+
+test('longitudinal after-work curves by duration: per threshold the best over activities from their cuts, older activity on ties, durations longer than some activities', (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 150, max: 900 }), fc.integer()), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 1000 }), (specs, step) => {
+      const activities = specs.map(([n, seed]) => ride(n, seed));
+      const offsets = Int32Array.from([0, ...activities.map((x) => x.length)].map((_, i, a) => a.slice(0, i + 1).reduce((p, q) => p + q, 0)));
+      const values = new Float64Array(offsets[offsets.length - 1]!);
+      activities.forEach((x, a) => values.set(x, offsets[a]!));
+      const longest = Math.max(...activities.map((x) => x.length));
+      const durations = Int32Array.from({ length: Math.ceil(longest / 3) }, (_, k) => 1 + 3 * k);
+      const thresholds = Float64Array.of(0, step * 50, step * 120);
+      const out = longitudinalAfter({ samples: { values, offsets }, thresholds, durations, step: 1 });
+      if (out.kind !== 'duration') throw new Error('expected duration curves');
+      thresholds.forEach((_, j) => {
+        durations.forEach((d, k) => {
+          let best = Number.NaN;
+          let start = -1;
+          let owner = -1;
+          activities.forEach((x, a) => {
+            const cut = workCuts(x, thresholds)[j]!;
+            const got = scanFrom(x, d, cut);
+            if (got.best === got.best && !(best >= got.best)) [best, start, owner] = [got.best, got.start, a];
+          });
+          const c = out.curves[j]!;
+          if (!Object.is(c.best[k], best) || c.start[k] !== start || c.owner[k] !== owner) {
+            throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
+          }
+        });
+      });
+    }),
+    { numRuns: 40 },
+  );
+  t.pass();
+});
