@@ -102,22 +102,25 @@ function afterByDuration(activities: Float64Array[], thresholds: Float64Array, d
     start: new Int32Array(durations.length).fill(-1),
     owner: new Int32Array(durations.length).fill(-1),
   }));
-  const floor = new Float64Array(durations.length);
   activities.forEach((x, a) => {
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return; // never reaches the smallest threshold
-    // The common floor is the lowest of the thresholds' running bests: a window below it matters to none.
-    for (let k = 0; k < durations.length; k++) {
+    // Only the durations the activity has (no window is longer than it), each with the lowest of
+    // the thresholds' running bests as the floor: a window below it matters to none.
+    let own = 0;
+    while (own < durations.length && durations[own]! <= x.length) own++;
+    const floor = new Float64Array(own);
+    for (let k = 0; k < own; k++) {
       let f = Infinity;
       for (const c of curves) f = Math.min(f, c.best[k]!); // NaN (nothing yet) → no floor
       floor[k] = f === f && f !== Infinity ? f : Number.NaN;
     }
-    const got = meanMaxAfter(x, durations, cuts, { floor });
+    const got = meanMaxAfter(x, durations.subarray(0, own), cuts, { floor });
     for (let j = 0; j < m; j++) {
       const c = curves[j]!;
       const best = got.best[j]!;
       const start = got.start[j]!;
-      for (let k = 0; k < durations.length; k++) {
+      for (let k = 0; k < own; k++) {
         const v = best[k]!;
         const old = c.best[k]!;
         if (v === v && (old !== old || v > old)) {

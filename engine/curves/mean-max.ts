@@ -169,8 +169,10 @@ interface Sleepers {
   nb: number;
   /** 1 / the fastest a block can close a gap on the running best, per duration (shaded down); 0: never. */
   inv: number;
-  /** The same on the floor, per duration index (floorRates). */
+  /** The same on the floor, per duration index (floorRates); NaN where the floor cannot be slept on. */
   barInv: Float64Array | undefined;
+  /** Per duration index: the first later duration without a floor (a block asleep on the floor wakes by then). */
+  barEnd: Int32Array | undefined;
 }
 
 function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, floor: Float64Array | undefined, bestOut: Float64Array[], startOut: Int32Array[]): void {
@@ -230,7 +232,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         } else if (c <= last) scanAll(t, d, c, last);
       } else {
         extend(t, d, prevD, lastStart[j]!, c, hi);
-        wake(t, q, j, d, c, last, bar, q.barInv ? q.barInv[k]! : Number.NaN, bound);
+        wake(t, q, j, d, c, last, bar, q.barInv ? q.barInv[k]! : Number.NaN, q.barEnd ? q.barEnd[k]! : 0, bound);
       }
       windows += Math.max(0, last - c + 1);
       const bs = t.bs;
@@ -328,36 +330,44 @@ function sleepers(t: Kernel, cuts: Int32Array, durations: Int32Array, bars: Floa
   // most max(x), the grown best at least min(x): step 1 of the module comment); on the floor,
   // max(x) − the floor's slowest growth from this duration on (floorRates).
   const rate = t.maxX - t.minX + t.tol;
-  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, barInv: bars ? floorRates(bars, durations, t) : undefined };
+  const rates = bars ? floorRates(bars, durations, t, n - (m > 0 ? cuts[0]! : n)) : undefined;
+  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, barInv: rates?.inv, barEnd: rates?.end };
 }
 
 /**
- * Per duration index k, 1 / (max(x) − g_k) (shaded down), where g_k = min over later durations j of
- * (bars[j] − bars[k]) / (d_j − d_k): the floor's slowest growth from k on, read off the lower
- * convex hull of the later points (d_j, bars[j]) (monotone chain from the right: O(K)). 0 when
- * nothing can close a gap on the floor; NaN when the floor cannot be counted on (NaN floor later).
+ * Per duration index k, 1 / (max(x) − g_k) (shaded down), where g_k = min over later durations j up
+ * to the next one without a floor of (bars[j] − bars[k]) / (d_j − d_k): the floor's slowest growth
+ * from k on, read off the lower convex hull of those points (d_j, bars[j]) (monotone chain from the
+ * right: O(K)); 0 when nothing can close a gap on the floor; NaN where the floor is not finite.
+ * end[k]: that next duration without a floor (n + 1 when none): a block asleep on the floor wakes
+ * by then. Durations longer than `longest` (no window) are left out: they bound nothing.
  */
-function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel): Float64Array {
+function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longest: number): { inv: Float64Array; end: Int32Array } {
   const K = bars.length;
-  const out = new Float64Array(K);
+  const inv = new Float64Array(K).fill(Number.NaN);
+  const end = new Int32Array(K).fill(t.n + 1);
   const hull = new Int32Array(K);
   let top = -1;
-  let unbounded = false; // a later duration has no floor
+  let gone = t.n + 1; // the first later duration without a floor
   const slope = (k: number, j: number) => (bars[j]! - bars[k]!) / (durations[j]! - durations[k]!);
-  for (let k = K - 1; k >= 0; k--) {
+  let k = K - 1;
+  while (k >= 0 && durations[k]! > longest) k--;
+  for (; k >= 0; k--) {
     const b = bars[k]!;
-    if (b === -Infinity) unbounded = true;
-    if (!Number.isFinite(b) || unbounded) {
-      out[k] = Number.NaN;
-      continue; // (+∞ never binds a later growth; after a −∞ nothing does)
+    end[k] = gone;
+    if (b === -Infinity) {
+      gone = durations[k]!;
+      top = -1; // the hull starts again: nothing past a duration without a floor bounds an earlier growth
+      continue;
     }
+    if (!Number.isFinite(b)) continue; // (+∞ never binds a later growth)
     while (top >= 1 && slope(k, hull[top]!) >= slope(k, hull[top - 1]!)) top--;
     const g = top >= 0 ? slope(k, hull[top]!) : Infinity;
     const rate = t.maxX - (g - Math.abs(g) * 2 ** -40) + t.tol;
-    out[k] = !(rate > 0) ? 0 : (1 - 2 ** -40) / rate;
+    inv[k] = !(rate > 0) ? 0 : (1 - 2 ** -40) / rate;
     hull[++top] = k;
   }
-  return out;
+  return { inv, end };
 }
 
 /** Offers window i to the running best: greater, or equal and earlier, wins. */
@@ -421,7 +431,7 @@ function retune(t: Kernel, mean: number, d: number): void {
  * to sleep for as long as it cannot reach the bar: the running best, or the floor's `bar` when
  * higher (a block whose bound is below it cannot be reported).
  */
-function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, bound: boolean): void {
+function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, barEnd: number, bound: boolean): void {
   const { n, P, W, minQ, tol } = t;
   const { head, next } = q;
   const bestInv = q.inv;
@@ -459,22 +469,13 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
             }
           }
         }
-        // Asleep for Δ durations while top + Δ·rate stays below the bar — or may reach it, when
-        // reaching it is not enough: the bar is the floor, or the block starts after the best (the
-        // grown best keeps its earlier start).
-        const onFloor = floorKnown && bar > bs;
-        const gap = (onFloor ? bar : bs) - top - tol;
-        const reach = onFloor || i0 > bi;
-        const inv = onFloor ? barInv : bestInv;
-        let wakeAt = d + 1;
-        if (gap > 0 || (gap === 0 && reach)) {
-          const steps = gap * inv; // inv = 0 (nothing can close a gap): asleep to the end
-          if (inv === 0 || steps >= n) wakeAt = n + 1;
-          else {
-            let k = steps | 0;
-            if (k === steps && !reach) k--; // strictly below the bar: Δ·rate < gap
-            wakeAt = d + 1 + k;
-          }
+        // Asleep for as many durations as the block cannot reach the best — or may reach it, when
+        // that is not enough: it starts after the best (the grown best keeps its earlier start) —
+        // and as many as it cannot reach the floor, up to the first duration without one.
+        let wakeAt = d + 1 + asleep(bs - top - tol, i0 > bi, bestInv, n);
+        if (floorKnown && bar > top) {
+          const onFloor = Math.min(d + 1 + asleep(bar - top - tol, true, barInv, n), barEnd);
+          if (onFloor > wakeAt) wakeAt = onFloor;
         }
         // Back to sleep while it still holds a start of a window of wakeAt; else it is done.
         if (i0 <= n - wakeAt) {
@@ -489,6 +490,17 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   t.bs = bs;
   t.bi = bi;
   t.summed += summed;
+}
+
+/** The durations a block can sleep while Δ/inv < gap (or ≤ gap, when `reach`): n when forever. */
+function asleep(gap: number, reach: boolean, inv: number, n: number): number {
+  if (!(gap > 0 || (gap === 0 && reach))) return 0;
+  if (inv === 0) return n; // nothing can close a gap
+  const steps = gap * inv;
+  if (steps >= n) return n;
+  let k = steps | 0;
+  if (k === steps && !reach) k--; // strictly below the bar: Δ·rate < gap
+  return k > 0 ? k : 0;
 }
 
 /**
