@@ -34,7 +34,7 @@ test('longitudinal after-work curves by duration: per threshold the best over ac
       const longest = Math.max(...activities.map((x) => x.length));
       const durations = Int32Array.from({ length: Math.ceil(longest / 3) }, (_, k) => 1 + 3 * k);
       const thresholds = Float64Array.of(0, step * 50, step * 120);
-      const out = longitudinalAfter({ samples: { values, offsets }, thresholds, durations, step: 1 });
+      const out = longitudinalAfter({ samples: { values, from: offsets.slice(0, -1), length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations, step: 1 });
       if (out.kind !== 'duration') throw new Error('expected duration curves');
       thresholds.forEach((_, j) => {
         durations.forEach((d, k) => {
