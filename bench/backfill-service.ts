@@ -35,7 +35,9 @@ const delay = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
 
 async function main() {
   const service = await startTestService({ workers: false, env: { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS } });
-  const worker = await startWorkerProcess(service.config, { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS, LOG_LEVEL: 'warn' });
+  // BENCH_WORKER_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the worker process (its engine threads write their own profiles).
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const worker = await startWorkerProcess(service.config, { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS, LOG_LEVEL: 'warn' }, nodeArgs);
   const workerPid = worker.pid!;
   try {
     const { db } = service.deps;

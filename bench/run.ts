@@ -16,6 +16,7 @@ import { formatTable, recordedTargets, recordTarget, ROOT, writeReport } from '.
 import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
+import { benchBackfillStages } from './backfill-stages.ts';
 import { benchCurves } from './curves.ts';
 import { benchMeanMax } from './engine-mean-max.ts';
 import { benchLongitudinal } from './longitudinal.ts';
@@ -34,6 +35,8 @@ import { benchLongitudinal } from './longitudinal.ts';
  *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
  * - backfill: 500 FIT files in a zip, POST → completed, files/s and RSS, beside sequential decoding
  *   (bench/backfill.ts).
+ * - backfill-stages: where one 2 h ride's ingest job spends its time, stage by stage, in-process
+ *   (bench/backfill-stages.ts).
  * - engine: the exact mean-max kernel beside the plain prefix-sum scan: every duration and the 19
  *   default ones of a 4 h ride, every real fixture, adversarial series, after-cuts
  *   (bench/engine-mean-max.ts).
@@ -42,7 +45,7 @@ import { benchLongitudinal } from './longitudinal.ts';
  * - longitudinal: longitudinal mean-max from raw streams (`after`) at 100 / 1,000 / 5,000 rides in a
  *   year, beside a DuckDB + numpy script over the same sample files (bench/longitudinal.ts).
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);

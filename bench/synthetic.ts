@@ -302,12 +302,12 @@ interface YazlZipFile {
 }
 
 /**
- * `count` rides of 30 min to 3 h, each starting on a distinct day (06:00–18:00 UTC) over about two
+ * `count` rides of 30 min to 3 h (or all of `seconds`), each starting on a distinct day (06:00–18:00 UTC) over about two
  * years, as FIT files named like a bulk export (`activities/<id>.fit`) and zipped (deflate).
  * Cached under the OS temporary directory, keyed by this module's source, fitsdk's version and the
  * parameters, so only the first run pays for the encoding (~0.1 s per hour of ride).
  */
-export async function syntheticHistory(opts: { count: number; seed?: number; days?: number; onProgress?: (done: number) => void }): Promise<History> {
+export async function syntheticHistory(opts: { count: number; seed?: number; days?: number; seconds?: number; onProgress?: (done: number) => void }): Promise<History> {
   const require = createRequire(import.meta.url);
   const seed = opts.seed ?? 20240101;
   const days = opts.days ?? 730;
@@ -315,7 +315,7 @@ export async function syntheticHistory(opts: { count: number; seed?: number; day
   const fitsdkVersion = (require('@garmin/fitsdk/package.json') as { version: string }).version;
   const key = createHash('sha256')
     .update(fs.readFileSync(new URL(import.meta.url)))
-    .update(JSON.stringify({ fitsdkVersion, count: opts.count, seed, days }))
+    .update(JSON.stringify({ fitsdkVersion, count: opts.count, seed, days, ...(opts.seconds ? { seconds: opts.seconds } : {}) }))
     .digest('hex')
     .slice(0, 16);
   const dir = path.join(os.tmpdir(), 'tds-bench', `history-${key}`);
@@ -336,7 +336,8 @@ export async function syntheticHistory(opts: { count: number; seed?: number; day
   const files: HistoryFile[] = [];
   for (let i = 0; i < opts.count; i++) {
     const start = new Date(first + dayList[i]! * 86_400_000 + (6 * 3600 + Math.floor(rand() * 12 * 3600)) * 1000);
-    const seconds = 1800 + Math.floor(rand() * (10_800 - 1800 + 1));
+    const drawn = 1800 + Math.floor(rand() * (10_800 - 1800 + 1));
+    const seconds = opts.seconds ?? drawn;
     const name = `activities/${10_000_000_000 + Math.floor(rand() * 9_000_000_000)}.fit`;
     const file = path.join(dir, name);
     fs.writeFileSync(file, buildRideFit({ start, seconds, seed: seed + i }));

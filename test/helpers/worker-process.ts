@@ -18,9 +18,9 @@ export function envOf(config: Config, extra: Record<string, string> = {}): Recor
   };
 }
 
-/** `npm run worker` as a separate process; resolves once it reports its workers running. */
-export async function startWorkerProcess(config: Config, extra: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', 'bin/worker.ts'], { env: envOf(config, extra), stdio: ['ignore', 'pipe', 'pipe'] });
+/** `npm run worker` as a separate process (`nodeArgs`, e.g. `--cpu-prof`, before the script); resolves once it reports its workers running. */
+export async function startWorkerProcess(config: Config, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import=tsx', 'bin/worker.ts'], { env: envOf(config, extra), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 60_000);
