@@ -72,7 +72,8 @@ export async function benchBackfillStages() {
   for (const [k, bytes] of files.entries()) {
     await time('peek (recordedAt, scan)', k, () => recordedAt(bytes, 'fit'));
     await time('decode: fit-file-parser', k, () => fitFileParserDecode(bytes));
-    const recs = await time('parseFit (decode + records → channels)', k, () => parseFit(bytes));
+    await time('parseFit, fit-file-parser for the whole file (decode + records → channels)', k, () => parseFit(bytes, { decoder: 'library' }));
+    const recs = await time('parseFit (lean record path + fit-file-parser for the rest)', k, () => parseFit(bytes));
     const grid = await time('resample', k, () => resample(recs[0]!));
     await time('summary + laps', k, () => {
       summarise(grid.channels, 0, grid.length);

@@ -8,10 +8,16 @@
  * options give m/s, m and °C; latitude/longitude come out in degrees (it converts semicircles).
  * It does not expand FIT component fields, so `speed`/`altitude` are read when the enhanced
  * fields are absent (fitsdk would expand one into the other).
+ *
+ * The record messages (thousands per file) are normally decoded by the lean path
+ * (engine/ingest/fit-records.ts) into columns, value for value what fit-file-parser gives, and
+ * fit-file-parser decodes the rest of the file; files that path declines are decoded by
+ * fit-file-parser as a whole.
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
 import { sportFromFit } from '../../lib/sports.ts';
 import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
+import { leanDecodeFit, RECORD_FIELDS, type RecordField, type RecordTable } from './fit-records.ts';
 
 type Fields = Record<string, unknown>;
 
@@ -40,11 +46,11 @@ const MAX_UTC_OFFSET_SECONDS = 14 * 3600;
  * mismatch, undecodable), `no_activity` (a valid FIT file without a session with records, e.g. a
  * settings or monitoring file).
  */
-export async function parseFit(bytes: Uint8Array | Buffer): Promise<Recording[]> {
+export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 'lean' | 'library' } = {}): Promise<Recording[]> {
+  // `decoder: 'library'` forces fit-file-parser for every message (the lean path's reference in tests and benchmarks).
   if (bytes.byteLength === 0) throw new IngestError('empty_file', 'The file is empty (0 bytes).');
-  const fit = decode(bytes);
+  const { fit, samples } = (options.decoder !== 'library' && leanDecode(bytes)) || libraryDecode(bytes);
 
-  const records = sortedRecords(fit.records ?? []);
   const sessions = sessionSpans(fit);
   if (sessions.length === 0) {
     throw new IngestError('no_activity', 'The FIT file contains no activity session (it may be a settings, course or monitoring file).');
@@ -52,16 +58,28 @@ export async function parseFit(bytes: Uint8Array | Buffer): Promise<Recording[]>
   const laps = lapSpans(fit.laps ?? []);
   const utcOffsetSeconds = utcOffset(fit);
   const devices = deviceNames(fit);
-  const developer = developerChannels(fit);
 
   const recordings: Recording[] = [];
+  const t = samples.timestamps;
   for (const [i, session] of sessions.entries()) {
     const next = sessions[i + 1]?.start ?? Infinity;
     const inSpan = (t: number) => t >= session.start && t <= session.selectionEnd && t < next;
-    const mine = records.filter((r) => inSpan(r.t));
-    if (mine.length === 0) continue;
-    const lastSample = mine[mine.length - 1]!.t;
+    // The session's records: timestamps ascend, so they are one run [from, to).
+    let from = 0;
+    while (from < t.length && !(t[from]! >= session.start)) from++;
+    let to = from;
+    while (to < t.length && inSpan(t[to]!)) to++;
+    if (to === from) continue;
+    const lastSample = t[to - 1]!;
     const end = session.elapsedEnd === undefined ? lastSample : Math.max(session.elapsedEnd, lastSample);
+    const channels: Recording['channels'] = {};
+    for (const channel of CHANNELS) {
+      const values = samples.channels[channel];
+      if (!values) continue;
+      let present = false;
+      for (let k = from; k < to && !present; k++) present = !Number.isNaN(values[k]!);
+      if (present) channels[channel] = values.slice(from, to);
+    }
     recordings.push({
       sport: session.sport,
       start: new Date(session.start),
@@ -69,14 +87,105 @@ export async function parseFit(bytes: Uint8Array | Buffer): Promise<Recording[]>
       utcOffsetSeconds,
       devices: [...devices],
       laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ start: new Date(lap.start), end: new Date(lap.end) })),
-      timestamps: Float64Array.from(mine, (r) => r.t),
-      channels: channelsOf(mine, developer),
+      timestamps: t.slice(from, to),
+      channels,
     });
   }
   if (recordings.length === 0) {
     throw new IngestError('no_activity', 'The FIT file has an activity session but no recorded samples (no record messages).');
   }
   return recordings;
+}
+
+/**
+ * Every record of the file with a timestamp, ascending (of several with the same timestamp the last
+ * in the file), and each channel's value in each (NaN where the record has none; a channel no
+ * record has is absent or all NaN).
+ */
+interface Samples {
+  timestamps: Float64Array;
+  channels: Partial<Record<Channel, Float64Array>>;
+}
+
+/**
+ * The lean path (engine/ingest/fit-records.ts): records decoded into columns, the rest of the file
+ * by fit-file-parser. Undefined when it declines the file, or when the file has developer fields
+ * that the channels read (or that share a name with the record fields read): the library path
+ * then decodes the whole file, as it always did.
+ */
+function leanDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } | undefined {
+  const lean = leanDecodeFit(bytes);
+  if (!lean) return undefined;
+  // The rest is a few dozen messages; any failure there is left to the library path to report.
+  const rest = attempt(lean.rest.buffer as ArrayBuffer, false);
+  if (!('fit' in rest)) return undefined;
+  const fit = rest.fit;
+  if (Object.keys(developerChannels(fit)).length > 0) return undefined;
+  for (const description of fit.field_descriptions ?? []) {
+    if ((RECORD_FIELDS as readonly unknown[]).includes(fields(description)['field_name'])) return undefined;
+  }
+  return { fit, samples: samplesOfTable(lean.records) };
+}
+
+function libraryDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } {
+  const fit = decode(bytes);
+  const records = sortedRecords(fit.records ?? []);
+  return { fit, samples: { timestamps: Float64Array.from(records, (r) => r.t), channels: channelsOf(records, developerChannels(fit)) } };
+}
+
+/** Whether the lean path decodes this file (it declines some; parseFit then uses the library path). For tests. */
+export function leanDecodes(bytes: Uint8Array): boolean {
+  return leanDecode(bytes) !== undefined;
+}
+
+/** The record table's rows with a timestamp, ascending, the last of equal timestamps kept, read into channels as READERS read records. */
+function samplesOfTable(table: RecordTable): Samples {
+  const column = (field: RecordField) => table.columns[RECORD_FIELDS.indexOf(field)];
+  const time = column('timestamp') ?? new Float64Array(0);
+  // Row numbers in time order (stable: file order within equal timestamps), then the last of each timestamp.
+  let rows: number[] = [];
+  let ascending = true;
+  for (let k = 0; k < table.count; k++) {
+    if (Number.isNaN(time[k]!)) continue;
+    if (rows.length && !(time[k]! > time[rows[rows.length - 1]!]!)) ascending = false;
+    rows.push(k);
+  }
+  if (!ascending) {
+    rows.sort((a, b) => time[a]! - time[b]!);
+    rows = rows.filter((k, i) => i + 1 === rows.length || time[rows[i + 1]!] !== time[k]);
+  }
+  const n = rows.length;
+  const timestamps = new Float64Array(n);
+  for (let i = 0; i < n; i++) timestamps[i] = time[rows[i]!]!;
+  const pick = (read: (k: number) => number): Float64Array => {
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = read(rows[i]!);
+    return out;
+  };
+  /** `a`, else `b` (a field, else its fallback), NaN when neither. */
+  const either = (a: Float64Array | undefined, b: Float64Array | undefined) =>
+    a && b ? pick((k) => (Number.isNaN(a[k]!) ? b[k]! : a[k]!)) : a || b ? pick((k) => (a ?? b)![k]!) : undefined;
+  const within = (a: Float64Array | undefined, limit: number) => a && pick((k) => (Math.abs(a[k]!) <= limit ? a[k]! : Number.NaN));
+  const plain = (a: Float64Array | undefined) => a && pick((k) => a[k]!);
+  const cadence = column('cadence');
+  const fraction = column('fractional_cadence');
+  const all: Record<Channel, Float64Array | undefined> = {
+    power: plain(column('power')),
+    heart_rate: plain(column('heart_rate')),
+    speed: either(column('enhanced_speed'), column('speed')),
+    cadence: cadence && pick((k) => (Number.isNaN(cadence[k]!) ? Number.NaN : cadence[k]! + (fraction && !Number.isNaN(fraction[k]!) ? fraction[k]! : 0))),
+    altitude: either(column('enhanced_altitude'), column('altitude')),
+    distance: plain(column('distance')),
+    latitude: within(column('position_lat'), 90),
+    longitude: within(column('position_long'), 180),
+    temperature: plain(column('temperature')),
+    core_temperature: plain(column('core_temperature')),
+    smo2: plain(column('saturated_hemoglobin_percent')),
+    respiration_rate: either(column('enhanced_respiration_rate'), column('respiration_rate')),
+  };
+  const channels: Samples['channels'] = {};
+  for (const channel of CHANNELS) if (all[channel]) channels[channel] = all[channel];
+  return { timestamps, channels };
 }
 
 /**
