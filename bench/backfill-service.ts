@@ -5,7 +5,7 @@ import { startTestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { readFileSync } from 'node:fs';
 import { kill, startWorkerProcess } from '../test/helpers/worker-process.ts';
-import { measureCpu } from './cpu.ts';
+import { measureCpu, procTicks, threadSeconds, threadTicks } from './cpu.ts';
 
 /** Resident set size of another process (all its threads), from /proc. */
 function rssOf(pid: number): number {
@@ -65,6 +65,8 @@ async function main() {
     const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
     loop.enable();
     const cpuSplit = measureCpu();
+    const workerTicks = procTicks(String(workerPid))?.ticks ?? Number.NaN;
+    const workerThreads = threadTicks(workerPid);
 
     const form = new FormData();
     form.append('archive', await openAsBlob(ZIP, { type: 'application/zip' }), 'history.zip');
@@ -83,6 +85,8 @@ async function main() {
     clearInterval(sampler);
     loop.disable();
     const cpu = cpuSplit();
+    const workerCpuSeconds = ((procTicks(String(workerPid))?.ticks ?? Number.NaN) - workerTicks) / 100;
+    const workerThreadSeconds = threadSeconds(workerPid, workerThreads, threadTicks(workerPid));
     if (row.status === 'failed') throw new Error(`backfill failed: ${row.error_message}`);
 
     // Checks: every file an activity, loaded newest first.
@@ -140,6 +144,10 @@ async function main() {
       // The histogram records the time between 10 ms timer ticks: the delay is what exceeds the 10 ms.
       event_loop_delay_ms: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
       cpu,
+      /** CPU time of the worker process (main thread, engine threads, DuckDB's and libuv's threads) during the backfill. */
+      worker_cpu_s: workerCpuSeconds,
+      /** The same by thread, busiest first (bench/cpu.ts threadSeconds). */
+      worker_thread_cpu_s: workerThreadSeconds,
       checks: {
         activities: activities.length,
         expected: EXPECTED,

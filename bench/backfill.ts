@@ -122,6 +122,12 @@ async function benchWorkload(workload: (typeof WORKLOADS)[number]) {
       `  API RSS idle ${m.api_idle_rss.toFixed(0)} MB, peak ${m.api_peak_rss.toFixed(0)} MB; peak heap used ${m.peak_heap_used.toFixed(0)} MB, external ${m.peak_external.toFixed(0)} MB`,
       `  API event-loop delay during the backfill: p50 ${r.event_loop_delay_ms.p50.toFixed(1)} ms, p99 ${r.event_loop_delay_ms.p99.toFixed(1)} ms, max ${r.event_loop_delay_ms.max.toFixed(1)} ms`,
       `  ${describeCpu(r.cpu).replace('this process', 'the API process')}`,
+      `  CPU per file: worker process ${((r.worker_cpu_s / COUNT) * 1000).toFixed(1)} ms, PostgreSQL+Redis ${((r.cpu.postgres_redis_cores * r.cpu.wall_s * 1000) / COUNT).toFixed(1)} ms, ` +
+        `API ${((r.cpu.this_process_cores * r.cpu.wall_s * 1000) / COUNT).toFixed(1)} ms; other programs on the machine used ${Math.max(0, r.cpu.other_processes_cores - r.worker_cpu_s / r.cpu.wall_s).toFixed(2)} cores meanwhile`,
+      `  worker CPU per file by thread (busiest first): ${(r.worker_thread_cpu_s as [string, number][])
+        .filter(([, s]) => s >= 0.05)
+        .map(([name, s]) => `${name} ${((s / COUNT) * 1000).toFixed(1)} ms`)
+        .join(', ')}`,
       `checks:`,
       `  activities ${c.activities}/${c.expected}: ${ok(c.activities === c.expected)}; failed sources: ${c.failed_sources}; backfill files_total ${r.backfill.files_total}, skipped ${r.backfill.files_skipped}`,
       `  newest first: ${ok(newestFirst)} (first activity created is #${c.first_created_rank_by_start + 1} by start time; jobs picked up out of date order: ${c.pickup_inversions} pairs of ${c.jobs_compared} jobs; ` +

@@ -27,7 +27,8 @@ interface Snapshot {
 
 const SERVICES = /^(postgres|redis-server)/;
 
-function procTicks(pid: string): { comm: string; ticks: number } | undefined {
+/** A process's CPU time so far (utime + stime, all its threads) in clock ticks (100 Hz), and its command name. */
+export function procTicks(pid: string): { comm: string; ticks: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
@@ -38,6 +39,31 @@ function procTicks(pid: string): { comm: string; ticks: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU ticks and name (comm) of each thread of a process, by thread id. */
+export function threadTicks(pid: number): Map<string, { comm: string; ticks: number }> {
+  const out = new Map<string, { comm: string; ticks: number }>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const t = procTicks(`${pid}/task/${tid}`);
+      if (t) out.set(tid, t);
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return out;
+}
+
+/**
+ * CPU seconds of each thread between two threadTicks snapshots, busiest first: `main` (the thread
+ * whose id is the process id), then `<name>#<tid>` (Node names none of its other threads: engine
+ * threads, libuv's pool, V8's, DuckDB's); threads that ended meanwhile are missing.
+ */
+export function threadSeconds(pid: number, before: ReturnType<typeof threadTicks>, after: ReturnType<typeof threadTicks>): [string, number][] {
+  const out: [string, number][] = [];
+  for (const [tid, t] of after) out.push([Number(tid) === pid ? 'main' : `${t.comm}#${tid}`, (t.ticks - (before.get(tid)?.ticks ?? 0)) / 100]);
+  return out.sort((a, b) => b[1] - a[1]);
 }
 
 function snapshot(): Snapshot {
