@@ -1,6 +1,7 @@
 /**
  * The sample store's files (DESIGN.md §2 "Sample store"): one Parquet file per activity, zstd, on a
- * regular 1 Hz grid, written and read through one in-memory DuckDB instance per process.
+ * regular 1 Hz grid, read (and scanned, `withConnection`) through one in-memory DuckDB instance per
+ * process and written through a second one that runs on one thread (see Writing).
  *
  * File layout (SAMPLE_COLUMNS), one row per second from the activity's start, in time order:
  *
@@ -26,13 +27,20 @@
  * 4 h activity (14,400 rows × 12 channels): ~18 ms per write (appender + temp table + COPY:
  * ~40–50 ms; row-wise appender: ~70–90 ms), the event loop blocked ~0.3 ms per chunk; plus
  * ~10 ms for the fsync (ext4 here).
+ * The writes have their own instance, with `threads = 1`: the table function's callbacks run on
+ * the event loop, and while a COPY waits for one, DuckDB's other threads — and the libuv thread
+ * that runs the statement — poll its scheduler for work. Measured in the backfill of 500 2 h rides
+ * (worker process, 2 cores, a busy event loop): 33 → 27 ms of the worker's CPU per file, the COPY
+ * 20 → 9 ms (mean); with one thread the statement runs on the thread that called it and simply
+ * waits. Its own instance also means that a write never queues behind a scan of many files, nor a
+ * scan behind a burst of writes; it costs ~4 MB and no thread of its own.
  * Reading: `read_parquet` with `coalesce(x, 'NaN')` so result vectors carry no NULLs and convert
  * to Float64Array with the public vector API, yielding to the event loop between chunks (~11 ms
  * for all 12 channels of a 4 h file, of which ~5 ms of JS).
  *
- * A DuckDB connection runs one statement at a time, so every use of the connection goes through
- * one FIFO queue (`withConnection`); concurrent jobs in one worker process may call the store
- * freely. Writes are atomic: the file is written as `path + '.tmp-<random>'` in the target's
+ * A DuckDB connection runs one statement at a time, so every use of a connection goes through
+ * its FIFO queue (one for the reads and `withConnection`, one for the writes); concurrent jobs in
+ * one worker process may call the store freely. Writes are atomic: the file is written as `path + '.tmp-<random>'` in the target's
  * directory (created when missing), fsynced, then renamed over `path`; a failed write removes its
  * temporary file.
  *
@@ -81,9 +89,9 @@ export interface SampleFile {
 }
 
 export interface SampleStoreOptions {
-  /** DuckDB `threads` (default: DuckDB's, the number of cores). */
+  /** DuckDB `threads` of the instance that reads and scans (default: DuckDB's, the number of cores); writes run on one thread. */
   threads?: number;
-  /** DuckDB `memory_limit`, e.g. '512MB' (default: DuckDB's, 80 % of RAM). */
+  /** DuckDB `memory_limit` of each instance, e.g. '512MB' (default: DuckDB's, 80 % of RAM). */
   memoryLimit?: string;
   /** fsync each file before the rename (default true): a crash never leaves a renamed empty file. */
   fsync?: boolean;
@@ -95,12 +103,12 @@ export interface SampleStore {
   /** Read a sample file: its start, length and the requested channels (default: all CHANNELS). */
   readSampleFile(filePath: string, channels?: readonly string[]): Promise<SampleFile>;
   /**
-   * Run `fn` with the store's connection, queued behind (and ahead of) every other use. For the
-   * modules that scan many sample files (`SELECT … FROM ${sampleFilesSql(paths)}`). `fn` must not
-   * call the store itself (it would wait for its own turn forever).
+   * Run `fn` with the store's reading connection, queued behind (and ahead of) every other read
+   * and scan. For the modules that scan many sample files (`SELECT … FROM ${sampleFilesSql(paths)}`).
+   * `fn` must not call the store itself (it would wait for its own turn forever).
    */
   withConnection<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-  /** Wait for queued work, then close the connection and the instance. Idempotent. */
+  /** Wait for queued work, then close the connections and the instances. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -151,26 +159,16 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
   const config: Record<string, string> = {};
   if (options.threads !== undefined) config.threads = String(options.threads);
   if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
-  const instance = await DuckDBInstance.create(':memory:', config);
-  let connection: DuckDBConnection;
+  const reads = await openInstance(config);
+  let writes: Awaited<ReturnType<typeof openInstance>>;
   try {
-    connection = await instance.connect();
-    await connection.run("SET TimeZone = 'UTC'");
-    // The default, made explicit: COPY and read_parquet keep row order without an ORDER BY.
-    await connection.run('SET preserve_insertion_order = true');
+    writes = await openInstance({ ...config, threads: '1' });
   } catch (error) {
-    instance.closeSync();
+    reads.close();
     throw error;
   }
+  const queue = reads.queue;
   const fsync = options.fsync ?? true;
-
-  // One statement at a time on the connection: a FIFO of promises.
-  let tail: Promise<unknown> = Promise.resolve();
-  function queue<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-    const run = tail.then(() => fn(connection));
-    tail = run.catch(() => undefined);
-    return run;
-  }
   // Operations under way (close waits for them, including their file work outside the queue).
   let closed = false;
   const active = new Set<Promise<unknown>>();
@@ -201,7 +199,7 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
       `COPY (SELECT make_timestamptz(${startMicros}::BIGINT + k::BIGINT * 1000000) AS ${sqlIdentifier(TIMESTAMP_COLUMN)}, ${columns.join(', ')} ` +
       `FROM ${sampleSource.from(id)}) TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}, KV_METADATA {sample_file_version: ${sqlString(SAMPLE_FILE_VERSION)}})`;
     try {
-      await queue((c) => sampleSource.withSource(c, write, (id) => c.run(sql(id))));
+      await writes.queue((c) => sampleSource.withSource(c, write, (id) => c.run(sql(id))));
       if (fsync) {
         const handle = await open(tmp, 'r');
         try {
@@ -268,9 +266,9 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     closing ??= (async () => {
       closed = true;
       await Promise.all(active);
-      await tail;
-      connection.closeSync();
-      instance.closeSync();
+      await Promise.all([reads.idle(), writes.idle()]);
+      reads.close();
+      writes.close();
     })();
     return closing;
   }
@@ -284,6 +282,35 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** An in-memory instance and its one connection, used one statement at a time (a FIFO of promises). */
+async function openInstance(config: Record<string, string>) {
+  const instance = await DuckDBInstance.create(':memory:', config);
+  let connection: DuckDBConnection;
+  try {
+    connection = await instance.connect();
+    await connection.run("SET TimeZone = 'UTC'");
+    // The default, made explicit: COPY and read_parquet keep row order without an ORDER BY.
+    await connection.run('SET preserve_insertion_order = true');
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    queue<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+      const run = tail.then(() => fn(connection));
+      tail = run.catch(() => undefined);
+      return run;
+    },
+    /** Settles once everything queued so far has. */
+    idle: () => tail,
+    close() {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
 
 function checkWrite(filePath: string, data: SampleData): PendingWrite {
   assertPlainPath(filePath);
