@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { ActivityRow, Db, StoredLap } from './database.ts';
 import type { MetricCurves } from '../engine/curves/activity-curves.ts';
-import { bumpDataVersion, storeCurves, storedCurvesEqual } from './curves.ts';
+import { bumpDataVersion, curveRows, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
-import { bumpReadVersion } from './read-version.ts';
+import { bumpDataAndReadVersion, bumpReadVersion } from './read-version.ts';
 import { activityFilter, type ActivityFilter } from './filters.ts';
 
 /**
@@ -41,11 +41,31 @@ export interface NewActivity {
 /**
  * All activities of one file and the source's `processed` mark, in one transaction. Returns false
  * when the source was no longer `processing` (another attempt already finished it): nothing is written.
+ *
+ * `beforeCommit` is awaited last, before the user's versions and events are written and the
+ * transaction commits: the ingest job writes the sample files meanwhile, so the rows become
+ * visible only once their files are in place, and the user's row is locked only for the last two
+ * statements (two jobs of one user do not wait on each other's files). If it rejects, nothing is
+ * written. Seven round trips: the claim of the source (its row locked, so a concurrent attempt
+ * waits, then finds it processed), the activities, their curves, then the versions, the events
+ * with their NOTIFY and the commit.
  */
-export async function storeActivities(db: Db, source: { id: string; user_id: string; tags: string[] }, activities: NewActivity[], now: Date): Promise<boolean> {
+export async function storeActivities(
+  db: Db,
+  source: { id: string; user_id: string; tags: string[] },
+  activities: NewActivity[],
+  now: Date,
+  opts: { beforeCommit?: () => Promise<unknown> } = {},
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const locked = await trx.selectFrom('sources').select('status').where('id', '=', source.id).forUpdate().executeTakeFirst();
-    if (locked?.status !== 'processing') return false;
+    const claimed = await trx
+      .updateTable('sources')
+      .set({ status: 'processed', processed_at: now, error_code: null, error_message: null })
+      .where('id', '=', source.id)
+      .where('status', '=', 'processing')
+      .returning('id')
+      .executeTakeFirst();
+    if (!claimed) return false;
     let created: string[] = [];
     if (activities.length) {
       const inserted = await trx
@@ -65,11 +85,14 @@ export async function storeActivities(db: Db, source: { id: string; user_id: str
         .returning('id')
         .execute();
       created = inserted.map((r) => r.id);
-      for (const a of activities) await storeCurves(trx, a.id, a.curves, now);
-      await bumpDataVersion(trx, source.user_id);
-      await bumpReadVersion(trx, source.user_id);
+      // Curves replace those of an activity that was already there; a new one has none.
+      const existing = activities.filter((a) => !created.includes(a.id)).map((a) => a.id);
+      if (existing.length) await trx.deleteFrom('activity_curves').where('activity_id', 'in', existing).execute();
+      const curves = activities.flatMap((a) => curveRows(a.id, a.curves, now));
+      if (curves.length) await trx.insertInto('activity_curves').values(curves).execute();
     }
-    await trx.updateTable('sources').set({ status: 'processed', processed_at: now, error_code: null, error_message: null }).where('id', '=', source.id).execute();
+    await opts.beforeCommit?.();
+    if (activities.length) await bumpDataAndReadVersion(trx, source.user_id);
     await recordEvents(
       trx,
       [

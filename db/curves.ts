@@ -24,26 +24,26 @@ export function int32s(b: Buffer): Int32Array {
   return out;
 }
 
+/** The `activity_curves` rows of one activity's curves. */
+export function curveRows(activityId: string, curves: MetricCurves[], now: Date) {
+  return curves.map((c) => ({
+    activity_id: activityId,
+    metric: c.metric,
+    version: CURVES_VERSION,
+    best: bytes(c.best),
+    best_start: bytes(c.bestStart),
+    level_duration: bytes(c.levelDuration),
+    level_start: bytes(c.levelStart),
+    awd: bytes(c.awd)!,
+    computed_at: now,
+  }));
+}
+
 /** Replace one activity's curves (all metrics), inside the caller's transaction. */
 export async function storeCurves(trx: Transaction<Database> | Db, activityId: string, curves: MetricCurves[], now: Date): Promise<void> {
   await trx.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
   if (!curves.length) return;
-  await trx
-    .insertInto('activity_curves')
-    .values(
-      curves.map((c) => ({
-        activity_id: activityId,
-        metric: c.metric,
-        version: CURVES_VERSION,
-        best: bytes(c.best),
-        best_start: bytes(c.bestStart),
-        level_duration: bytes(c.levelDuration),
-        level_start: bytes(c.levelStart),
-        awd: bytes(c.awd)!,
-        computed_at: now,
-      })),
-    )
-    .execute();
+  await trx.insertInto('activity_curves').values(curveRows(activityId, curves, now)).execute();
 }
 
 /** Whether the stored curves of an activity are exactly `curves` (same metrics, same bytes, current version). */

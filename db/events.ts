@@ -26,11 +26,14 @@ export const EVENTS_CHANNEL = 'tds_events';
 
 type Tx = Transaction<Database> | Db;
 
-/** Write events in the caller's transaction (call it inside the change's transaction). */
+/** Write events in the caller's transaction (call it inside the change's transaction): one statement, the insert and the NOTIFY. */
 export async function recordEvents(trx: Tx, events: { user_id: string; type: EventType; resource_id: string }[], now: Date): Promise<void> {
   if (!events.length) return;
-  await trx.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now }))).execute();
-  await sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
+  // A data-modifying WITH runs whether or not the query reads it.
+  await trx
+    .with('recorded', (db) => db.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now }))))
+    .selectNoFrom(sql<void>`pg_notify(${EVENTS_CHANNEL}, '')`.as('notified'))
+    .execute();
 }
 
 /** Events not yet fanned out, oldest first, a page at a time: pass the last one of a page to get the next. */

@@ -11,6 +11,14 @@ export async function bumpReadVersion(trx: Transaction<Database> | Db, userId: s
   await trx.updateTable('users').set({ read_version: sql`read_version + 1` }).where('id', '=', userId).execute();
 }
 
+/**
+ * Bump both of the user's versions in one statement: `read_version` (above) and `data_version`
+ * (db/curves.ts bumpDataVersion: the cached computed results), for a change that moves both.
+ */
+export async function bumpDataAndReadVersion(trx: Transaction<Database> | Db, userId: string): Promise<void> {
+  await trx.updateTable('users').set({ data_version: sql`data_version + 1`, read_version: sql`read_version + 1` }).where('id', '=', userId).execute();
+}
+
 /** The user's read version (a bigint, as a string); '0' for an unknown user. */
 export async function readVersion(db: Db, userId: string): Promise<string> {
   const row = await db.selectFrom('users').select('read_version').where('id', '=', userId).executeTakeFirst();

@@ -23,8 +23,10 @@ export interface IngestDeps {
 }
 
 /**
- * Ingest one source: parse it in the engine pool, write each activity's sample file, then insert
- * every activity and mark the source processed in one transaction.
+ * Ingest one source: parse it in the engine pool, then write each activity's sample file while
+ * the transaction that inserts every activity and marks the source processed runs; it commits
+ * once the files are in place (storeActivities' `beforeCommit`), so a committed row never points
+ * at a missing file, and a failed write writes no row.
  *
  * Idempotent, so a retried or restarted job (a worker killed mid-way) changes nothing twice: a
  * source that is no longer `processing` is skipped; activity ids derive from (source, session),
@@ -43,15 +45,15 @@ export function ingestProcessor(deps: IngestDeps) {
       return { failed: result.code };
     }
 
-    const rows: NewActivity[] = [];
-    for (const [index, activity] of result.activities.entries()) {
-      const id = activityId(source.id, index);
-      await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, id), activity);
-      rows.push(activityRow(id, index, activity));
-    }
-    // An attempt killed while writing leaves its temporary file behind; a retry clears it.
-    if (job.attemptsMade > 0 || job.stalledCounter > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
-    const stored = await storeActivities(deps.db, source, rows, deps.now());
+    const rows: NewActivity[] = result.activities.map((activity, index) => activityRow(activityId(source.id, index), index, activity));
+    const written = (async () => {
+      for (const [index, activity] of result.activities.entries()) await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, rows[index]!.id), activity);
+      // An attempt killed while writing leaves its temporary file behind; a retry clears it.
+      if (job.attemptsMade > 0 || job.stalledCounter > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
+    })();
+    written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
+    const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
+    await written;
     await finishBackfill(deps, source);
     return { activities: stored ? rows.map((r) => r.id) : [], stored };
   };
