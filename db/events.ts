@@ -5,7 +5,8 @@ import type { Database, Db, EventRow, WebhookDelivery } from './database.ts';
  * Domain events (API.md "Webhooks"). Each change writes its event into the `events` outbox in its
  * own transaction, so the event exists exactly when the change committed: a retried job that finds
  * the work done writes none. NOTIFY (delivered on commit) wakes the relay, which moves new events
- * onto the BullMQ webhooks queue (workers/event-relay.ts).
+ * onto the BullMQ webhooks queue (workers/event-relay.ts), or marks them fanned out at once when
+ * nobody can receive them (fanOutWithoutDeliveries).
  */
 export const EVENT_TYPES = [
   'activity_created',
@@ -41,6 +42,25 @@ export function unfannedEvents(db: Db, after?: Pick<EventRow, 'id' | 'occurred_a
   let q = db.selectFrom('events').select(['id', 'occurred_at']).where('fanned_out_at', 'is', null);
   if (after) q = q.where((eb) => eb.or([eb('occurred_at', '>', after.occurred_at), eb.and([eb('occurred_at', '=', after.occurred_at), eb('id', '>', after.id)])]));
   return q.orderBy('occurred_at').orderBy('id').limit(limit).execute();
+}
+
+/**
+ * Of these events, mark fanned out — in one statement, without a fan-out job each — those that
+ * cannot have a delivery: their user has authorized (a consent exists) no application that has
+ * endpoints. That is what fanOutEvent would do for them now (it creates a delivery per endpoint of
+ * every such application: none). Returns the ids of the others, which need their fan-out.
+ */
+export async function fanOutWithoutDeliveries(db: Db, eventIds: string[], now: Date): Promise<string[]> {
+  if (!eventIds.length) return [];
+  const { rows } = await sql<{ id: string }>`
+    UPDATE events e SET fanned_out_at = ${now}
+    WHERE e.id = ANY(${eventIds}::uuid[]) AND e.fanned_out_at IS NULL
+      AND NOT EXISTS (
+        SELECT 1 FROM consents c JOIN applications a ON a.id = c.application_id
+        WHERE c.user_id = e.user_id AND cardinality(a.webhook_endpoints) > 0)
+    RETURNING e.id`.execute(db);
+  const done = new Set(rows.map((r) => r.id));
+  return eventIds.filter((id) => !done.has(id));
 }
 
 /**

@@ -86,15 +86,18 @@ const deliveries = (applicationId: string) =>
 const eventsOf = (userId: string) => service.deps.db.selectFrom('events').selectAll().where('user_id', '=', userId).orderBy('occurred_at').orderBy('type').execute();
 
 /**
- * Wait until all that a user's events set off is over: every event fanned out (its fan-out job
- * done, so its deliveries exist and are queued) and every one of those deliveries finished for
- * good (delivered, failed after its last attempt, or abandoned). After this nothing more is sent
- * for these events, so a test can assert what was, and was not, received.
+ * Wait until all that a user's events set off is over: every event fanned out (by its fan-out job,
+ * done, so its deliveries exist and are queued; or by the relay at once, when the user had
+ * authorized no application with endpoints: no job then) and every one of those deliveries
+ * finished for good (delivered, failed after its last attempt, or abandoned). After this nothing
+ * more is sent for these events, so a test can assert what was, and was not, received.
  */
 async function settled(userId: string) {
   const { db, queues } = service.deps;
   const events = await eventsOf(userId);
   for (const e of events) {
+    await poll(`${e.type} ${e.id} fanned out`, async () => (await db.selectFrom('events').select('fanned_out_at').where('id', '=', e.id).executeTakeFirst())?.fanned_out_at);
+    if (!(await queues.webhooks.getJob(fanOutJobId(e.id)))) continue;
     const fanOut = await finishedJob(queues.webhooks, fanOutJobId(e.id));
     if (fanOut.state !== 'completed') throw new Error(`the fan-out of ${e.type} ${e.id} failed: ${fanOut.job.failedReason}`);
   }
@@ -339,7 +342,7 @@ test('safety: private targets refused after DNS, redirects not followed, no secr
   t.false(verifySignature(rotating.secret!, hook.received[0]!.headers['x-signature'], hook.received[0]!.body));
 });
 
-test('the relay moves every committed event onto the queue, a page at a time, also events written without a wake-up', async (t) => {
+test('the relay fans out every committed event, a page at a time, also events written without a wake-up', async (t) => {
   const user = await createTestUser(service);
   const at = Date.now();
   // Written straight into the outbox, with no NOTIFY: the relay's poll must find them.
@@ -352,4 +355,24 @@ test('the relay moves every committed event onto the queue, a page at a time, al
   await poll('all fanned out', async () => (await pending()) === 0, 30_000);
   t.is(await pending(), 0);
   t.is((await service.deps.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select('d.id').where('e.user_id', '=', user.id).execute()).length, 0, 'a user who authorized nothing gets no deliveries');
+  const ids = await service.deps.db.selectFrom('events').select('id').where('user_id', '=', user.id).limit(20).execute();
+  const jobs = await Promise.all(ids.map((e) => service.deps.queues.webhooks.getJob(fanOutJobId(e.id))));
+  t.true(jobs.every((j) => j === undefined), 'nor a fan-out job each: nobody can receive them');
+});
+
+test('an event is fanned out by a job when the user has authorized an application with endpoints, at once when not', async (t) => {
+  const hook = await receiver();
+  const { user, token } = await authorizedApp([hook.url]);
+  const nobody = await authorizedApp([]);
+  const { db, queues } = service.deps;
+  for (const tk of [token, nobody.token]) t.is((await api(service, tk, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  const [withApp] = await eventsOf(user.id);
+  const [without] = await eventsOf(nobody.user.id);
+  t.is((await finishedJob(queues.webhooks, fanOutJobId(withApp!.id))).state, 'completed');
+  t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', withApp!.id).execute()).length, 1);
+  await settled(user.id);
+  t.is(hook.received.length, 1);
+  await poll('fanned out', async () => (await eventsOf(nobody.user.id))[0]?.fanned_out_at);
+  t.is(await queues.webhooks.getJob(fanOutJobId(without!.id)), undefined);
+  t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', without!.id).execute()).length, 0);
 });

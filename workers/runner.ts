@@ -119,7 +119,7 @@ export async function startWorkers(
   for (const worker of workers) lifecycle.add(`${worker.name} worker`, () => worker.close());
 
   await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
-  const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS });
+  const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
   lifecycle.add('event relay', () => relay.close());
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
   await queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
