@@ -172,6 +172,7 @@ export async function benchBackfillStages() {
         distance: a.distance,
         devices: a.devices,
         samples: a.length,
+        implausible_samples: a.implausibleSamples,
         curves: a.curves,
       };
       await time('PostgreSQL: storeActivities transaction', k, () => storeActivities(db, source, [row], new Date()));
