@@ -7,61 +7,65 @@
  * greatest sum, the EARLIEST start among equal ones, and the mean is that sum / d. Every sum compared
  * here is computed that way, so the same window gives the identical value.
  *
- * The starts are cut into blocks of B = 16. Durations are taken in ascending order; for each one:
+ * The starts are cut into blocks of B = 32, each two leaves of L = 16. Durations are taken in
+ * ascending order; for each one:
  *
  * 1. Lower bound: the previous duration's best window grown to the new length (to the right, to the
  *    left, centred; clamped into the series). It contains the old window, so the best sum falls by
  *    at most Δd·min(x) from one duration to the next.
- * 2. Each awake block is settled: by its bound, or, when the bound cannot rule it out, by summing its
- *    windows exactly as the plain scan does (greater wins; equal wins only at an earlier start).
- *    The bound: for any slope a and Q[k] = P[k] − a·k, P[i+d] − P[i] = a·d + Q[i+d] − Q[i], so for
- *    every start i of the block [s, s+B):
+ * 2. Each awake block is settled: by its bound, or, when the bound cannot rule it out, by
+ *    its leaves' bounds, and by summing the windows of each leaf those cannot rule out exactly as
+ *    the plain scan does (greater wins; equal wins only at an earlier start). The bound: for any
+ *    slope a and Q[k] = P[k] − a·k, P[i+d] − P[i] = a·d + Q[i+d] − Q[i], so for every start i of
+ *    the block (or leaf) [s, s+w):
  *
- *        P[i+d] − P[i]  ≤  a·d + max Q[s+d .. s+d+B) − min Q[s .. s+B)
+ *        P[i+d] − P[i]  ≤  a·d + max Q[s+d .. s+d+w) − min Q[s .. s+w)
  *
  *    With a near the best mean Q is nearly flat, and the bound is the block's best sum plus Q's
- *    wobble inside two blocks. Q's block minima and sliding maxima (van Herk / Gil-Werman) cost O(n)
- *    to build, so they are rebuilt only when the best mean has drifted away from a (a stale a
- *    loosens the bound, it never breaks it): a handful of times per series. Durations below
- *    BOUND_FROM, where the bound is loose, sum every awake block.
- * 3. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ its
- *    windows gain at most Δ·max(x) while the best gains at least Δ·min(x) (step 1), so it stays
- *    below while Δ·(max(x) − min(x)) < g. Blocks wait in one list per wake-up duration, so a
- *    duration touches only the blocks that wake at it: far from the best they sleep for hundreds of
- *    durations, near it they wake every duration or so.
+ *    wobble inside two blocks. Q's leaf minima and sliding maxima (van Herk / Gil-Werman; a
+ *    block's are two leaves') cost O(n) to build, so they are rebuilt only when the best mean has
+ *    drifted away from a (a stale a loosens the bound, it never breaks it): a handful of times per
+ *    series. Durations below BOUND_FROM, where the bound is loose, sum every awake leaf.
+ * 3. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ a
+ *    window gains the Δ samples it grows into, at most Δ·cap plus those samples' excess over the
+ *    cap (cap: the 99th percentile of the samples, when well below max(x); the excess summed over
+ *    the block's growth from prefix sums of max(x − cap, 0)), while the best gains at least
+ *    Δ·min(x) (step 1), so it stays below while Δ·(cap − min(x)) + excess < g. A glitch of 21,733 W
+ *    thus shortens the sleep only of the blocks whose windows grow into it. Blocks wait in one
+ *    list per wake-up duration, so a duration touches only the blocks that wake at it: far from
+ *    the best they sleep for hundreds of durations, near it they wake every duration or so.
  *
  * Why exact. Let i* be the earliest window with the greatest sum at d. The running best is always a
  * real window, so its sum never exceeds sum(i*). i*'s block is not asleep: a sleep proves its sums
  * below the best (or, for a block after the best's start, at most equal to a window starting
- * earlier), which i* is not. Its bound is ≥ sum(i*) ≥ the running best, and an equal bound does not
- * rule out a block holding a start earlier than the running best's; so it is summed, i* wins
+ * earlier), which i* is not. Its bounds are ≥ sum(i*) ≥ the running best, and an equal bound does not rule
+ * out a block holding a start earlier than the running best's; so its leaf is summed, i* wins
  * (greater, or equal and earlier) and nothing replaces it. Floating point: `tol`, added to every
  * bound and taken off every gap, covers the rounding of a·k, Q, the bound and the sums (below
  * 20·n·max|x|·2⁻⁵³; tol = 3·n·max|x|·2⁻⁴⁴). When every sample is an integer and n·max|x| < 2⁴², a
  * is rounded to a multiple of 1/256 and every quantity above is exact: tol = 0, and ties (constant
- * or all-zero power, long equal stretches) are settled exactly, and cheaply.
+ * or all-zero power, long equal stretches) are settled exactly.
  *
  * Scanned in full instead (the plain scan, earliest start on ties): series shorter than SMALL,
  * durations more than SPARSE apart (e.g. the 19 default durations: nearly every block would be
  * awake and the bound rebuilt each time), and spells after a duration that summed most windows
- * anyway (sums equal up to rounding, e.g. a constant 0.1: no bound can rule anything out). A full
- * scan of long windows still skips the blocks that a bound needing no tables rules out
- * (scanCoarse: the slope a = min(x), for which Q never falls).
+ * anyway (sums equal up to rounding, e.g. a constant 0.1: no bound can rule anything out). A full scan of long windows still skips the blocks that a bound
+ * needing no tables rules out (scanCoarse: the slope a = min(x), for which Q never falls).
  *
  * `floor` (the longitudinal running best) raises the bar: nothing whose mean is not above it is
- * reported, so blocks below it are ruled out and sleep as well, the floor's own growth between
- * durations taking the place of min(x) when it is slower. "After" curves share one pass: the
- * suffixes from the cuts are nested, so the best from cut j is the better of the best from cut j+1
- * and the windows starting in [cuts[j], cuts[j+1]), and only those are searched (with their own
- * sleeping blocks), from the last cut backwards.
+ * reported, so blocks below it are ruled out and sleep as well, on the floor's own growth between
+ * durations instead of min(x), up to the next duration without a floor (floorRates); a block sleeps
+ * for the longer of its two sleeps, so a floor only ever adds sleep. "After" curves share one
+ * pass: the suffixes from the cuts are nested, so the best from cut j is the better of the best
+ * from cut j+1 and the windows starting in [cuts[j], cuts[j+1]), and only those are searched
+ * (with their own sleeping blocks), from the last cut backwards.
  *
  * NaN in the samples is NOT handled: callers zero-fill gaps first (a pause is zero work, DESIGN.md
  * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
  * is scanned in full, which still gives the plain scan's answer.
  *
  * Cost: no exact algorithm substantially below O(n²) is known; this one prunes. For a 4 h ride at
- * 1 Hz over every duration it sums about 1 % of the plain scan's n²/2 windows and checks a bound
- * for about 0.3 % (bench/engine-mean-max.ts: some 20× faster).
+ * 1 Hz over every duration it sums under 1 % of the plain scan's n²/2 windows (bench/engine-mean-max.ts).
  */
 
 export interface MeanMaxOptions {
@@ -76,10 +80,13 @@ export interface MeanMaxOptions {
   floor?: Float64Array;
 }
 
-/** Starts per block: B = 2^LOG_B. */
-const LOG_B = 4;
+/** Starts per block (the unit that sleeps and wakes): B = 2^LOG_B. */
+const LOG_B = 5;
 const B = 1 << LOG_B;
-/** Shorter durations sum every awake block: the bound is loose against short windows. */
+/** A woken block is bounded again per leaf of L = 2^LOG_L starts before any window is summed (B = 2L). */
+const LOG_L = 4;
+const L = 1 << LOG_L;
+/** Shorter durations sum every awake leaf: the bound is loose against short windows. */
 const BOUND_FROM = 48;
 /** Durations further apart than this (or than this on average over the next 16) are scanned in full: nearly every block would be awake. */
 const SPARSE = 16;
@@ -91,6 +98,8 @@ const COARSE_FROM = 32;
 const SMALL = 128;
 /** Rebuild the bound when the best mean is further than this × mean |x| (× d / 512 beyond 512 s) from its slope. */
 const DRIFT = 0.2;
+/** The cap on a sample's gain per duration (sleeping blocks): this quantile of the samples, the excess above it counted where it is. */
+const CAP_QUANTILE = 0.99;
 
 /**
  * Exact mean-max at `durations` (Int32Array, strictly ascending, each ≥ 1; RangeError otherwise).
@@ -137,12 +146,14 @@ export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts:
 interface Kernel {
   n: number;
   P: Float64Array;
-  /** W[k] = max Q[k .. k+B) ∩ [0, n] (or a little more near n), Q[k] = P[k] − a·k. */
+  /** W[k] = max Q[k .. k+B) ∩ [0, n], Q[k] = P[k] − a·k; WL the same over L positions. */
   W: Float64Array;
-  /** Scratch for W: prefix maxima of Q inside aligned blocks. */
-  pre: Float64Array;
-  /** minQ[b] = min Q[bB .. bB+B) ∩ [0, n]. */
+  WL: Float64Array;
+  /** minQ[b] = min Q[bB .. bB+B) ∩ [0, n]; minQL the same per leaf of L. */
   minQ: Float64Array;
+  minQL: Float64Array;
+  /** Scratch for building them. */
+  Q: Float64Array;
   a: number;
   built: boolean;
   /** Added to every bound and taken off every gap: the rounding error's bound (0 when exact). */
@@ -151,6 +162,11 @@ interface Kernel {
   minX: number;
   maxX: number;
   meanAbs: number;
+  /** The most a window's sum gains per duration, but for the excess over it (cap): the cap, or max x. */
+  cap: number;
+  /** Prefix sums of the samples' excess over the cap (null when there is no cap), and their rounding's bound. */
+  excess: Float64Array | null;
+  excessTol: number;
   /** The running best: a real window's sum and start (−∞ / −1 before the first). */
   bs: number;
   bi: number;
@@ -278,19 +294,45 @@ function prepare(samples: Float64Array): Kernel {
   }
   const maxAbs = n > 0 ? Math.max(-minX, maxX) : 0;
   const exact = integer && n * maxAbs < 2 ** 42;
+  const tol = exact ? 0 : 3 * n * maxAbs * 2 ** -44 + 1e-300;
+  // The cap: a high quantile of a sample of the series (sorted), when it is well below max x.
+  let cap = maxX;
+  let excess: Float64Array | null = null;
+  let excessTol = 0;
+  if (n >= SMALL && Number.isFinite(maxAbs)) {
+    const stride = Math.max(1, Math.floor(n / 1024));
+    const sample = new Float64Array(Math.ceil(n / stride));
+    for (let i = 0, j = 0; i < n; i += stride) sample[j++] = samples[i]!;
+    sample.sort();
+    const c = sample[Math.floor(CAP_QUANTILE * (sample.length - 1))]!;
+    if (c > minX && c - minX < 0.8 * (maxX - minX)) {
+      cap = c;
+      excess = new Float64Array(n + 1);
+      for (let i = 0; i < n; i++) {
+        const e = samples[i]! - c;
+        excess[i + 1] = excess[i]! + (e > 0 ? e : 0);
+      }
+      excessTol = exact ? 0 : n * (excess[n]! + maxAbs) * 2 ** -50;
+    }
+  }
   return {
     n,
     P,
-    W: new Float64Array(0), // (these three made at the first rebuild)
-    pre: new Float64Array(0),
+    W: new Float64Array(0), // (these made at the first rebuild)
+    WL: new Float64Array(0),
     minQ: new Float64Array(0),
+    minQL: new Float64Array(0),
+    Q: new Float64Array(0),
     a: 0,
     built: false,
-    tol: exact ? 0 : 3 * n * maxAbs * 2 ** -44 + 1e-300,
+    tol,
     exact,
     minX,
     maxX,
     meanAbs: n > 0 ? sumAbs / n : 0,
+    cap,
+    excess,
+    excessTol,
     bs: -Infinity,
     bi: -1,
     summed: 0,
@@ -326,16 +368,16 @@ function sleepers(t: Kernel, cuts: Int32Array, durations: Int32Array, bars: Floa
       head[j * (n + 2) + 1] = b;
     }
   }
-  // How fast a block can close its gap, per duration: on the best, max(x) − min(x) (it gains at
-  // most max(x), the grown best at least min(x): step 1 of the module comment); on the floor,
-  // max(x) − the floor's slowest growth from this duration on (floorRates).
-  const rate = t.maxX - t.minX + t.tol;
+  // How fast a block can close its gap, per duration: on the best, cap − min(x) (a window gains
+  // at most the cap per duration, and the excess over it where it is; the grown best at least
+  // min(x): step 1 of the module comment); on the floor, cap − the floor's slowest growth.
+  const rate = t.cap - t.minX + t.tol;
   const rates = bars ? floorRates(bars, durations, t, n - (m > 0 ? cuts[0]! : n)) : undefined;
   return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, barInv: rates?.inv, barEnd: rates?.end };
 }
 
 /**
- * Per duration index k, 1 / (max(x) − g_k) (shaded down), where g_k = min over later durations j up
+ * Per duration index k, 1 / (cap − g_k) (shaded down), where g_k = min over later durations j up
  * to the next one without a floor of (bars[j] − bars[k]) / (d_j − d_k): the floor's slowest growth
  * from k on, read off the lower convex hull of those points (d_j, bars[j]) (monotone chain from the
  * right: O(K)); 0 when nothing can close a gap on the floor; NaN where the floor is not finite.
@@ -357,13 +399,13 @@ function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longes
     end[k] = gone;
     if (b === -Infinity) {
       gone = durations[k]!;
-      top = -1; // the hull starts again: nothing past a duration without a floor bounds an earlier growth
+      top = -1; // the hull restarts: nothing past here bounds an earlier growth
       continue;
     }
     if (!Number.isFinite(b)) continue; // (+∞ never binds a later growth)
     while (top >= 1 && slope(k, hull[top]!) >= slope(k, hull[top - 1]!)) top--;
     const g = top >= 0 ? slope(k, hull[top]!) : Infinity;
-    const rate = t.maxX - (g - Math.abs(g) * 2 ** -40) + t.tol;
+    const rate = t.cap - (g - Math.abs(g) * 2 ** -40) + t.tol;
     inv[k] = !(rate > 0) ? 0 : (1 - 2 ** -40) / rate;
     hull[++top] = k;
   }
@@ -387,40 +429,44 @@ function extend(t: Kernel, d: number, prevD: number, p: number, lo: number, hi: 
   if (grow > 2) offer(t, d, Math.min(Math.max(p - (grow >> 1), lo), hi));
 }
 
-/** Rebuilds Q's block minima and sliding maxima for a slope near `mean`, when the slope in use has drifted too far from it. */
+/** Rebuilds Q's block minima and sliding maxima (per block and per leaf) for a slope near `mean`, when the slope in use has drifted too far from it. */
 function retune(t: Kernel, mean: number, d: number): void {
   const target = Math.min(Math.max(mean, t.minX), t.maxX);
   if (t.built && Math.abs(target - t.a) <= DRIFT * t.meanAbs * Math.max(1, d / 512)) return;
   const a = t.exact ? Math.round(target * 256) / 256 : target;
+  const { n, P } = t;
   if (!t.built) {
-    t.W = new Float64Array(t.n + 1);
-    t.pre = new Float64Array(t.n + 1);
-    t.minQ = new Float64Array((t.n >> LOG_B) + 1);
+    t.Q = new Float64Array(n + 1);
+    t.W = new Float64Array(n + 1);
+    t.WL = new Float64Array(n + 1);
+    t.minQ = new Float64Array((n >> LOG_B) + 1);
+    t.minQL = new Float64Array((n >> LOG_L) + 1);
   }
-  // Sliding maxima of width B (van Herk / Gil-Werman): within aligned blocks, prefix maxima (pre)
-  // and suffix maxima (in W), then max Q[k .. k+B) = max(suffix[k], prefix[k+B−1]).
-  const { n, P, W, pre, minQ } = t;
-  for (let s = 0, b = 0; s <= n; s += B, b++) {
-    const e = Math.min(s + B - 1, n);
-    let lo = Infinity;
+  const { Q, W, WL, minQ, minQL } = t;
+  for (let k = 0; k <= n; k++) Q[k] = P[k]! - a * k;
+  for (let k = 0, l = 0; k <= n; k += L, l++) {
+    let lo = Q[k]!;
+    for (let i = k + 1; i < k + L && i <= n; i++) if (Q[i]! < lo) lo = Q[i]!;
+    minQL[l] = lo;
+  }
+  for (let b = 0; b < minQ.length; b++) minQ[b] = 2 * b + 1 < minQL.length && minQL[2 * b + 1]! < minQL[2 * b]! ? minQL[2 * b + 1]! : minQL[2 * b]!;
+  // WL by van Herk / Gil-Werman: the suffix maximum from k inside k's aligned leaf, then the
+  // prefix maximum up to k+L−1 inside the next one; W from two leaves.
+  for (let s = 0; s <= n; s += L) {
     let hi = -Infinity;
-    for (let k = s; k <= e; k++) {
-      const q = P[k]! - a * k;
-      W[k] = q;
-      if (q < lo) lo = q;
-      if (q > hi) hi = q;
-      pre[k] = hi;
-    }
-    minQ[b] = lo;
-    for (let k = e - 1; k >= s; k--) {
-      const u = W[k + 1]!;
-      if (u > W[k]!) W[k] = u;
+    for (let k = Math.min(s + L - 1, n); k >= s; k--) {
+      if (Q[k]! > hi) hi = Q[k]!;
+      WL[k] = hi;
     }
   }
-  for (let k = 0; k <= n; k++) {
-    const u = pre[k + B - 1 < n ? k + B - 1 : n]!; // (past n: the window is cut at n)
-    if (u > W[k]!) W[k] = u;
+  let hi = -Infinity;
+  for (let e = L; e < n + L; e++) {
+    if ((e & (L - 1)) === 0) hi = -Infinity;
+    if (e <= n && Q[e]! > hi) hi = Q[e]!; // (past n: the window is cut at n)
+    if (hi > WL[e - L + 1]!) WL[e - L + 1] = hi;
   }
+  for (let k = 0; k <= n - L; k++) W[k] = WL[k + L]! > WL[k]! ? WL[k + L]! : WL[k]!;
+  for (let k = Math.max(0, n - L + 1); k <= n; k++) W[k] = WL[k]!;
   t.a = a;
   t.built = true;
 }
@@ -432,13 +478,13 @@ function retune(t: Kernel, mean: number, d: number): void {
  * higher (a block whose bound is below it cannot be reported).
  */
 function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, barEnd: number, bound: boolean): void {
-  const { n, P, W, minQ, tol } = t;
+  const { n, P, W, minQ, WL, minQL, tol } = t;
   const { head, next } = q;
-  const bestInv = q.inv;
   const floorKnown = barInv === barInv; // (not NaN)
   const base = j * (n + 2);
   const links = j * q.nb;
   const ad = t.a * d + tol;
+  const inv = q.inv;
   let bs = t.bs;
   let bi = t.bi;
   let summed = 0;
@@ -451,30 +497,41 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
       const i0 = s > lo ? s : lo;
       const i1 = s + B - 1 < last ? s + B - 1 : last;
       if (i0 <= i1) {
-        // `top`: the block's best sum, or a bound on it.
+        // `top`: the block's best sum, or a bound on it; where the block's bound does not rule
+        // it out, each leaf's, and where that does not either, the leaf's windows summed.
         let top = bound ? ad + W[s + d]! - minQ[b]! : Infinity;
         if (top > bar && (top > bs || (top === bs && i0 < bi))) {
-          summed += i1 - i0 + 1;
-          top = P[i0 + d]! - P[i0]!;
-          for (let i = i0 + 1; i <= i1; i++) {
-            const sum = P[i + d]! - P[i]!;
-            if (sum > top) top = sum;
-          }
-          if (top > bs || (top === bs && i0 < bi)) {
-            let i = i0;
-            while (P[i + d]! - P[i]! !== top) i++; // the block's earliest best
-            if (top > bs || i < bi) {
-              bs = top;
-              bi = i;
+          top = -Infinity;
+          for (let ls = (i0 >> LOG_L) << LOG_L; ls <= i1; ls += L) {
+            const l0 = ls > i0 ? ls : i0;
+            const l1 = ls + L - 1 < i1 ? ls + L - 1 : i1;
+            let leaf = bound ? ad + WL[ls + d]! - minQL[ls >> LOG_L]! : Infinity;
+            if (leaf > bar && (leaf > bs || (leaf === bs && l0 < bi))) {
+              summed += l1 - l0 + 1;
+              leaf = P[l0 + d]! - P[l0]!;
+              for (let i = l0 + 1; i <= l1; i++) {
+                const sum = P[i + d]! - P[i]!;
+                if (sum > leaf) leaf = sum;
+              }
+              if (leaf > bs || (leaf === bs && l0 < bi)) {
+                let i = l0;
+                while (P[i + d]! - P[i]! !== leaf) i++; // the leaf's earliest best
+                if (leaf > bs || i < bi) {
+                  bs = leaf;
+                  bi = i;
+                }
+              }
             }
+            if (leaf > top) top = leaf;
           }
         }
-        // Asleep for as many durations as the block cannot reach the best — or may reach it, when
-        // that is not enough: it starts after the best (the grown best keeps its earlier start) —
-        // and as many as it cannot reach the floor, up to the first duration without one.
-        let wakeAt = d + 1 + asleep(bs - top - tol, i0 > bi, bestInv, n);
+        // Asleep for as many durations as the block cannot reach the best — or may reach it,
+        // when that is not enough: it starts after the best (the grown best keeps its earlier
+        // start) — and as many as it cannot reach the floor, up to the first duration without one.
+        const gap = bs - top - tol;
+        let wakeAt = gap > 0 || (gap === 0 && i0 > bi) ? d + 1 + asleep(t, gap, i0 > bi, inv, s, d) : d + 1;
         if (floorKnown && bar > top) {
-          const onFloor = Math.min(d + 1 + asleep(bar - top - tol, true, barInv, n), barEnd);
+          const onFloor = Math.min(d + 1 + asleep(t, bar - top - tol, true, barInv, s, d), barEnd);
           if (onFloor > wakeAt) wakeAt = onFloor;
         }
         // Back to sleep while it still holds a start of a window of wakeAt; else it is done.
@@ -492,14 +549,44 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   t.summed += summed;
 }
 
-/** The durations a block can sleep while Δ/inv < gap (or ≤ gap, when `reach`): n when forever. */
-function asleep(gap: number, reach: boolean, inv: number, n: number): number {
+/**
+ * How many durations after d the block at s can sleep while its windows stay below a bar `gap`
+ * above its best sum (or reach it at most, when `reach`), when the gap closes by at most 1/inv per
+ * duration but for the excess over the cap: the largest Δ with Δ/inv + excess < gap, the excess
+ * summed over the samples the block's windows grow into by then, s+d .. s+B−1+d+Δ (n: forever).
+ */
+function asleep(t: Kernel, gap: number, reach: boolean, inv: number, s: number, d: number): number {
   if (!(gap > 0 || (gap === 0 && reach))) return 0;
-  if (inv === 0) return n; // nothing can close a gap
+  const n = t.n;
+  const E = t.excess;
+  if (inv === 0) {
+    // The bar grows at least as fast as the cap: only the excess over it can close the gap. The
+    // largest k whose excess stays below the gap (excess only grows with k: halve the range).
+    if (!E) return n;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const k = (lo + hi + 1) >> 1;
+      const e = (E[Math.min(n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
+      if (e < gap || (e === gap && reach)) lo = k;
+      else hi = k - 1;
+    }
+    return lo;
+  }
   const steps = gap * inv;
-  if (steps >= n) return n;
-  let k = steps | 0;
+  let k = steps >= n ? n : steps | 0;
   if (k === steps && !reach) k--; // strictly below the bar: Δ·rate < gap
+  if (E && k > 0) {
+    const e = (E[Math.min(n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
+    if (e > 0) {
+      const g = gap - e;
+      if (!(g > 0 || (g === 0 && reach))) return 0;
+      const steps2 = g * inv; // fewer steps: no more excess than over the k first
+      let k2 = steps2 | 0;
+      if (k2 === steps2 && !reach) k2--;
+      if (k2 < k) k = k2;
+    }
+  }
   return k > 0 ? k : 0;
 }
 
