@@ -13,7 +13,9 @@
  * 1. Lower bound: the previous duration's best window grown to the new length (to the right, to the
  *    left, centred; clamped into the series). It contains the old window, so the best sum falls by
  *    at most Δd·min(x) from one duration to the next.
- * 2. Each awake block is settled: by its bound, or, when the bound cannot rule it out, by
+ * 2. An awake block that a start p samples away beats at this duration and at the next ones
+ *    (exact repetition, mean-max-repeats.ts) sleeps until that may end, unsettled.
+ * 3. Every other awake block is settled: by its bound, or, when the bound cannot rule it out, by
  *    its leaves' bounds, and by summing the windows of each leaf those cannot rule out exactly as
  *    the plain scan does (greater wins; equal wins only at an earlier start). The bound: for any
  *    slope a and Q[k] = P[k] − a·k, P[i+d] − P[i] = a·d + Q[i+d] − Q[i], so for every start i of
@@ -26,7 +28,7 @@
  *    block's are two leaves') cost O(n) to build, so they are rebuilt only when the best mean has
  *    drifted away from a (a stale a loosens the bound, it never breaks it): a handful of times per
  *    series. Durations below BOUND_FROM, where the bound is loose, sum every awake leaf.
- * 3. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ a
+ * 4. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ a
  *    window gains the Δ samples it grows into, at most Δ·cap plus those samples' excess over the
  *    cap (cap: the 99th percentile of the samples, when well below max(x); the excess summed over
  *    the block's growth from prefix sums of max(x − cap, 0)), while the best gains at least
@@ -38,7 +40,8 @@
  * Why exact. Let i* be the earliest window with the greatest sum at d. The running best is always a
  * real window, so its sum never exceeds sum(i*). i*'s block is not asleep: a sleep proves its sums
  * below the best (or, for a block after the best's start, at most equal to a window starting
- * earlier), which i* is not. Its bounds are ≥ sum(i*) ≥ the running best, and an equal bound does not rule
+ * earlier), or no greater than a window p earlier, or smaller once rounded than one p later,
+ * which i* is not. Its bounds are ≥ sum(i*) ≥ the running best, and an equal bound does not rule
  * out a block holding a start earlier than the running best's; so its leaf is summed, i* wins
  * (greater, or equal and earlier) and nothing replaces it. Floating point: `tol`, added to every
  * bound and taken off every gap, covers the rounding of a·k, Q, the bound and the sums (below
@@ -48,8 +51,8 @@
  *
  * Scanned in full instead (the plain scan, earliest start on ties): series shorter than SMALL,
  * durations more than SPARSE apart (e.g. the 19 default durations: nearly every block would be
- * awake and the bound rebuilt each time), and spells after a duration that summed most windows
- * anyway (sums equal up to rounding, e.g. a constant 0.1: no bound can rule anything out). A full scan of long windows still skips the blocks that a bound
+ * awake and the bound rebuilt each time), and, unless a shift is in use, spells after a duration
+ * that summed most windows anyway. A full scan of long windows still skips the blocks that a bound
  * needing no tables rules out (scanCoarse: the slope a = min(x), for which Q never falls).
  *
  * `floor` (the longitudinal running best) raises the bar: nothing whose mean is not above it is
@@ -64,9 +67,38 @@
  * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
  * is scanned in full, which still gives the plain scan's answer.
  *
- * Cost: no exact algorithm substantially below O(n²) is known; this one prunes. For a 4 h ride at
- * 1 Hz over every duration it sums under 1 % of the plain scan's n²/2 windows (bench/engine-mean-max.ts).
+ * Cost. Over every duration 1..n this is the maximum consecutive subsums problem, equivalent to a
+ * (max,+) convolution: no exact algorithm in O(n^(2−ε)) is known, for integers of small range
+ * either (0/1 series are binary jumbled indexing), and none is claimed here. What is proven:
+ *
+ * - Any input: O(n²·(1 + log n / B)) time, O(n) memory. Each duration sums each window at most
+ *   once (never more than the plain scan's n(n+1)/2 sums over all durations) and wakes each block
+ *   at most once, at O(1) cost, or O(log n) when it starts a dominated sleep (a search in
+ *   mean-max-repeats.ts); setup is O(n) per slope and per shift.
+ * - Exact repetition, with exact sums (integers, n·max|x| < 2⁴²): let p be a shift in use — 1
+ *   whenever the increments P[k+1] − P[k] repeat from one sample to the next at all but n/8
+ *   positions, or the period found by findShifts (p ≤ 4096) — and K the number of positions k with
+ *   x[k+p] ≠ x[k]. Then H[k] = P[k+p] − P[k] takes K + 1 constant runs, and a block is
+ *   dominated (step 2) at every duration at which its starts together with those p earlier lie in
+ *   one run and so do their ends — by the starts p earlier when the ends' run is not higher, by
+ *   those p later when it is — but for the blocks within p of their cut's first start and the
+ *   durations within p + B of a block's last. That leaves O(n·(K+1)·(1 + p/B)) block-durations to
+ *   settle, each in O(B); a dominated sleep ends where the ends reach a run's edge, so a block
+ *   starts at most K + 1 of them, each O(log n + B): O(n·(K+1)·(p + B + log n)) in all.
+ *   Constant, all-zero and step series: O(n log n); a series of exact period p (sawtooth, square
+ *   wave, a sine sampled at a rational period): O(n·(p + log n)).
+ * - Nothing for other series. A ride, glitches, noise, ramps: the cost is the blocks near the best
+ *   at each duration (their bound is not below it, a few per duration) plus the far ones' wake-ups
+ *   (bench/engine-mean-max.ts: a 4 h ride sums under 1 % of the plain scan's windows). Float
+ *   series that repeat exactly (0.1, whose increments are constant between powers of two of P)
+ *   are ruled out by the shift p earlier, and by the one M·p later only where the later sums are
+ *   greater by more than a double's spacing: fast (bench), not proven. The hardest series found
+ *   are periodic ones with a little noise (ERG intervals, a noisy square wave): windows one period
+ *   apart differ by the noise only, which no block bound separates, and the cost grows as about
+ *   n²/p (bench growth rows, 1 h to 48 h).
  */
+
+import { dominatedUntil, findShifts, type Shift } from './mean-max-repeats.ts';
 
 export interface MeanMaxOptions {
   /** Only windows whose start index is ≥ from count (windows still end inside the series). Default 0. */
@@ -167,6 +199,10 @@ interface Kernel {
   /** Prefix sums of the samples' excess over the cap (null when there is no cap), and their rounding's bound. */
   excess: Float64Array | null;
   excessTol: number;
+  /** The shifts at which the series repeats exactly (mean-max-repeats.ts); usually none. */
+  shifts: Shift[];
+  /** At least the spacing of doubles near any window sum (0 when sums are exact): real sums further apart round apart. */
+  ulp: number;
   /** The running best: a real window's sum and start (−∞ / −1 before the first). */
   bs: number;
   bi: number;
@@ -218,7 +254,10 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
     // In full: no prefix sums to trust, a short series, durations too far apart for sleeping blocks
     // to pay, or a spell after pruning failed.
     const full = !finite || n < SMALL || d - prevD > SPARSE || !dense(durations, k) || d <= fullUntil;
-    if (!full && !q) q = sleepers(t, cuts, durations, bars);
+    if (!full && !q) {
+      q = sleepers(t, cuts, durations, bars);
+      t.shifts = findShifts(t.P, B);
+    }
     const bound = !full && d >= BOUND_FROM;
     if (bound && m > 0 && cuts[0]! <= hi) {
       t.bs = -Infinity;
@@ -261,8 +300,8 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
       startOut[j]![k] = shown ? bi : -1;
     }
     // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
-    // time it happens again.
-    if (bound && 2 * t.summed > windows) {
+    // time it happens again. Not with shifts, whose dominance a full scan would forgo.
+    if (bound && 2 * t.summed > windows && !t.shifts.length) {
       fullUntil = d + spell;
       spell *= 2;
     } else if (bound) spell = FULL_SPELL;
@@ -284,9 +323,11 @@ function prepare(samples: Float64Array): Kernel {
   let minX = Infinity;
   let maxX = -Infinity;
   let sumAbs = 0;
+  let maxAbsP = 0;
   for (let i = 0; i < n; i++) {
     const x = samples[i]!;
     P[i + 1] = P[i]! + x;
+    if (Math.abs(P[i + 1]!) > maxAbsP) maxAbsP = Math.abs(P[i + 1]!);
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     sumAbs += Math.abs(x);
@@ -333,6 +374,8 @@ function prepare(samples: Float64Array): Kernel {
     cap,
     excess,
     excessTol,
+    shifts: [],
+    ulp: exact ? 0 : 2 * maxAbsP * 2 ** -52 + 2 ** -1074,
     bs: -Infinity,
     bi: -1,
     summed: 0,
@@ -475,15 +518,16 @@ function retune(t: Kernel, mean: number, d: number): void {
  * Settles every block of cut j due by duration d (its lists since the last call) over the cut's own
  * starts lo..last (those beyond `last` hold no window of d: the block is done), then puts each back
  * to sleep for as long as it cannot reach the bar: the running best, or the floor's `bar` when
- * higher (a block whose bound is below it cannot be reported).
+ * higher (a block whose bound is below it cannot be reported), or for as long as a shift rules it out.
  */
 function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, barEnd: number, bound: boolean): void {
-  const { n, P, W, minQ, WL, minQL, tol } = t;
+  const { n, P, W, minQ, WL, minQL, tol, shifts } = t;
   const { head, next } = q;
   const floorKnown = barInv === barInv; // (not NaN)
   const base = j * (n + 2);
   const links = j * q.nb;
   const ad = t.a * d + tol;
+  const repeats = shifts.length > 0;
   const inv = q.inv;
   let bs = t.bs;
   let bi = t.bi;
@@ -497,42 +541,45 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
       const i0 = s > lo ? s : lo;
       const i1 = s + B - 1 < last ? s + B - 1 : last;
       if (i0 <= i1) {
-        // `top`: the block's best sum, or a bound on it; where the block's bound does not rule
-        // it out, each leaf's, and where that does not either, the leaf's windows summed.
-        let top = bound ? ad + W[s + d]! - minQ[b]! : Infinity;
-        if (top > bar && (top > bs || (top === bs && i0 < bi))) {
-          top = -Infinity;
-          for (let ls = (i0 >> LOG_L) << LOG_L; ls <= i1; ls += L) {
-            const l0 = ls > i0 ? ls : i0;
-            const l1 = ls + L - 1 < i1 ? ls + L - 1 : i1;
-            let leaf = bound ? ad + WL[ls + d]! - minQL[ls >> LOG_L]! : Infinity;
-            if (leaf > bar && (leaf > bs || (leaf === bs && l0 < bi))) {
-              summed += l1 - l0 + 1;
-              leaf = P[l0 + d]! - P[l0]!;
-              for (let i = l0 + 1; i <= l1; i++) {
-                const sum = P[i + d]! - P[i]!;
-                if (sum > leaf) leaf = sum;
-              }
-              if (leaf > bs || (leaf === bs && l0 < bi)) {
-                let i = l0;
-                while (P[i + d]! - P[i]! !== leaf) i++; // the leaf's earliest best
-                if (leaf > bs || i < bi) {
-                  bs = leaf;
-                  bi = i;
+        let wakeAt = repeats ? dominatedUntil(shifts, i0, i1, d, lo, n, t.ulp) : d;
+        if (wakeAt === d) {
+          // `top`: the block's best sum, or a bound on it; where the block's bound does not rule
+          // it out, each leaf's, and where that does not either, the leaf's windows summed.
+          let top = bound ? ad + W[s + d]! - minQ[b]! : Infinity;
+          if (top > bar && (top > bs || (top === bs && i0 < bi))) {
+            top = -Infinity;
+            for (let ls = (i0 >> LOG_L) << LOG_L; ls <= i1; ls += L) {
+              const l0 = ls > i0 ? ls : i0;
+              const l1 = ls + L - 1 < i1 ? ls + L - 1 : i1;
+              let leaf = bound ? ad + WL[ls + d]! - minQL[ls >> LOG_L]! : Infinity;
+              if (leaf > bar && (leaf > bs || (leaf === bs && l0 < bi))) {
+                summed += l1 - l0 + 1;
+                leaf = P[l0 + d]! - P[l0]!;
+                for (let i = l0 + 1; i <= l1; i++) {
+                  const sum = P[i + d]! - P[i]!;
+                  if (sum > leaf) leaf = sum;
+                }
+                if (leaf > bs || (leaf === bs && l0 < bi)) {
+                  let i = l0;
+                  while (P[i + d]! - P[i]! !== leaf) i++; // the leaf's earliest best
+                  if (leaf > bs || i < bi) {
+                    bs = leaf;
+                    bi = i;
+                  }
                 }
               }
+              if (leaf > top) top = leaf;
             }
-            if (leaf > top) top = leaf;
           }
-        }
-        // Asleep for as many durations as the block cannot reach the best — or may reach it,
-        // when that is not enough: it starts after the best (the grown best keeps its earlier
-        // start) — and as many as it cannot reach the floor, up to the first duration without one.
-        const gap = bs - top - tol;
-        let wakeAt = gap > 0 || (gap === 0 && i0 > bi) ? d + 1 + asleep(t, gap, i0 > bi, inv, s, d) : d + 1;
-        if (floorKnown && bar > top) {
-          const onFloor = Math.min(d + 1 + asleep(t, bar - top - tol, true, barInv, s, d), barEnd);
-          if (onFloor > wakeAt) wakeAt = onFloor;
+          // Asleep for as many durations as the block cannot reach the best — or may reach it,
+          // when that is not enough: it starts after the best (the grown best keeps its earlier
+          // start) — and as many as it cannot reach the floor, up to the first duration without one.
+          const gap = bs - top - tol;
+          wakeAt = gap > 0 || (gap === 0 && i0 > bi) ? d + 1 + asleep(t, gap, i0 > bi, inv, s, d) : d + 1;
+          if (floorKnown && bar > top) {
+            const onFloor = Math.min(d + 1 + asleep(t, bar - top - tol, true, barInv, s, d), barEnd);
+            if (onFloor > wakeAt) wakeAt = onFloor;
+          }
         }
         // Back to sleep while it still holds a start of a window of wakeAt; else it is done.
         if (i0 <= n - wakeAt) {
