@@ -184,8 +184,6 @@ interface Kernel {
   /** minQ[b] = min Q[bB .. bB+B) ∩ [0, n]; minQL the same per leaf of L. */
   minQ: Float64Array;
   minQL: Float64Array;
-  /** Scratch for building them. */
-  Q: Float64Array;
   a: number;
   built: boolean;
   /** Added to every bound and taken off every gap: the rounding error's bound (0 when exact). */
@@ -363,7 +361,6 @@ function prepare(samples: Float64Array): Kernel {
     WL: new Float64Array(0),
     minQ: new Float64Array(0),
     minQL: new Float64Array(0),
-    Q: new Float64Array(0),
     a: 0,
     built: false,
     tol,
@@ -479,37 +476,37 @@ function retune(t: Kernel, mean: number, d: number): void {
   const a = t.exact ? Math.round(target * 256) / 256 : target;
   const { n, P } = t;
   if (!t.built) {
-    t.Q = new Float64Array(n + 1);
     t.W = new Float64Array(n + 1);
     t.WL = new Float64Array(n + 1);
     t.minQ = new Float64Array((n >> LOG_B) + 1);
     t.minQL = new Float64Array((n >> LOG_L) + 1);
   }
-  const { Q, W, WL, minQ, minQL } = t;
-  for (let k = 0; k <= n; k++) Q[k] = P[k]! - a * k;
-  for (let k = 0, l = 0; k <= n; k += L, l++) {
-    let lo = Q[k]!;
-    for (let i = k + 1; i < k + L && i <= n; i++) if (Q[i]! < lo) lo = Q[i]!;
-    minQL[l] = lo;
-  }
-  for (let b = 0; b < minQ.length; b++) minQ[b] = 2 * b + 1 < minQL.length && minQL[2 * b + 1]! < minQL[2 * b]! ? minQL[2 * b + 1]! : minQL[2 * b]!;
-  // WL by van Herk / Gil-Werman: the suffix maximum from k inside k's aligned leaf, then the
-  // prefix maximum up to k+L−1 inside the next one; W from two leaves.
-  for (let s = 0; s <= n; s += L) {
+  const { W, WL, minQ, minQL } = t;
+  // WL by van Herk / Gil-Werman: the suffix maximum from k inside k's aligned leaf (and the leaf's
+  // minimum), then the prefix maximum up to k+L−1 inside the next one; a block's from two leaves'.
+  for (let s = 0, l = 0; s <= n; s += L, l++) {
     let hi = -Infinity;
+    let lo = Infinity;
     for (let k = Math.min(s + L - 1, n); k >= s; k--) {
-      if (Q[k]! > hi) hi = Q[k]!;
+      const q = P[k]! - a * k;
+      if (q > hi) hi = q;
+      if (q < lo) lo = q;
       WL[k] = hi;
     }
+    minQL[l] = lo;
   }
   let hi = -Infinity;
   for (let e = L; e < n + L; e++) {
     if ((e & (L - 1)) === 0) hi = -Infinity;
-    if (e <= n && Q[e]! > hi) hi = Q[e]!; // (past n: the window is cut at n)
+    if (e <= n) {
+      const q = P[e]! - a * e;
+      if (q > hi) hi = q;
+    } // (past n: the window is cut at n)
     if (hi > WL[e - L + 1]!) WL[e - L + 1] = hi;
   }
   for (let k = 0; k <= n - L; k++) W[k] = WL[k + L]! > WL[k]! ? WL[k + L]! : WL[k]!;
   for (let k = Math.max(0, n - L + 1); k <= n; k++) W[k] = WL[k]!;
+  for (let b = 0; b < minQ.length; b++) minQ[b] = 2 * b + 1 < minQL.length && minQL[2 * b + 1]! < minQL[2 * b]! ? minQL[2 * b + 1]! : minQL[2 * b]!;
   t.a = a;
   t.built = true;
 }
