@@ -308,7 +308,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   console.log(
     formatTable(
       ['workload', 'p50 ms', 'p90 ms', 'plain p50 ms', 'speedup', 'identical', 'note'],
-      rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1), `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']),
+      rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1), Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']),
     ),
   );
 }

@@ -38,8 +38,8 @@ import { benchLongitudinal } from './longitudinal.ts';
  * - backfill-stages: where one 2 h ride's ingest job spends its time, stage by stage, in-process
  *   (bench/backfill-stages.ts).
  * - engine: the exact mean-max kernel beside the plain prefix-sum scan: every duration and the 19
- *   default ones of a 4 h ride, every real fixture, adversarial series, after-cuts
- *   (bench/engine-mean-max.ts).
+ *   default ones of a 4 h ride, every real fixture, adversarial series, a 24 h ride, growth to
+ *   48 h of the hardest series, after-cuts, the longitudinal floor (bench/engine-mean-max.ts).
  * - curves: AWD, value-indexed view, longitudinal mean-max from stored curves (engine and HTTP) and
  *   with 5 `after` values over a year, on a synthetic history of 1,000 rides (bench/curves.ts).
  * - longitudinal: longitudinal mean-max from raw streams (`after`) at 100 / 1,000 / 5,000 rides in a
@@ -148,7 +148,7 @@ async function benchHttp() {
 async function benchEngine() {
   const { rows } = await benchMeanMax();
   const header = ['workload', 'p50 ms', 'p90 ms', 'plain p50 ms', 'speed-up', 'identical', 'note'];
-  const table = rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), r.baseline_p50_ms.toFixed(1), `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']);
+  const table = rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1), Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']);
   process.stdout.write(`\n== engine\n\nexact mean-max beside the plain prefix-sum scan, one thread, ${os.cpus().length} cores, Node ${process.version}\n\n`);
   process.stdout.write(formatTable(header, table));
   const report = { benchmark: 'engine', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, rows };

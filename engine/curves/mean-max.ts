@@ -253,6 +253,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
     // to pay, or a spell after pruning failed.
     const full = !finite || n < SMALL || d - prevD > SPARSE || !dense(durations, k) || d <= fullUntil;
     if (!full && !q) {
+      capGains(t, samples);
       q = sleepers(t, cuts, durations, bars);
       t.shifts = findShifts(t.P, B);
     }
@@ -334,26 +335,6 @@ function prepare(samples: Float64Array): Kernel {
   const maxAbs = n > 0 ? Math.max(-minX, maxX) : 0;
   const exact = integer && n * maxAbs < 2 ** 42;
   const tol = exact ? 0 : 3 * n * maxAbs * 2 ** -44 + 1e-300;
-  // The cap: a high quantile of a sample of the series (sorted), when it is well below max x.
-  let cap = maxX;
-  let excess: Float64Array | null = null;
-  let excessTol = 0;
-  if (n >= SMALL && Number.isFinite(maxAbs)) {
-    const stride = Math.max(1, Math.floor(n / 1024));
-    const sample = new Float64Array(Math.ceil(n / stride));
-    for (let i = 0, j = 0; i < n; i += stride) sample[j++] = samples[i]!;
-    sample.sort();
-    const c = sample[Math.floor(CAP_QUANTILE * (sample.length - 1))]!;
-    if (c > minX && c - minX < 0.8 * (maxX - minX)) {
-      cap = c;
-      excess = new Float64Array(n + 1);
-      for (let i = 0; i < n; i++) {
-        const e = samples[i]! - c;
-        excess[i + 1] = excess[i]! + (e > 0 ? e : 0);
-      }
-      excessTol = exact ? 0 : n * (excess[n]! + maxAbs) * 2 ** -50;
-    }
-  }
   return {
     n,
     P,
@@ -368,15 +349,39 @@ function prepare(samples: Float64Array): Kernel {
     minX,
     maxX,
     meanAbs: n > 0 ? sumAbs / n : 0,
-    cap,
-    excess,
-    excessTol,
+    cap: maxX, // (capGains sets these when the search starts)
+    excess: null,
+    excessTol: 0,
     shifts: [],
     ulp: exact ? 0 : 2 * maxAbsP * 2 ** -52 + 2 ** -1074,
     bs: -Infinity,
     bi: -1,
     summed: 0,
   };
+}
+
+/**
+ * The cap on what a window gains per duration while its block sleeps: the CAP_QUANTILE quantile of
+ * about 1,024 of the samples, when it is well below max x, and prefix sums of the samples' excess
+ * over it (rounding bounded by excessTol; exact with integer samples).
+ */
+function capGains(t: Kernel, samples: Float64Array): void {
+  const { n, minX, maxX } = t;
+  if (n < SMALL || !Number.isFinite(maxX - minX)) return;
+  const stride = Math.max(1, Math.floor(n / 1024));
+  const sample = new Float64Array(Math.ceil(n / stride));
+  for (let i = 0, j = 0; i < n; i += stride) sample[j++] = samples[i]!;
+  sample.sort();
+  const c = sample[Math.floor(CAP_QUANTILE * (sample.length - 1))]!;
+  if (!(c > minX && c - minX < 0.8 * (maxX - minX))) return;
+  const excess = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const e = samples[i]! - c;
+    excess[i + 1] = excess[i]! + (e > 0 ? e : 0);
+  }
+  t.cap = c;
+  t.excess = excess;
+  t.excessTol = t.exact ? 0 : n * (excess[n]! + Math.max(-minX, maxX)) * 2 ** -50;
 }
 
 /**
