@@ -362,13 +362,13 @@ function prepare(samples: Float64Array): Kernel {
 
 /**
  * The cap on what a window gains per duration while its block sleeps: the CAP_QUANTILE quantile of
- * about 1,024 of the samples, when it is well below max x, and prefix sums of the samples' excess
+ * about 512 of the samples, when it is well below max x, and prefix sums of the samples' excess
  * over it (rounding bounded by excessTol; exact with integer samples).
  */
 function capGains(t: Kernel, samples: Float64Array): void {
   const { n, minX, maxX } = t;
   if (n < SMALL || !Number.isFinite(maxX - minX)) return;
-  const stride = Math.max(1, Math.floor(n / 1024));
+  const stride = Math.max(1, Math.floor(n / 512));
   const sample = new Float64Array(Math.ceil(n / stride));
   for (let i = 0, j = 0; i < n; i += stride) sample[j++] = samples[i]!;
   sample.sort();
@@ -580,8 +580,9 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
           // start) — and as many as it cannot reach the floor, up to the first duration without one.
           const gap = bs - top - tol;
           wakeAt = gap > 0 || (gap === 0 && i0 > bi) ? d + 1 + asleep(t, gap, i0 > bi, inv, s, d) : d + 1;
-          if (floorKnown && bar > top) {
-            const onFloor = Math.min(d + 1 + asleep(t, bar - top - tol, true, barInv, s, d), barEnd);
+          const floorGap = bar - top - tol;
+          if (floorKnown && floorGap >= 0) {
+            const onFloor = Math.min(d + 1 + asleep(t, floorGap, true, barInv, s, d), barEnd);
             if (onFloor > wakeAt) wakeAt = onFloor;
           }
         }
@@ -605,40 +606,44 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
  * above its best sum (or reach it at most, when `reach`), when the gap closes by at most 1/inv per
  * duration but for the excess over the cap: the largest Δ with Δ/inv + excess < gap, the excess
  * summed over the samples the block's windows grow into by then, s+d .. s+B−1+d+Δ (n: forever).
+ * Called with gap > 0, or gap = 0 and reach. (Small: the hot path stays inlined.)
  */
 function asleep(t: Kernel, gap: number, reach: boolean, inv: number, s: number, d: number): number {
-  if (!(gap > 0 || (gap === 0 && reach))) return 0;
   const n = t.n;
-  const E = t.excess;
-  if (inv === 0) {
-    // The bar grows at least as fast as the cap: only the excess over it can close the gap. The
-    // largest k whose excess stays below the gap (excess only grows with k: halve the range).
-    if (!E) return n;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const k = (lo + hi + 1) >> 1;
-      const e = (E[Math.min(n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
-      if (e < gap || (e === gap && reach)) lo = k;
-      else hi = k - 1;
-    }
-    return lo;
-  }
+  if (inv === 0) return t.excess ? excessOnly(t, gap, reach, s, d) : n; // the bar grows at least as fast as the cap
   const steps = gap * inv;
   let k = steps >= n ? n : steps | 0;
   if (k === steps && !reach) k--; // strictly below the bar: Δ·rate < gap
-  if (E && k > 0) {
-    const e = (E[Math.min(n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
-    if (e > 0) {
-      const g = gap - e;
-      if (!(g > 0 || (g === 0 && reach))) return 0;
-      const steps2 = g * inv; // fewer steps: no more excess than over the k first
-      let k2 = steps2 | 0;
-      if (k2 === steps2 && !reach) k2--;
-      if (k2 < k) k = k2;
-    }
-  }
+  if (k > 0 && t.excess) k = lessExcess(t, k, gap, reach, inv, s, d);
   return k > 0 ? k : 0;
+}
+
+/** The k steps of `asleep`, fewer when the samples grown into by then exceed the cap. */
+function lessExcess(t: Kernel, k: number, gap: number, reach: boolean, inv: number, s: number, d: number): number {
+  const E = t.excess!;
+  const e = (E[Math.min(t.n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
+  if (!(e > 0)) return k;
+  const g = gap - e;
+  if (!(g > 0 || (g === 0 && reach))) return 0;
+  const steps = g * inv; // fewer steps: no more excess than over the k first
+  let k2 = steps | 0;
+  if (k2 === steps && !reach) k2--;
+  return k2 < k ? k2 : k;
+}
+
+/** When only the excess over the cap can close the gap: the largest k whose excess stays below it (halving: the excess grows with k). */
+function excessOnly(t: Kernel, gap: number, reach: boolean, s: number, d: number): number {
+  const E = t.excess!;
+  const n = t.n;
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const k = (lo + hi + 1) >> 1;
+    const e = (E[Math.min(n, s + B - 1 + d + k)]! - E[s + d]!) * (1 + 2 ** -50) + t.excessTol;
+    if (e < gap || (e === gap && reach)) lo = k;
+    else hi = k - 1;
+  }
+  return lo;
 }
 
 /**
