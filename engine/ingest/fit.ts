@@ -60,17 +60,17 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
   const devices = deviceNames(fit);
 
   const recordings: Recording[] = [];
-  const t = samples.timestamps;
+  const times = samples.timestamps;
   for (const [i, session] of sessions.entries()) {
     const next = sessions[i + 1]?.start ?? Infinity;
     const inSpan = (t: number) => t >= session.start && t <= session.selectionEnd && t < next;
     // The session's records: timestamps ascend, so they are one run [from, to).
     let from = 0;
-    while (from < t.length && !(t[from]! >= session.start)) from++;
+    while (from < times.length && !(times[from]! >= session.start)) from++;
     let to = from;
-    while (to < t.length && inSpan(t[to]!)) to++;
+    while (to < times.length && inSpan(times[to]!)) to++;
     if (to === from) continue;
-    const lastSample = t[to - 1]!;
+    const lastSample = times[to - 1]!;
     const end = session.elapsedEnd === undefined ? lastSample : Math.max(session.elapsedEnd, lastSample);
     const channels: Recording['channels'] = {};
     for (const channel of CHANNELS) {
@@ -87,7 +87,7 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
       utcOffsetSeconds,
       devices: [...devices],
       laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ start: new Date(lap.start), end: new Date(lap.end) })),
-      timestamps: t.slice(from, to),
+      timestamps: times.slice(from, to),
       channels,
     });
   }
