@@ -40,9 +40,9 @@
  *
  * A DuckDB connection runs one statement at a time, so every use of a connection goes through
  * its FIFO queue (one for the reads and `withConnection`, one for the writes); concurrent jobs in
- * one worker process may call the store freely. Writes are atomic: the file is written as `path + '.tmp-<random>'` in the target's
- * directory (created when missing), fsynced, then renamed over `path`; a failed write removes its
- * temporary file.
+ * one worker process may call the store freely. Writes are atomic: the file is written as
+ * `path + '.tmp-<random>'` in the target's directory (created when missing), fsynced, then
+ * renamed over `path`; a failed write removes its temporary file.
  *
  * Paths must not contain glob characters (`*`, `?`, `[`, `{`): DuckDB expands them in
  * `read_parquet`. Sample file paths are derived from ids (never from user input), so this is a
