@@ -4,6 +4,9 @@ import { EVENTS_CHANNEL, fanOutWithoutDeliveries, unfannedEvents } from '../db/e
 import type { Logger } from '../lib/log.ts';
 import { enqueueFanOut, type Queues } from './queues.ts';
 
+/** Events read (and fanned out or queued) at a time. */
+const PAGE = 500;
+
 /**
  * Moves committed events from the outbox onto the webhooks queue. A change's transaction NOTIFYs
  * on commit, which wakes the relay at once; a poll every `pollMs` catches anything a lost
@@ -12,8 +15,8 @@ import { enqueueFanOut, type Queues } from './queues.ts';
  *
  * Events of users who have authorized no application with endpoints are marked fanned out, a page
  * in one statement, instead of each getting a fan-out job that would create no delivery: in a
- * backfill (two events a file) those jobs and their transactions cost about as much CPU as a
- * quarter of the file's own ingestion.
+ * backfill (two events a file) those jobs and their transactions cost ~5 ms of the worker
+ * process's CPU and ~4 ms of PostgreSQL's and Redis's per file (of ~36 and ~10 ms).
  */
 export async function startEventRelay(opts: { databaseUrl: string; db: Db; queues: Queues; log: Logger; pollMs: number; now?: () => Date }) {
   const { db, queues, log } = opts;
@@ -25,9 +28,11 @@ export async function startEventRelay(opts: { databaseUrl: string; db: Db; queue
   async function sweep(): Promise<void> {
     do {
       again = false;
-      // Pages by position: events stay unfanned until their fan-out job has run.
-      for (let page = await unfannedEvents(db); page.length; page = await unfannedEvents(db, page[page.length - 1])) {
+      // Pages by position: events stay unfanned until their fan-out job has run. A short page is
+      // the last (an event committed since wakes the relay again).
+      for (let page = await unfannedEvents(db, undefined, PAGE); page.length; page = await unfannedEvents(db, page[page.length - 1], PAGE)) {
         await enqueueFanOut(queues, await fanOutWithoutDeliveries(db, page.map((e) => e.id), now()));
+        if (page.length < PAGE) break;
       }
     } while (again && !closed);
   }
