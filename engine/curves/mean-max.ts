@@ -530,8 +530,6 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   const links = j * q.nb;
   const ad = t.a * d + tol;
   const repeats = shifts.length > 0;
-  // No window sum of d exceeds d·max|x| (and the prefix sums' rounding, within tol): the spacing of doubles there.
-  const ulp = t.exact ? 0 : Math.min(t.ulp, (d * Math.max(-t.minX, t.maxX) + tol) * 2 ** -52 * (1 + 2 ** -50) + 2 ** -1074);
   const inv = q.inv;
   let bs = t.bs;
   let bi = t.bi;
@@ -545,7 +543,7 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
       const i0 = s > lo ? s : lo;
       const i1 = s + B - 1 < last ? s + B - 1 : last;
       if (i0 <= i1) {
-        let wakeAt = repeats ? dominatedUntil(shifts, i0, i1, d, lo, n, ulp) : d;
+        let wakeAt = repeats ? dominatedUntil(shifts, i0, i1, d, lo, n, t.ulp) : d;
         if (wakeAt === d) {
           // `top`: the block's best sum, or a bound on it; where the block's bound does not rule
           // it out, each leaf's, and where that does not either, the leaf's windows summed.
