@@ -7,6 +7,7 @@ import { leanDecodes, parseFit } from '../engine/ingest/fit.ts';
 import { fitCrc, leanDecodeFit } from '../engine/ingest/fit-records.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { buildActivityFit, fitSeconds } from './helpers/fit-builder.ts';
+import { FitWriter } from './helpers/fit-writer.ts';
 
 /**
  * The lean FIT path (engine/ingest/fit-records.ts) against fit-file-parser decoding the whole file
@@ -107,39 +108,6 @@ test('property: a real file changed anywhere (its CRC made right again) decodes 
 
 // ─── Hand-written record definitions: what the encoder never writes ─────────────────────────────
 
-/** FIT written byte by byte (as test/peek.test.ts writes it). */
-class FitWriter {
-  private readonly bytes: number[] = [];
-  define(local: number, global: number, fields: [num: number, size: number, base: number][], opts: { bigEndian?: boolean; developer?: [num: number, size: number, index: number][] } = {}) {
-    const dev = opts.developer;
-    this.bytes.push(0x40 | (dev ? 0x20 : 0) | local, 0, opts.bigEndian ? 1 : 0);
-    this.bytes.push(...(opts.bigEndian ? [global >> 8, global & 0xff] : [global & 0xff, global >> 8]));
-    this.bytes.push(fields.length, ...fields.flat());
-    if (dev) this.bytes.push(dev.length, ...dev.flat());
-    return this;
-  }
-  data(local: number, ...payload: number[]) {
-    this.bytes.push(local, ...payload);
-    return this;
-  }
-  compressed(local: number, offset: number, ...payload: number[]) {
-    this.bytes.push(0x80 | (local << 5) | (offset & 0x1f), ...payload);
-    return this;
-  }
-  finish(headerSize: 12 | 14 = 14): Uint8Array {
-    const out = new Uint8Array(headerSize + this.bytes.length + 2);
-    const view = new DataView(out.buffer);
-    out[0] = headerSize;
-    out[1] = 0x20;
-    view.setUint16(2, 2132, true);
-    view.setUint32(4, this.bytes.length, true);
-    out.set([0x2e, 0x46, 0x49, 0x54], 8);
-    if (headerSize === 14) view.setUint16(12, fitCrc(out, 0, 12), true);
-    out.set(this.bytes, headerSize);
-    view.setUint16(headerSize + this.bytes.length, fitCrc(out, 0, headerSize + this.bytes.length), true);
-    return out;
-  }
-}
 const le = (v: number, n: number) => Array.from({ length: n }, (_, i) => Math.floor(v / 2 ** (8 * i)) & 0xff);
 const be = (v: number, n: number) => le(v, n).reverse();
 const T0 = fitSeconds(new Date('2024-03-03T10:00:00Z'));
