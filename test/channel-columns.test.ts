@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
 import { createChannelColumns, slicesOf, type ColumnActivity, type ColumnListing } from '../engine/samples/channel-columns.ts';
-import { readChannelOfMany } from '../engine/samples/sample-scan.ts';
+import { readChannelInto } from '../engine/samples/sample-scan.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
 
@@ -46,8 +46,10 @@ async function fresh(root: string) {
 }
 
 async function expected(activities: ColumnActivity[]): Promise<Float64Array[]> {
-  const packed = await readChannelOfMany(store, activities.map((a) => a.path), activities.map((a) => a.samples), 'power');
-  return activities.map((_, i) => packed.values.slice(packed.offsets[i]!, packed.offsets[i + 1]!));
+  const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
+  await readChannelInto(store, activities.map((a) => a.path), 'power', values);
+  let at = 0;
+  return activities.map((a) => values.slice(at, (at += a.samples)));
 }
 
 function sameSlices(t: import('ava').ExecutionContext, column: Parameters<typeof slicesOf>[0], activities: ColumnActivity[], want: Float64Array[]) {

@@ -19,7 +19,8 @@
  * (the values, little-endian), so another process (or this one after a restart) loads a column with
  * one sequential read. Concurrent requests for the same column share one build.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../../lib/storage.ts';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { SampleStore } from './sample-file.ts';
@@ -228,15 +229,13 @@ async function saveColumn(dir: string, channel: string, column: ChannelColumn): 
   };
   try {
     await writeFile(path.join(dir, valuesName), new Uint8Array(column.values.buffer, column.values.byteOffset, column.values.byteLength));
-    await writeFile(`${indexFile}.tmp-${tag}`, JSON.stringify(index));
     const replaced = await readFile(indexFile, 'utf8').then((text) => (JSON.parse(text) as ColumnIndex).values, () => undefined);
-    await rename(`${indexFile}.tmp-${tag}`, indexFile);
+    await writeFileAtomic(indexFile, Buffer.from(JSON.stringify(index)));
     if (replaced && replaced !== valuesName && path.basename(replaced) === replaced) await rm(path.join(dir, replaced), { force: true });
     await removeOrphans(dir, channel, valuesName);
   } catch {
     // A cache that cannot be written is only slower next time.
     await rm(path.join(dir, valuesName), { force: true }).catch(() => undefined);
-    await rm(`${indexFile}.tmp-${tag}`, { force: true }).catch(() => undefined);
   }
 }
 

@@ -2,9 +2,8 @@
  * Scans over many activities' sample files at once, through the sample store's DuckDB connection
  * (engine/samples/sample-file.ts): one query reads every file, in parallel inside DuckDB.
  *
- * - readChannelOfMany / readChannelInto: one channel of each activity, packed into one Float64Array
- *   (activity a at offsets[a] .. offsets[a+1]), gaps as 0 — what the channel columns
- *   (./channel-columns.ts) are built from.
+ * - readChannelInto: one channel of each activity, back to back in one Float64Array, gaps as 0 —
+ *   what the channel columns (./channel-columns.ts) are built from.
  * - copyTimeSeries: the rows of many activities written as one Parquet file (COPY … TO), with the
  *   activity's id, sport and local time — the longitudinal data endpoint streams that file.
  *
@@ -12,7 +11,6 @@
  */
 import type { DuckDBConnection, DuckDBDoubleVector } from '@duckdb/node-api';
 import { PARQUET_COPY_OPTIONS, sampleFilesSql, sqlIdentifier, sqlString, TIMESTAMP_COLUMN, type SampleStore } from './sample-file.ts';
-import type { Packed } from '../curves/longitudinal.ts';
 
 async function interruptible<T>(connection: DuckDBConnection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
   if (signal?.aborted) throw signal.reason;
@@ -29,18 +27,6 @@ async function interruptible<T>(connection: DuckDBConnection, signal: AbortSigna
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * One channel of each file, in file order, NaN/NULL as 0. `lengths[a]` is the row count of file a
- * (activities.samples); a file with another count is an error (it would shift every later activity).
- */
-export async function readChannelOfMany(store: SampleStore, paths: readonly string[], lengths: readonly number[], channel: string, signal?: AbortSignal): Promise<Packed<Float64Array>> {
-  const offsets = new Int32Array(paths.length + 1);
-  for (let a = 0; a < paths.length; a++) offsets[a + 1] = offsets[a]! + lengths[a]!;
-  const values = new Float64Array(offsets[paths.length]!);
-  await readChannelInto(store, paths, channel, values, signal);
-  return { values, offsets };
-}
 
 /**
  * One channel of each file, in file order, NaN/NULL as 0, written into `out` (which may be a view of
