@@ -1,6 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { longitudinalAfter, workCuts } from '../engine/curves/longitudinal.ts';
+import { combineLevels, longitudinalAfter, workCuts, type LevelCurve } from '../engine/curves/longitudinal.ts';
+import { valueIndexed } from '../engine/curves/value-indexed.ts';
 
 /** The plain definition from a cut: the best window starting at ≥ from (prefix sums over the whole series; strictly greater keeps the earliest). */
 function scanFrom(x: Float64Array, d: number, from: number): { best: number; start: number } {
@@ -51,6 +52,37 @@ test('longitudinal after-work curves by duration: per threshold the best over ac
             throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
           }
         });
+      });
+    }),
+    { numRuns: 40 },
+  );
+  t.pass();
+});
+
+test('longitudinal after-work curves by intensity: per threshold and level the longest duration of any activity from its cut, older activity on ties (many similar activities, so the running best prunes)', (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 150, max: 700 }), fc.integer({ min: 0, max: 5 })), { minLength: 2, maxLength: 14 }), fc.integer({ min: 1, max: 300 }), (specs, step) => {
+      // Few distinct seeds: equal activities tie at every level (the older must keep them).
+      const activities = specs.map(([n, seed]) => ride(n, seed));
+      const offsets = Int32Array.from([0, ...activities.map((x) => x.length)].map((_, i, a) => a.slice(0, i + 1).reduce((p, q) => p + q, 0)));
+      const values = new Float64Array(offsets[offsets.length - 1]!);
+      activities.forEach((x, a) => values.set(x, offsets[a]!));
+      const thresholds = Float64Array.of(0, step * 40, step * 100, step * 160);
+      const out = longitudinalAfter({ samples: { values, from: offsets.slice(0, -1), length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations: null, step: 1 });
+      if (out.kind !== 'intensity') throw new Error('expected level curves');
+      thresholds.forEach((_, j) => {
+        let want: LevelCurve = { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) };
+        activities.forEach((x, a) => {
+          const cut = workCuts(x, thresholds)[j]!;
+          const best = new Float64Array(x.length);
+          const start = new Int32Array(x.length);
+          for (let d = 1; d <= x.length; d++) ({ best: best[d - 1], start: start[d - 1] } = scanFrom(x, d, cut));
+          const own = valueIndexed(best, start, 1);
+          want = combineLevels(want, { ...own, owner: new Int32Array(own.duration.length).fill(a) });
+        });
+        const got = out.curves[j]!;
+        const same = got.duration.length === want.duration.length && got.duration.every((v, k) => v === want.duration[k] && got.start[k] === want.start[k] && got.owner[k] === want.owner[k]);
+        if (!same) throw new Error(`threshold ${j}: got ${got.duration.length} levels, want ${want.duration.length}; first difference at level ${1 + got.duration.findIndex((v, k) => v !== want.duration[k] || got.start[k] !== want.start[k] || got.owner[k] !== want.owner[k])}`);
       });
     }),
     { numRuns: 40 },

@@ -243,6 +243,28 @@ test('floors without gaps (a longitudinal running best): every duration, from, a
   t.pass();
 });
 
+test('a floor per cut: each cut reported only above its own floor, whatever the other cuts\' floors (nested or not, NaN, ±∞)', (t) => {
+  // The longitudinal callers pass nested floors (a later cut's running best is never above an
+  // earlier one's); the kernel must not rely on it.
+  fc.assert(
+    fc.property(fc.integer({ min: 300, max: 1800 }), fc.integer(), fc.array(fc.tuple(fc.double({ min: 0.8, max: 1.2, noNaN: true }), fc.nat(7)), { minLength: 3, maxLength: 3 }), (n, seed, shapes) => {
+      const x = rideLike(n, seed);
+      const durations = all(n);
+      const cuts = Int32Array.of(0, Math.floor(n / 4), Math.floor((2 * n) / 3));
+      const floor = Array.from(cuts, (from, j) => {
+        const [scale, mode] = shapes[j]!;
+        const own = reference(x, durations, from).best;
+        return own.map((v, k) => (mode === 0 ? Number.NaN : mode === 1 && k % 7 === 0 ? Number.NaN : mode === 2 ? (k % 2 ? Infinity : v) : mode === 3 ? -Infinity : (v === v ? v : 100) * scale));
+      });
+      const got = meanMaxAfter(x, durations, cuts, { floor });
+      cuts.forEach((from, j) => assertSame({ best: got.best[j]!, start: got.start[j]! }, reference(x, durations, from, floor[j]), durations, `cut ${j} (${from})`));
+    }),
+    { numRuns: 25 },
+  );
+  t.throws(() => meanMaxAfter(rideLike(300, 1), all(300), Int32Array.of(0, 10), { floor: [new Float64Array(300)] }), { instanceOf: RangeError });
+  t.pass();
+});
+
 const cutsFor = (n: number): fc.Arbitrary<Int32Array> =>
   fc.array(fc.oneof(fc.integer({ min: 0, max: n }), fc.constant(0), fc.constant(n)), { minLength: 1, maxLength: 5 }).map((cs) => Int32Array.from(cs.sort((a, b) => a - b)));
 

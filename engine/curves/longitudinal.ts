@@ -14,6 +14,7 @@
  */
 import { meanMaxAfter } from './mean-max.ts';
 import { mergeCurves, mergeValueIndexed, valueIndexed } from './value-indexed.ts';
+import { LEVEL_EPSILON } from './levels.ts';
 import { awdPercentiles, sumAwd, type AwdPercentiles } from './awd.ts';
 
 /** Per intensity level k = 1..K (index k−1): the longest duration, its window's start (sample index) and its activity. */
@@ -105,16 +106,11 @@ function afterByDuration(activities: Float64Array[], thresholds: Float64Array, d
   activities.forEach((x, a) => {
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return; // never reaches the smallest threshold
-    // Only the durations the activity has (no window is longer than it), each with the lowest of
-    // the thresholds' running bests as the floor: a window below it matters to none.
+    // Only the durations the activity has (no window is longer than it), each threshold with its
+    // running best as the floor (NaN, nothing yet: no floor).
     let own = 0;
     while (own < durations.length && durations[own]! <= x.length) own++;
-    const floor = new Float64Array(own);
-    for (let k = 0; k < own; k++) {
-      let f = Infinity;
-      for (const c of curves) f = Math.min(f, c.best[k]!); // NaN (nothing yet) → no floor
-      floor[k] = f === f && f !== Infinity ? f : Number.NaN;
-    }
+    const floor = curves.map((c) => c.best.slice(0, own));
     const got = meanMaxAfter(x, durations.subarray(0, own), cuts, { floor });
     for (let j = 0; j < m; j++) {
       const c = curves[j]!;
@@ -136,43 +132,63 @@ function afterByDuration(activities: Float64Array[], thresholds: Float64Array, d
 
 function afterByIntensity(activities: Float64Array[], thresholds: Float64Array, step: number, m: number): AfterOutput {
   const longest = activities.reduce((n, x) => Math.max(n, x.length), 0);
-  // Per threshold: the running best mean at every duration and its suffix maximum (the floor).
+  // Per threshold: the running best mean at every duration, and its suffix maximum (NaN: none).
   const best = Array.from({ length: m }, () => new Float64Array(longest).fill(Number.NaN));
+  const suffix = Array.from({ length: m }, () => new Float64Array(longest + 1).fill(Number.NaN));
+  // Every activity's durations and floors are the first n of these (no allocation per activity).
+  const every = Int32Array.from({ length: longest }, (_, i) => i + 1);
+  const floors = Array.from({ length: m }, () => new Float64Array(longest));
   let merged: LevelCurve[] = Array.from({ length: m }, () => ({ duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }));
-  const suffix = new Float64Array(longest);
   activities.forEach((x, a) => {
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return;
     const n = x.length;
-    const durations = new Int32Array(n);
-    for (let d = 1; d <= n; d++) durations[d - 1] = d;
-    // A window at duration d can lengthen some level only if its mean beats every longer duration's running best.
-    const floor = new Float64Array(n).fill(Infinity);
-    for (let j = 0; j < m; j++) {
-      let s = Number.NaN;
-      for (let d = longest; d >= 1; d--) {
-        const v = best[j]![d - 1]!;
-        if (v === v && !(s >= v)) s = v;
-        suffix[d - 1] = s;
+    const durations = every.subarray(0, n);
+    // Per threshold, a window at duration d can lengthen a level only if its mean is at a level
+    // above every longer duration's running best (levelFloor); level 1 at least.
+    const floor = suffix.map((s, j) => {
+      const f = floors[j]!.subarray(0, n); // (past the cut's suffix, n − cut: not read)
+      let last = Number.NaN;
+      let bar = levelFloor(last, step);
+      for (let d = n - cuts[j]!; d >= 1; d--) {
+        const v = s[d - 1]!;
+        if (v !== last) bar = levelFloor((last = v), step);
+        f[d - 1] = bar;
       }
-      for (let d = 0; d < n; d++) floor[d] = Math.min(floor[d]!, suffix[d]!); // NaN → NaN (no floor)
-    }
-    for (let d = 0; d < n; d++) if (floor[d] === Infinity) floor[d] = Number.NaN;
+      return f;
+    });
     const got = meanMaxAfter(x, durations, cuts, { floor });
     for (let j = 0; j < m; j++) {
-      const curve = got.best[j]!;
-      const own = valueIndexed(curve, got.start[j]!, step);
+      const span = n - cuts[j]!; // (no window of a longer duration from the cut)
+      const curve = got.best[j]!.subarray(0, span);
+      const own = valueIndexed(curve, got.start[j]!.subarray(0, span), step);
       if (!own.duration.length) continue;
       const owner = new Int32Array(own.duration.length).fill(a);
       merged[j] = combineLevels(merged[j]!, { ...own, owner });
       const b = best[j]!;
-      for (let d = 0; d < n; d++) {
-        const v = curve[d]!;
-        if (v === v && !(b[d]! >= v)) b[d] = v;
+      const s = suffix[j]!;
+      let top = s[span]!; // (no longer duration here: the suffix beyond stands)
+      for (let d = span; d >= 1; d--) {
+        const v = curve[d - 1]!;
+        if (v === v && !(b[d - 1]! >= v)) b[d - 1] = v;
+        const u = b[d - 1]!;
+        if (u === u && !(top >= u)) top = u;
+        s[d - 1] = top;
       }
     }
   });
   return { kind: 'intensity', curves: merged };
+}
+
+/**
+ * Just below the least mean at a level above `mean`'s (above level 0 for NaN): every mean at a
+ * higher level is strictly greater (levelOf nudges by LEVEL_EPSILON; the floor is shaded further
+ * down, so a rounding can only report more, never less).
+ */
+function levelFloor(mean: number, step: number): number {
+  const level = mean === mean ? Math.max(0, Math.floor(mean / step + LEVEL_EPSILON)) : 0;
+  const next = (level + 1 - 2 * LEVEL_EPSILON) * step;
+  return next - Math.abs(next) * 2 ** -40;
 }
 
 /** Two level curves with owners → per level the longer duration; ties keep `older`. */

@@ -126,6 +126,8 @@ const SPARSE = 16;
 const FULL_SPELL = 64;
 /** Durations at least this long, scanned in full, skip blocks by a bound needing no tables (scanCoarse). */
 const COARSE_FROM = 32;
+/** Durations from this on get a ceiling (ceilings): shorter ones would cost more than they save. */
+const CEILING_FROM = 16;
 /** Shorter series are scanned in full: n²/2 sums cost less than setting up the search. */
 const SMALL = 128;
 /** Rebuild the bound when the best mean is further than this × mean |x| (× d / 512 beyond 512 s) from its slope. */
@@ -143,7 +145,7 @@ export function meanMax(samples: Float64Array, durations: Int32Array, best: Floa
   const from = options.from ?? 0;
   if (!Number.isInteger(from) || from < 0) throw new RangeError(`from must be an integer ≥ 0, got ${from}`);
   if (best.length < durations.length || start.length < durations.length) throw new RangeError('best and start need one entry per duration');
-  run(samples, durations, Int32Array.of(Math.min(from, samples.length)), options.floor, [best], [start]);
+  run(samples, durations, Int32Array.of(Math.min(from, samples.length)), options.floor ? [options.floor] : undefined, [best], [start]);
 }
 
 /** Every duration 1..n: best[d-1], start[d-1]. */
@@ -163,14 +165,16 @@ export function meanMaxAll(samples: Float64Array): { best: Float64Array; start: 
  * NaN/-1. Identical to meanMax(samples, durations, …, { from: cuts[j] }) for each j, in one pass
  * over the windows (see the module comment). `floor` as in MeanMaxOptions, for every cut.
  */
-export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts: Int32Array, options: { floor?: Float64Array } = {}): { best: Float64Array[]; start: Int32Array[] } {
+export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts: Int32Array, options: { floor?: Float64Array | Float64Array[] } = {}): { best: Float64Array[]; start: Int32Array[] } {
   for (let j = 0; j < cuts.length; j++) {
     const c = cuts[j]!;
     if (c < 0 || c > samples.length || (j > 0 && c < cuts[j - 1]!)) throw new RangeError(`cuts must be ascending, within 0..${samples.length}`);
   }
   const best = Array.from(cuts, () => new Float64Array(durations.length));
   const start = Array.from(cuts, () => new Int32Array(durations.length));
-  run(samples, durations, cuts, options.floor, best, start);
+  const floor = options.floor;
+  if (Array.isArray(floor) && floor.length !== cuts.length) throw new RangeError('a floor per cut, or one for all');
+  run(samples, durations, cuts, floor === undefined || Array.isArray(floor) ? floor : cuts.length ? Array.from(cuts, () => floor) : undefined, best, start);
   return { best, start };
 }
 
@@ -219,23 +223,26 @@ interface Sleepers {
   nb: number;
   /** 1 / the fastest a block can close a gap on the running best, per duration (shaded down); 0: never. */
   inv: number;
-  /** The same on the floor, per duration index (floorRates); NaN where the floor cannot be slept on. */
-  barInv: Float64Array | undefined;
-  /** Per duration index: the first later duration without a floor (a block asleep on the floor wakes by then). */
-  barEnd: Int32Array | undefined;
+  /**
+   * Per cut, made when the cut is first searched (floorRates): the same on its floor, per duration
+   * index (NaN where the floor cannot be slept on), and the first later duration without a floor
+   * (a block asleep on the floor wakes by then).
+   */
+  rates: ({ inv: Float64Array; end: Int32Array } | undefined)[];
 }
 
-function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, floor: Float64Array | undefined, bestOut: Float64Array[], startOut: Int32Array[]): void {
+function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, floor: Float64Array[] | undefined, bestOut: Float64Array[], startOut: Int32Array[]): void {
   for (let k = 0; k < durations.length; k++) {
     const d = durations[k]!;
     if (!(d >= 1) || (k > 0 && d <= durations[k - 1]!)) throw new RangeError('durations must be strictly ascending, each ≥ 1');
   }
-  if (floor && floor.length !== durations.length) throw new RangeError('floor needs one value per duration');
+  if (floor && floor.some((f) => f.length !== durations.length)) throw new RangeError('floor needs one value per duration');
   const t = prepare(samples);
   const n = t.n;
   const m = cuts.length;
-  const bars = floor ? floorSums(floor, durations) : undefined;
+  const bars = floor ? cutBars(floor, durations, cuts, n) : undefined;
   const finite = Number.isFinite(t.P[n]!); // a non-finite prefix sum stays non-finite: P[n] tells
+  const ceil = bars && finite && n >= SMALL ? ceilings(t, durations, cuts) : undefined;
   let q: Sleepers | undefined; // made at the first duration that prunes
   const runSum = new Float64Array(m); // this duration's best per cut, read by the cut before it
   const runStart = new Int32Array(m);
@@ -247,14 +254,20 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
   for (let k = 0; k < durations.length; k++) {
     const d = durations[k]!;
     const hi = n - d; // the last start of a window of d
-    const f = floor ? floor[k]! : Number.NaN;
-    const bar = bars ? bars[k]! : -Infinity;
+    if (ceil && !reachable(cuts, bars!, ceil, k, hi)) {
+      for (let j = 0; j < m; j++) {
+        bestOut[j]![k] = Number.NaN;
+        startOut[j]![k] = -1;
+      }
+      prevD = d; // (not a gap that would call for a full scan: the blocks due wake at the next duration computed)
+      continue;
+    }
     // In full: no prefix sums to trust, a short series, durations too far apart for sleeping blocks
     // to pay, or a spell after pruning failed.
     const full = !finite || n < SMALL || d - prevD > SPARSE || !dense(durations, k) || d <= fullUntil;
     if (!full && !q) {
       capGains(t, samples);
-      q = sleepers(t, cuts, durations, bars);
+      q = sleepers(t, cuts);
       t.shifts = findShifts(t.P, B);
     }
     const bound = !full && d >= BOUND_FROM;
@@ -262,13 +275,16 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
       t.bs = -Infinity;
       t.bi = -1;
       extend(t, d, prevD, lastStart[0]!, cuts[0]!, hi);
-      retune(t, Math.max(t.bs, bar) / d, d);
+      retune(t, Math.max(t.bs, bars ? bars[0]![k]! : -Infinity) / d, d);
     }
     t.summed = 0;
     let windows = 0;
     for (let j = m - 1; j >= 0; j--) {
       const c = cuts[j]!;
-      if (c > hi) {
+      if (c > hi || (ceil && ceil[j]![k]! <= bars![j]![k]!)) {
+        // No window of d, or none from c above the bar (which is no higher than the floor of any
+        // cut before: those windows cannot be reported there either). The blocks due wake at the
+        // next duration computed.
         runSum[j] = -Infinity;
         runStart[j] = -1;
         bestOut[j]![k] = Number.NaN;
@@ -276,6 +292,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         continue;
       }
       const last = j + 1 < m ? Math.min(cuts[j + 1]! - 1, hi) : hi; // this cut's own starts: c..last
+      const bar = bars ? bars[j]![k]! : -Infinity;
       // The later suffix's best (exact over its starts when above the bar; -∞ when it has none).
       t.bs = j + 1 < m ? runSum[j + 1]! : -Infinity;
       t.bi = j + 1 < m ? runStart[j + 1]! : -1;
@@ -286,7 +303,8 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         } else if (c <= last) scanAll(t, d, c, last);
       } else {
         extend(t, d, prevD, lastStart[j]!, c, hi);
-        wake(t, q, j, d, c, last, bar, q.barInv ? q.barInv[k]! : Number.NaN, q.barEnd ? q.barEnd[k]! : 0, bound);
+        const rates = bars ? (q.rates[j] ??= floorRates(bars[j]!, durations, t, n - c)) : undefined;
+        wake(t, q, j, d, c, last, bar, rates ? rates.inv[k]! : Number.NaN, rates ? rates.end[k]! : 0, bound);
       }
       windows += Math.max(0, last - c + 1);
       const bs = t.bs;
@@ -294,6 +312,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
       runSum[j] = bs;
       runStart[j] = bi;
       if (bi >= 0) lastStart[j] = bi;
+      const f = floor ? floor[j]![k]! : Number.NaN;
       const shown = Number.isNaN(f) || (bi >= 0 && bs / d > f);
       bestOut[j]![k] = shown ? bs / d : Number.NaN;
       startOut[j]![k] = shown ? bi : -1;
@@ -306,6 +325,59 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
     } else if (bound) spell = FULL_SPELL;
     prevD = d;
   }
+}
+
+/** Whether some cut has a window of the duration and a bar below its ceiling. */
+function reachable(cuts: Int32Array, bars: Float64Array[], ceil: Float64Array[], k: number, hi: number): boolean {
+  for (let j = 0; j < cuts.length; j++) if (cuts[j]! <= hi && ceil[j]![k]! > bars[j]![k]!) return true;
+  return false;
+}
+
+/**
+ * Per cut j and duration index k, a ceiling on every window sum of durations[k] starting at ≥ cuts[j],
+ * cheap enough to skip the durations at which a cut's bar cannot be reached. As in scanCoarse,
+ * Q[k] = P[k] − min(x)·k never falls, so the windows of starts s..s+G−1 sum at most
+ * Q[e] − Q[s] + min(x)·d for any e ≥ s+G−1+d (clamped to n): with G a power of two about d/8 (1
+ * below 16), and e rounded up to a multiple of G, the durations [2^h, 2^(h+1)) need 9 such maxima
+ * over n/G starts (one pass from the end gives every cut's: the blocks from the one holding its
+ * first start on): 64·n/2^h, about 16·n in all, within about d/4 samples' worth of the best sum
+ * (+ tol). None (+∞) below CEILING_FROM.
+ */
+function ceilings(t: Kernel, durations: Int32Array, cuts: Int32Array): Float64Array[] {
+  const { n, P, minX, maxX, tol } = t;
+  const m = cuts.length;
+  const out = Array.from(cuts, () => new Float64Array(durations.length));
+  const top = new Float64Array(m);
+  let key = -1; // the (G, E) of `top`: consecutive durations share it
+  for (let k = 0; k < durations.length; k++) {
+    const d = durations[k]!;
+    const flat = maxX * d + tol; // (no window sums more than d·max x)
+    if (d < CEILING_FROM) {
+      for (let j = 0; j < m; j++) out[j]![k] = flat;
+      continue;
+    }
+    const G = 1 << (31 - Math.clz32(d) - 3);
+    const E = Math.ceil((d + G - 1) / G) * G;
+    if (E * 32 + Math.clz32(G) !== key) {
+      key = E * 32 + Math.clz32(G);
+      let best = -Infinity;
+      let s = Math.floor((n - d) / G) * G; // the last block holding a start of a window of d
+      for (let j = m - 1; j >= 0; j--) {
+        const first = Math.floor(cuts[j]! / G) * G;
+        for (; s >= first; s -= G) {
+          const e = s + E < n ? s + E : n;
+          const q = P[e]! - P[s]! - minX * (e - s);
+          if (q > best) best = q;
+        }
+        top[j] = best;
+      }
+    }
+    for (let j = 0; j < m; j++) {
+      const c = top[j]! + minX * d + tol;
+      out[j]![k] = c < flat ? c : flat;
+    }
+  }
+  return out;
 }
 
 /** Whether durations k, k+1, … go on for a while no further than SPARSE apart on average (blocks sleep between them). */
@@ -385,21 +457,34 @@ function capGains(t: Kernel, samples: Float64Array): void {
 }
 
 /**
- * Per duration, the floor as a sum: any real sum ≤ bars[k] has a mean ≤ floor[k] (so it is never
- * reported); −∞ where the floor is NaN.
+ * Per cut j, the bar its own starts must pass: the lowest floor of cuts 0..j (a window of cut j's
+ * starts counts for each of them; with nested floors, as a longitudinal running best has, that is
+ * floor j itself), as sums: any real sum ≤ bars[j][k] has a mean ≤ that floor (so it is never
+ * reported); −∞ where a floor is NaN, and for the durations longer than the cut's suffix (whose
+ * floors are not read).
  */
-function floorSums(floor: Float64Array, durations: Int32Array): Float64Array {
-  const bars = new Float64Array(floor.length);
-  for (let k = 0; k < floor.length; k++) {
-    const f = floor[k]!;
-    const F = f * durations[k]!; // within a rounding of f·d: shade it down below f·d
-    bars[k] = Number.isNaN(f) ? -Infinity : Number.isFinite(F) ? F - Math.abs(F) * 2 ** -50 - 1e-300 : F;
+function cutBars(floor: Float64Array[], durations: Int32Array, cuts: Int32Array, n: number): Float64Array[] {
+  const bars: Float64Array[] = [];
+  let K = durations.length;
+  for (let j = 0; j < floor.length; j++) {
+    while (K > 0 && durations[K - 1]! > n - cuts[j]!) K--; // (longer durations have no window from this cut)
+    const f = floor[j]!;
+    const before = bars[j - 1];
+    const own = new Float64Array(durations.length).fill(-Infinity);
+    for (let k = 0; k < K; k++) {
+      const v = f[k]!;
+      const F = v * durations[k]!; // within a rounding of f·d: shade it down below f·d
+      let bar = v !== v ? -Infinity : F - F !== 0 ? F : F - Math.abs(F) * 2 ** -50 - 1e-300;
+      if (before && before[k]! < bar) bar = before[k]!; // (monotone in the floor: the lowest sum is the lowest floor's)
+      own[k] = bar;
+    }
+    bars.push(own);
   }
   return bars;
 }
 
 /** Every block of each cut's own starts, waking at the first duration. */
-function sleepers(t: Kernel, cuts: Int32Array, durations: Int32Array, bars: Float64Array | undefined): Sleepers {
+function sleepers(t: Kernel, cuts: Int32Array): Sleepers {
   const { n } = t;
   const nb = (n >> LOG_B) + 1;
   const m = cuts.length;
@@ -417,8 +502,7 @@ function sleepers(t: Kernel, cuts: Int32Array, durations: Int32Array, bars: Floa
   // at most the cap per duration, and the excess over it where it is; the grown best at least
   // min(x): step 1 of the module comment); on the floor, cap − the floor's slowest growth.
   const rate = t.cap - t.minX + t.tol;
-  const rates = bars ? floorRates(bars, durations, t, n - (m > 0 ? cuts[0]! : n)) : undefined;
-  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, barInv: rates?.inv, barEnd: rates?.end };
+  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, rates: Array.from(cuts, () => undefined) };
 }
 
 /**
@@ -436,7 +520,7 @@ function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longes
   const hull = new Int32Array(K);
   let top = -1;
   let gone = t.n + 1; // the first later duration without a floor
-  const slope = (k: number, j: number) => (bars[j]! - bars[k]!) / (durations[j]! - durations[k]!);
+  const { cap, tol } = t;
   let k = K - 1;
   while (k >= 0 && durations[k]! > longest) k--;
   for (; k >= 0; k--) {
@@ -448,9 +532,21 @@ function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longes
       continue;
     }
     if (!Number.isFinite(b)) continue; // (+∞ never binds a later growth)
-    while (top >= 1 && slope(k, hull[top]!) >= slope(k, hull[top - 1]!)) top--;
-    const g = top >= 0 ? slope(k, hull[top]!) : Infinity;
-    const rate = t.cap - (g - Math.abs(g) * 2 ** -40) + t.tol;
+    // The slope from k to the hull's points, popping those a later one undercuts from here.
+    const dk = durations[k]!;
+    let g = Infinity;
+    if (top >= 0) {
+      let h = hull[top]!;
+      g = (bars[h]! - b) / (durations[h]! - dk);
+      while (top >= 1) {
+        h = hull[top - 1]!;
+        const g0 = (bars[h]! - b) / (durations[h]! - dk);
+        if (g < g0) break;
+        g = g0;
+        top--;
+      }
+    }
+    const rate = cap - (g - Math.abs(g) * 2 ** -40) + tol;
     inv[k] = !(rate > 0) ? 0 : (1 - 2 ** -40) / rate;
     hull[++top] = k;
   }
