@@ -112,6 +112,27 @@ export interface MeanMaxOptions {
   floor?: Float64Array;
 }
 
+/**
+ * The kernel's working arrays, reused from one series to the next (a thread runs one kernel at a
+ * time, and none of them outlives the call): a longitudinal curve runs it once per activity, and
+ * fresh arrays cost more in allocation and collection than the pruned search itself. Up to
+ * SCRATCH_MAX entries each; longer series allocate.
+ */
+const scratch = new Map<string, Float64Array | Int32Array>();
+const SCRATCH_MAX = 1 << 17;
+function f64(key: string, length: number): Float64Array {
+  if (length > SCRATCH_MAX) return new Float64Array(length);
+  let a = scratch.get(key);
+  if (!(a instanceof Float64Array) || a.length < length) scratch.set(key, (a = new Float64Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
+  return a.subarray(0, length);
+}
+function i32(key: string, length: number): Int32Array {
+  if (length > SCRATCH_MAX) return new Int32Array(length);
+  let a = scratch.get(key);
+  if (!(a instanceof Int32Array) || a.length < length) scratch.set(key, (a = new Int32Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
+  return a.subarray(0, length);
+}
+
 /** Starts per block (the unit that sleeps and wakes): B = 2^LOG_B. */
 const LOG_B = 5;
 const B = 1 << LOG_B;
@@ -247,6 +268,10 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
   const runSum = new Float64Array(m); // this duration's best per cut, read by the cut before it
   const runStart = new Int32Array(m);
   const lastStart = Int32Array.from(cuts); // the latest real best per cut, grown into the next lower bound
+  for (let j = 0; j < m; j++) {
+    bestOut[j]!.fill(Number.NaN, 0, durations.length); // (none, until a duration reports one)
+    startOut[j]!.fill(-1, 0, durations.length);
+  }
 
   let prevD = 0;
   let fullUntil = 0; // durations up to this are scanned in full: pruning has not been paying
@@ -255,10 +280,6 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
     const d = durations[k]!;
     const hi = n - d; // the last start of a window of d
     if (ceil && !reachable(cuts, bars!, ceil, k, hi)) {
-      for (let j = 0; j < m; j++) {
-        bestOut[j]![k] = Number.NaN;
-        startOut[j]![k] = -1;
-      }
       prevD = d; // (not a gap that would call for a full scan: the blocks due wake at the next duration computed)
       continue;
     }
@@ -287,9 +308,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         // next duration computed.
         runSum[j] = -Infinity;
         runStart[j] = -1;
-        bestOut[j]![k] = Number.NaN;
-        startOut[j]![k] = -1;
-        continue;
+        continue; // (reported as none)
       }
       const last = j + 1 < m ? Math.min(cuts[j + 1]! - 1, hi) : hi; // this cut's own starts: c..last
       const bar = bars ? bars[j]![k]! : -Infinity;
@@ -303,7 +322,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         } else if (c <= last) scanAll(t, d, c, last);
       } else {
         extend(t, d, prevD, lastStart[j]!, c, hi);
-        const rates = bars ? (q.rates[j] ??= floorRates(bars[j]!, durations, t, n - c)) : undefined;
+        const rates = bars ? (q.rates[j] ??= floorRates(bars[j]!, durations, t, n - c, j)) : undefined;
         wake(t, q, j, d, c, last, bar, rates ? rates.inv[k]! : Number.NaN, rates ? rates.end[k]! : 0, bound);
       }
       windows += Math.max(0, last - c + 1);
@@ -346,7 +365,7 @@ function reachable(cuts: Int32Array, bars: Float64Array[], ceil: Float64Array[],
 function ceilings(t: Kernel, durations: Int32Array, cuts: Int32Array): Float64Array[] {
   const { n, P, minX, maxX, tol } = t;
   const m = cuts.length;
-  const out = Array.from(cuts, () => new Float64Array(durations.length));
+  const out = Array.from(cuts, (_, j) => f64(`ceiling${j}`, durations.length));
   const top = new Float64Array(m);
   let key = -1; // the (G, E) of `top`: consecutive durations share it
   for (let k = 0; k < durations.length; k++) {
@@ -389,7 +408,8 @@ function dense(durations: Int32Array, k: number): boolean {
 /** The prefix sums, exactly as the plain scan builds them, and the facts the bounds need. */
 function prepare(samples: Float64Array): Kernel {
   const n = samples.length;
-  const P = new Float64Array(n + 1);
+  const P = f64('P', n + 1);
+  P[0] = 0;
   let integer = true;
   let minX = Infinity;
   let maxX = -Infinity;
@@ -446,7 +466,8 @@ function capGains(t: Kernel, samples: Float64Array): void {
   sample.sort();
   const c = sample[Math.floor(CAP_QUANTILE * (sample.length - 1))]!;
   if (!(c > minX && c - minX < 0.8 * (maxX - minX))) return;
-  const excess = new Float64Array(n + 1);
+  const excess = f64('excess', n + 1);
+  excess[0] = 0;
   for (let i = 0; i < n; i++) {
     const e = samples[i]! - c;
     excess[i + 1] = excess[i]! + (e > 0 ? e : 0);
@@ -470,7 +491,7 @@ function cutBars(floor: Float64Array[], durations: Int32Array, cuts: Int32Array,
     while (K > 0 && durations[K - 1]! > n - cuts[j]!) K--; // (longer durations have no window from this cut)
     const f = floor[j]!;
     const before = bars[j - 1];
-    const own = new Float64Array(durations.length).fill(-Infinity);
+    const own = f64(`bars${j}`, durations.length).fill(-Infinity);
     for (let k = 0; k < K; k++) {
       const v = f[k]!;
       const F = v * durations[k]!; // within a rounding of f·d: shade it down below f·d
@@ -488,8 +509,8 @@ function sleepers(t: Kernel, cuts: Int32Array): Sleepers {
   const { n } = t;
   const nb = (n >> LOG_B) + 1;
   const m = cuts.length;
-  const head = new Int32Array(m * (n + 2)).fill(-1);
-  const next = new Int32Array(m * nb);
+  const head = i32('head', m * (n + 2)).fill(-1);
+  const next = i32('next', m * nb);
   for (let j = 0; j < m; j++) {
     const end = j + 1 < m ? cuts[j + 1]! : n; // this cut's own starts: cuts[j] .. end-1
     if (cuts[j]! >= end) continue;
@@ -513,11 +534,11 @@ function sleepers(t: Kernel, cuts: Int32Array): Sleepers {
  * end[k]: that next duration without a floor (n + 1 when none): a block asleep on the floor wakes
  * by then. Durations longer than `longest` (no window) are left out: they bound nothing.
  */
-function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longest: number): { inv: Float64Array; end: Int32Array } {
+function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longest: number, j: number): { inv: Float64Array; end: Int32Array } {
   const K = bars.length;
-  const inv = new Float64Array(K).fill(Number.NaN);
-  const end = new Int32Array(K).fill(t.n + 1);
-  const hull = new Int32Array(K);
+  const inv = f64(`inv${j}`, K).fill(Number.NaN);
+  const end = i32(`end${j}`, K).fill(t.n + 1);
+  const hull = i32('hull', K);
   let top = -1;
   let gone = t.n + 1; // the first later duration without a floor
   const { cap, tol } = t;
@@ -577,10 +598,10 @@ function retune(t: Kernel, mean: number, d: number): void {
   const a = t.exact ? Math.round(target * 256) / 256 : target;
   const { n, P } = t;
   if (!t.built) {
-    t.W = new Float64Array(n + 1);
-    t.WL = new Float64Array(n + 1);
-    t.minQ = new Float64Array((n >> LOG_B) + 1);
-    t.minQL = new Float64Array((n >> LOG_L) + 1);
+    t.W = f64('W', n + 1);
+    t.WL = f64('WL', n + 1);
+    t.minQ = f64('minQ', (n >> LOG_B) + 1);
+    t.minQL = f64('minQL', (n >> LOG_L) + 1);
   }
   const { W, WL, minQ, minQL } = t;
   // WL by van Herk / Gil-Werman: the suffix maximum from k inside k's aligned leaf (and the leaf's
