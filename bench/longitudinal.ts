@@ -86,13 +86,22 @@ function p50(values: number[]): number {
 
 /** The Python script's answer and wall time (read + compute), or why it could not run. */
 function script(paths: string[], durations: number[]): { seconds: number; best: (number | null)[][] } | { error: string } {
+  return python({ paths, thresholds: AFTER.map((a) => a * 1000), durations });
+}
+
+/** The script's data mode: every file's timestamp and power read into numpy, in time order (wall time, rows). */
+function scriptData(paths: string[]): { seconds: number; rows: number } | { error: string } {
+  return python({ paths, data: true });
+}
+
+function python<T>(spec: object): T | { error: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-longitudinal-'));
   try {
     const input = path.join(dir, 'input.json');
-    writeFileSync(input, JSON.stringify({ paths, thresholds: AFTER.map((a) => a * 1000), durations }));
+    writeFileSync(input, JSON.stringify(spec));
     const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], { encoding: 'utf8', maxBuffer: 64 << 20 });
     if (run.status !== 0) return { error: (run.stderr || run.error?.message || 'failed').trim().split('\n').at(-1)! };
-    return JSON.parse(run.stdout) as { seconds: number; best: (number | null)[][] };
+    return JSON.parse(run.stdout) as T;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -164,6 +173,31 @@ export async function benchLongitudinal() {
       await seed(service, user.id, size, size);
       const extended = await get('by=duration');
       rows.push({ ...base, workload: 'by duration, first request after one new activity (column extended)', p50_ms: Math.round(extended.ms), runs: 1 });
+
+      // The samples themselves: longitudinal-data (Parquet, streamed), beside the script reading them into numpy.
+      const data: number[] = [];
+      let served = 0;
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`${service.url}/api/v1/activities/longitudinal-data?metrics=power&${range}`, { headers: { authorization: `Bearer ${token}` } });
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        if (res.status !== 200) throw new Error(`longitudinal-data: ${res.status}`);
+        data.push(performance.now() - t0);
+        served = bytes.length;
+      }
+      const dataPaths = (await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', user.id).execute()).map((a) => samplePath(service.config.DATA_DIR, user.id, a.id));
+      const scriptRuns: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = scriptData(dataPaths);
+        if (!('error' in r)) scriptRuns.push(r.seconds * 1000);
+      }
+      rows.push({
+        ...base,
+        workload: `longitudinal-data, power, Parquet (${(served / 2 ** 20).toFixed(0)} MiB streamed)`,
+        p50_ms: p50(data),
+        runs: data.length,
+        baseline: scriptRuns.length ? { name: 'DuckDB → numpy script', p50_ms: p50(scriptRuns) } : undefined,
+      });
 
       if (size <= INTENSITY_MAX) {
         const runs: number[] = [];

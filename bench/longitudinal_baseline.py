@@ -4,6 +4,10 @@ read the stored sample files with DuckDB and compute the curves with numpy.
 Input (a JSON file, argv[1]): {"paths": [...oldest first...], "thresholds": [J...], "durations": [s...]}.
 Output (stdout, JSON): {"seconds": wall time of read + compute, "read_seconds": ..., "best": [[per duration] per threshold]}.
 
+With {"data": true} instead, what a client would do instead of GET /api/v1/activities/longitudinal-data:
+read every sample file's timestamp and power, in time order, into numpy arrays with DuckDB; output
+{"seconds": wall time, "rows": n}.
+
 For each activity: power with gaps as 0, its prefix sums (numpy.cumsum: sequential float64 additions,
 the same sums as the service's kernels), the suffix after each threshold of accumulated work, and for
 each duration the best window mean inside that suffix; the best over all activities per (threshold,
@@ -18,12 +22,16 @@ import numpy as np
 
 spec = json.load(open(sys.argv[1]))
 paths = spec["paths"]
-thresholds = np.array(spec["thresholds"], dtype=np.float64)
-durations = np.array(spec["durations"], dtype=np.int64)
+thresholds = np.array(spec.get("thresholds", []), dtype=np.float64)
+durations = np.array(spec.get("durations", []), dtype=np.int64)
 
 t0 = time.perf_counter()
 con = duckdb.connect()
 files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+if spec.get("data"):
+    data = con.sql(f"SELECT timestamp, power, filename FROM read_parquet([{files}], filename = true) ORDER BY timestamp").fetchnumpy()
+    print(json.dumps({"seconds": time.perf_counter() - t0, "rows": len(data["power"])}))
+    sys.exit(0)
 table = con.sql(f"SELECT filename, coalesce(power, 0) AS power FROM read_parquet([{files}], filename = true)").fetchnumpy()
 t1 = time.perf_counter()
 

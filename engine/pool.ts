@@ -17,9 +17,10 @@ export function createEnginePool(opts: { threads?: number } = {}) {
   const threads = opts.threads && opts.threads > 0 ? opts.threads : Math.max(1, os.availableParallelism());
   const pool = new Piscina({
     filename: new URL(`./worker${ext}`, import.meta.url).href,
-    minThreads: 1,
+    // Every thread from the start and kept: a thread started on demand (or again after idling)
+    // loads its modules and compiles the kernels cold, ~0.4 s added to the request that needs it.
+    minThreads: threads,
     maxThreads: threads,
-    idleTimeout: 30_000,
   });
 
   function run<T extends EngineTask>(task: T, signal?: AbortSignal): Promise<TaskResults[T['task']]> {

@@ -97,6 +97,45 @@ test('a new version reads only what changed: kept slices come from the old colum
   t.is(await columns.column(USER, 'power', '2', async () => t.fail('listed again') as never), v2);
 });
 
+test('a new newest activity grows the column in place: nothing copied, the old version\'s readers keep their view; any other change rebuilds', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'grow-'));
+  const [a, b] = [await activity(root, 2_000, 3), await activity(root, 1_500, 5)];
+  const columns = await fresh(root);
+  const v1 = await columns.column(USER, 'power', '1', async () => ({ version: '1', activities: [a!, b!] }));
+  const [wantA, wantB] = await expected([a!, b!]);
+  t.true((v1.values.buffer as SharedArrayBuffer).growable, 'a column can grow');
+
+  const c = await activity(root, 700, 7);
+  const v2 = await columns.column(USER, 'power', '2', async () => ({ version: '2', activities: [a!, b!, c] }));
+  t.is(v2.values.buffer, v1.values.buffer, 'the same shared memory, grown');
+  t.is(v1.values.length, 3_500, 'the old version still ends where it did');
+  sameSlices(t, v1, [a!, b!], [wantA!, wantB!]);
+  sameSlices(t, v2, [a!, b!, c], [wantA!, wantB!, ...(await expected([c]))]);
+
+  // Two versions built at once from v2 (each adds a different ride): one grows v2's buffer, the
+  // other, finding it no longer ends where v2 does, copies. Each holds its own rides.
+  const [d, e] = [await activity(root, 300, 9), await activity(root, 450, 13)];
+  const [v3, v4] = await Promise.all([
+    columns.column(USER, 'power', '3', async () => ({ version: '3', activities: [a!, b!, c, d] })),
+    columns.column(USER, 'power', '4', async () => ({ version: '4', activities: [a!, b!, c, e] })),
+  ]);
+  t.is([v3, v4].filter((v) => v.values.buffer === v1.values.buffer).length, 1, 'one grew in place, the other copied');
+  const [wantC, wantD, wantE] = await expected([c, d, e]);
+  sameSlices(t, v3, [a!, b!, c, d], [wantA!, wantB!, wantC!, wantD!]);
+  sameSlices(t, v4, [a!, b!, c, e], [wantA!, wantB!, wantC!, wantE!]);
+  sameSlices(t, v2, [a!, b!, c], [wantA!, wantB!, wantC!]);
+  const newest = v4.values.buffer === v1.values.buffer ? v3 : v4; // (the last one held)
+  const other = newest === v3 ? e : d;
+  const third = await columns.column(USER, 'power', '10', async () => ({ version: '10', activities: [a!, other] })); // b and c deleted
+  t.not(third.values.buffer, newest.values.buffer, 'a deletion rebuilds');
+  sameSlices(t, third, [a!, other], [wantA!, ...(await expected([other]))]);
+  // An activity added before the newest (an old ride uploaded late) rebuilds too.
+  const late = await activity(root, 400, 11);
+  const fourth = await columns.column(USER, 'power', '11', async () => ({ version: '11', activities: [late, a!, other] }));
+  t.not(fourth.values.buffer, third.values.buffer);
+  sameSlices(t, fourth, [late, a!, other], [...(await expected([late])), wantA!, ...(await expected([other]))]);
+});
+
 test('on disk: another process loads the column without reading a sample file; a new version replaces it', async (t) => {
   const root = await mkdtemp(path.join(dir, 'disk-'));
   const activities = [await activity(root, 2_500, 3), await activity(root, 700, 5)];

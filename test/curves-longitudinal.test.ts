@@ -553,6 +553,30 @@ test('longitudinal-data: the samples of every matching activity in time order, w
   t.is(none.parquet.rows, 0);
 });
 
+test('longitudinal-data with overlapping recordings (two devices on one ride): rows in time order, ties by activity id; apart, each activity in turn', async (t) => {
+  const other = await createTestUser(service);
+  const tok = await tokenFor(service, other, ['data:read', 'data:write']);
+  const ride = (startIso: string, seconds: number, watts: number) => synthetic('cycling', undefined, startIso, seconds, 3600, () => ({ power: watts, heartRate: 140, speed: 8, distance: 0 }));
+  // A and B overlap (B starts 5 min into A, with the same timestamps from then on); C is a day later.
+  const [a, b, c] = await Promise.all([
+    uploadOne(other, tok, 'A', ride('2024-06-01T08:00:00Z', 600, 200)),
+    uploadOne(other, tok, 'B', ride('2024-06-01T08:05:00Z', 600, 300)),
+    uploadOne(other, tok, 'C', ride('2024-06-02T08:00:00Z', 120, 250)),
+  ]);
+  const answer = await getFrame(service, tok, `${LDATA}?metrics=power`);
+  const rows = [a!, b!, c!].flatMap((x) => Array.from({ length: x.length }, (_, i) => ({ at: x.start + i * 1000, id: x.id, power: x === a ? 200 : x === b ? 300 : 250 })));
+  rows.sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : 1));
+  t.is(answer.parquet.rows, 1320);
+  t.deepEqual(answer.parquet.columns.timestamp, rows.map((r) => isoZ(r.at)));
+  t.deepEqual(answer.parquet.columns.activity_id, rows.map((r) => r.id));
+  t.deepEqual(answer.parquet.columns.power, rows.map((r) => r.power));
+  t.deepEqual(answer.parquet.columns.timestamp_local, rows.map((r) => isoLocal(r.at + 3600_000)));
+
+  // Without the overlap (the day after alone, then A and C): one activity after the other.
+  const apart = await getFrame(service, tok, `${LDATA}?metrics=power&start=2024-06-02`);
+  t.deepEqual(apart.parquet.columns.activity_id, new Array(120).fill(c!.id));
+});
+
 test('longitudinal-data segmentation_on=power: one row per segment, its duration and means', async (t) => {
   const answer = await getFrame(service, token, `${LDATA}?start=2024-03-01&end=2024-04-30&segmentation_on=power&metrics=power,heart_rate`);
   checkShape(t, answer, dataShape(['duration', 'power', 'heart_rate']));

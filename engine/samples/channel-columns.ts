@@ -152,10 +152,20 @@ function covers(column: ChannelColumn, listing: ColumnListing): boolean {
   });
 }
 
-/** The listing's column: unchanged slices copied from `base`, the other activities read from their sample files. */
+/**
+ * The listing's column: unchanged slices copied from `base`, the other activities read from their
+ * sample files. When the listing is `base` with activities added after its last one (a new ride is
+ * the newest), `base`'s buffer grows in place instead (extend): nothing is copied.
+ */
 async function buildColumn(store: SampleStore, listing: ColumnListing, base: ChannelColumn | undefined, channel: string, signal?: AbortSignal): Promise<ChannelColumn> {
   const total = listing.activities.reduce((n, a) => n + a.samples, 0);
-  const values = new Float64Array(new SharedArrayBuffer(total * Float64Array.BYTES_PER_ELEMENT));
+  const grown = base ? extend(base, listing, total) : undefined;
+  if (grown) {
+    const { column, added } = grown;
+    await readInto(store, channel, column.values, added, signal);
+    return column;
+  }
+  const values = sharedColumn(total);
   const slices = new Map<string, Slice>();
   const missing: { activity: ColumnActivity; offset: number }[] = [];
   let offset = 0;
@@ -169,16 +179,61 @@ async function buildColumn(store: SampleStore, listing: ColumnListing, base: Cha
     slices.set(activity.id, { offset, length: activity.samples, stamp: activity.stamp });
     offset += activity.samples;
   }
-  if (missing.length) {
-    const read = new Float64Array(missing.reduce((n, m) => n + m.activity.samples, 0));
-    await readChannelInto(store, missing.map((m) => m.activity.path), channel, read, signal);
-    let at = 0;
-    for (const { activity, offset: to } of missing) {
-      values.set(read.subarray(at, at + activity.samples), to);
-      at += activity.samples;
-    }
-  }
+  await readInto(store, channel, values, missing, signal);
   return { version: listing.version, values, slices };
+}
+
+/** Column values in shared memory that can grow in place (up to MAX_COLUMN_BYTES, reserved, not used). */
+function sharedColumn(length: number): Float64Array {
+  const bytes = length * Float64Array.BYTES_PER_ELEMENT;
+  const buffer = bytes <= MAX_COLUMN_BYTES ? new SharedArrayBuffer(bytes, { maxByteLength: MAX_COLUMN_BYTES }) : new SharedArrayBuffer(bytes);
+  return new Float64Array(buffer, 0, length);
+}
+
+/** The most a column's buffer may grow to in place: 2^32 bytes (536 M samples), the most V8 reserves here. */
+const MAX_COLUMN_BYTES = 2 ** 32;
+
+/**
+ * `listing` as `base` grown in place, when the listing is every activity of `base` in its order and
+ * at its offsets, then new ones: the buffer grows (at once, so that no other build from `base` can
+ * grow it too: it then no longer ends where `base` does) and the new activities are to be read into
+ * the end. Readers of `base` keep their view, which does not see past its own end.
+ */
+function extend(base: ChannelColumn, listing: ColumnListing, total: number): { column: ChannelColumn; added: { activity: ColumnActivity; offset: number }[] } | undefined {
+  const buffer = base.values.buffer as SharedArrayBuffer;
+  const end = base.values.byteOffset + base.values.byteLength;
+  if (!buffer.growable || buffer.byteLength !== end || total * Float64Array.BYTES_PER_ELEMENT > buffer.maxByteLength) return undefined;
+  let offset = 0;
+  let kept = 0;
+  for (const activity of listing.activities) {
+    const old = base.slices.get(activity.id);
+    if (!old || old.offset !== offset || old.stamp !== activity.stamp || old.length !== activity.samples) break;
+    offset += activity.samples;
+    kept++;
+  }
+  if (offset !== base.values.length || kept === listing.activities.length) return undefined;
+  const slices = new Map<string, Slice>(base.slices);
+  const added: { activity: ColumnActivity; offset: number }[] = [];
+  for (const activity of listing.activities.slice(kept)) {
+    if (slices.has(activity.id)) return undefined; // (an activity moved: rebuild)
+    slices.set(activity.id, { offset, length: activity.samples, stamp: activity.stamp });
+    added.push({ activity, offset });
+    offset += activity.samples;
+  }
+  buffer.grow(total * Float64Array.BYTES_PER_ELEMENT);
+  return { column: { version: listing.version, values: new Float64Array(buffer, 0, total), slices }, added };
+}
+
+/** The sample files of `missing` read (one DuckDB query) into `values` at their offsets. */
+async function readInto(store: SampleStore, channel: string, values: Float64Array, missing: { activity: ColumnActivity; offset: number }[], signal?: AbortSignal): Promise<void> {
+  if (!missing.length) return;
+  const read = new Float64Array(missing.reduce((n, m) => n + m.activity.samples, 0));
+  await readChannelInto(store, missing.map((m) => m.activity.path), channel, read, signal);
+  let at = 0;
+  for (const { activity, offset: to } of missing) {
+    values.set(read.subarray(at, at + activity.samples), to);
+    at += activity.samples;
+  }
 }
 
 interface ColumnIndex {
@@ -193,7 +248,7 @@ interface ColumnIndex {
 async function loadColumn(dir: string, channel: string): Promise<ChannelColumn | undefined> {
   const index = JSON.parse(await readFile(path.join(dir, `${channel}.json`), 'utf8')) as ColumnIndex;
   if (index.format !== FORMAT || path.basename(index.values) !== index.values) return undefined;
-  const values = new Float64Array(new SharedArrayBuffer(index.length * Float64Array.BYTES_PER_ELEMENT));
+  const values = sharedColumn(index.length);
   const target = new Uint8Array(values.buffer);
   const file = await open(path.join(dir, index.values));
   try {

@@ -54,7 +54,14 @@ export const longitudinalDataRoute = defineRoute(
         if (!activities.length || query.segmentation_on) {
           await deps.engine.frames.writeParquet(await segmentedFrame(ctx, activities, metrics, query.segmentation_on, signal), file);
         } else {
-          const sources = activities.map((a) => ({ path: samplePath(deps.config.DATA_DIR, a.user_id, a.id), activityId: a.id, sport: a.sport, utcOffsetSeconds: a.utc_offset_seconds }));
+          const sources = activities.map((a) => ({
+            path: samplePath(deps.config.DATA_DIR, a.user_id, a.id),
+            activityId: a.id,
+            sport: a.sport,
+            utcOffsetSeconds: a.utc_offset_seconds,
+            start: a.start_time.getTime(),
+            samples: a.samples,
+          }));
           await copyTimeSeries(deps.engine.samples, sources, metrics, file, signal);
         }
       });
