@@ -20,6 +20,7 @@ import { benchBackfillStages } from './backfill-stages.ts';
 import { benchCurves } from './curves.ts';
 import { benchMeanMax } from './engine-mean-max.ts';
 import { benchLongitudinal } from './longitudinal.ts';
+import { benchSoak } from './soak.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -44,8 +45,11 @@ import { benchLongitudinal } from './longitudinal.ts';
  *   with 5 `after` values over a year, on a synthetic history of 1,000 rides (bench/curves.ts).
  * - longitudinal: longitudinal mean-max from raw streams (`after`) at 100 / 1,000 / 5,000 rides in a
  *   year, beside a DuckDB + numpy script over the same sample files (bench/longitudinal.ts).
+ * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
+ *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
+ *   default (it takes 10 minutes): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, soak: benchSoak } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
@@ -178,7 +182,7 @@ async function main() {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; usage: npm run bench [-- ${Object.keys(BENCHMARKS).join(' ')}]\n`);
     process.exit(2);
   }
-  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]);
+  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => n !== 'soak');
   const started = uptime();
   process.stdout.write(`machine: ${os.cpus().length} cores, Node ${process.version}; uptime at start: ${started}\n`);
   for (const name of selected) await BENCHMARKS[name]();

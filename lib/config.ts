@@ -63,6 +63,14 @@ export const ConfigSchema = z
     READ_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
     /** Megabytes of those cached pages each API process also keeps in memory, so a repeated poll needs no Redis round trip (0: Redis only). */
     READ_CACHE_MEMORY_MB: z.coerce.number().int().min(0).max(65536).default(64),
+    /**
+     * Both Redis caches (computed curves, polled pages) together hold at most this many megabytes:
+     * past it the entries closest to expiry go first. Each user's entries of a superseded data
+     * version are dropped when a newer one is stored (api/activities/cache-store.ts).
+     */
+    CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(256),
+    /** At most this many cached entries per user and cache (a page or a curve per query). */
+    CACHE_MAX_ENTRIES_PER_USER: z.coerce.number().int().min(1).max(100_000).default(200),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

@@ -6,6 +6,7 @@ import { frameToJson } from '../../engine/frames/json.ts';
 import { PARQUET_MEDIA_TYPE, wantsJson } from './content-negotiation.ts';
 import { type Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
+import { cacheKey, storeCacheEntry } from './cache-store.ts';
 
 /**
  * Computed responses (curves, frames): off the event loop, bounded in time, computed once.
@@ -16,7 +17,9 @@ import { tmpDir } from '../../lib/storage.ts';
  *   arrive while one is being computed wait for it instead of computing again.
  * - The encoded body is cached in Redis for CURVE_CACHE_SECONDS under a key holding the user's
  *   `data_version`, which every change to the user's activities bumps in the same transaction:
- *   after a change, no earlier result is found. Without Redis the response is computed anyway.
+ *   after a change, no earlier result is found, and the earlier results are deleted when the first
+ *   new one is stored (cache-store.ts, which also bounds the cache's size). Without Redis the
+ *   response is computed anyway.
  */
 export interface Computed {
   body: Buffer;
@@ -38,13 +41,13 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   const userId = ctx.state.principal!.userId;
   const version = await dataVersion(deps.db, userId);
   const digest = createHash('sha256').update(JSON.stringify([ctx.path, identity])).digest('base64url');
-  const key = `${deps.config.QUEUE_PREFIX}:computed:${userId}:${version}:${digest}`;
+  const key = cacheKey(deps, 'computed', userId, version, digest);
   let result = await cached(deps, key);
   if (!result) {
     let running = inflight.get(key);
     if (!running) {
       running = withTimeout(deps, compute).then(async (r) => {
-        await store(deps, key, r);
+        await store(deps, userId, version, key, r);
         return r;
       });
       inflight.set(key, running);
@@ -83,13 +86,13 @@ async function cached(deps: Deps, key: string): Promise<Computed | undefined> {
   }
 }
 
-async function store(deps: Deps, key: string, result: Computed): Promise<void> {
+async function store(deps: Deps, userId: string, version: string, key: string, result: Computed): Promise<void> {
   const { CURVE_CACHE_SECONDS: seconds, CURVE_CACHE_MAX_BYTES: max } = deps.config;
   if (!seconds || result.body.length > max) return;
   const meta = Buffer.from(JSON.stringify({ type: result.type, headers: result.headers }), 'utf8');
   const length = Buffer.alloc(4);
   length.writeUInt32LE(meta.length);
-  await deps.redis.set(key, Buffer.concat([length, meta, result.body]), 'EX', seconds).catch(() => undefined);
+  await storeCacheEntry(deps, 'computed', userId, version, key, Buffer.concat([length, meta, result.body]), seconds);
 }
 
 /** A frame as the client asked for it: Parquet (default) or column-oriented JSON (`format=json` or `Accept: application/json`). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Ctx, Deps } from '../context.ts';
 import { readVersion } from '../../db/read-version.ts';
+import { cacheKey, storeCacheEntry } from './cache-store.ts';
 
 /** Bodies larger than this (a page of 1,000 activities with many traces) are served but not cached. */
 const MAX_CACHED_BYTES = 4 * 1024 * 1024;
@@ -82,7 +83,8 @@ const pageOf = (value: Buffer, until: number): Page => ({ etag: value.toString('
  * process's memory (READ_CACHE_MEMORY_MB), which answers a repeated poll with no round trip. The key
  * holds the user's `read_version`, which every change to what these reads show bumps in its own
  * transaction (db/read-version.ts), the reading application (each sees its own app metadata) and the
- * validated query: after a change no earlier page is found. The version is read before the page (with
+ * validated query: after a change no earlier page is found (and the earlier pages are deleted when the
+ * first new one is stored, within the caches' bounds: cache-store.ts). The version is read before the page (with
  * the credential check, api/auth/authenticate.ts), so a cached body is never older than the version
  * it is filed under. Without Redis the page is built anyway.
  *
@@ -100,7 +102,7 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
   }
   const version = checkedVersion ?? (await readVersion(deps.db, userId));
   const digest = createHash('sha256').update(JSON.stringify([STORED_FORM, ctx.path, query])).digest('base64url');
-  const key = `${deps.config.QUEUE_PREFIX}:reads:${userId}:${version}:${clientId ?? '-'}:${digest}`;
+  const key = cacheKey(deps, 'reads', userId, version, `${clientId ?? '-'}:${digest}`);
   const memory = memoryOf(deps);
   const now = Date.now();
   const remembered = memory?.get(key, now);
@@ -119,7 +121,7 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
   const body = Buffer.from(JSON.stringify(await build()), 'utf8');
   const page = { body, etag: etagOf(body), until };
   if (body.length <= MAX_CACHED_BYTES) {
-    await deps.redis.set(key, stored(page), 'EX', seconds).catch(() => undefined);
+    await storeCacheEntry(deps, 'reads', userId, version, key, stored(page), seconds);
     memory?.put(key, page);
   }
   send(ctx, page);
