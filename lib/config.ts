@@ -47,6 +47,8 @@ export const ConfigSchema = z
     BACKFILL_MAX_ARCHIVE_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024 * 1024),
     /** Files one worker process ingests at once (uploads and backfills share the ingest queue). */
     INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** A file's parse in the engine (decode, resample, summary, curves) that takes longer fails with `ingest_timeout`; its thread is stopped. */
+    INGEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
     /** How long a job stays claimed without its worker's heartbeat: a killed worker's job runs again after this. */
     JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
     /** Threads of the engine's piscina pool in each process (0: one per CPU). */

@@ -20,6 +20,8 @@ export interface IngestDeps {
   dataDir: string;
   log: Logger;
   now: () => Date;
+  /** The engine task's deadline (INGEST_TIMEOUT_MS): past it the thread is stopped and the source fails with `ingest_timeout`. */
+  timeoutMs?: number;
 }
 
 /**
@@ -69,7 +71,14 @@ async function parse(deps: IngestDeps, source: Source): Promise<IngestResult> {
   }
   // Kept as uploaded when its gzip stream was damaged (api/activities/store-upload.ts).
   if (isGzip(bytes)) return { ok: false, code: 'invalid_gzip', message: 'The file is gzip-compressed but its stream is corrupt' };
-  return deps.pool.runIngest({ format: source.type, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sport: source.sport });
+  const ms = deps.timeoutMs;
+  const signal = ms ? AbortSignal.timeout(ms) : undefined;
+  try {
+    return await deps.pool.runIngest({ format: source.type, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sport: source.sport }, signal);
+  } catch (err) {
+    if (signal?.aborted) return { ok: false, code: 'ingest_timeout', message: `Parsing the file took longer than ${Math.round(ms! / 1000)} s (INGEST_TIMEOUT_MS) and was stopped` };
+    throw err;
+  }
 }
 
 function activityRow(id: string, index: number, a: IngestedActivity): NewActivity {

@@ -79,7 +79,7 @@ export async function startWorkers(
 
   startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, now }), concurrency: 1, longJobs: false, completed: 'info' });
 
-  const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now };
+  const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   startWorker({
     queue: QUEUE_NAMES.ingest,
     processor: ingestProcessor(ingestDeps),

@@ -25,6 +25,7 @@ import { CsvError, parse } from 'csv-parse';
 import { normaliseSport } from '../../lib/sports.ts';
 import { parseInstant } from '../../lib/time.ts';
 import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
+import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 
 /** Columns read besides the metric channels; every other column is ignored. */
 const SPECIAL = ['timestamp', 'sport', 'lap'] as const;
@@ -154,6 +155,7 @@ class Rows {
       this.lap = lap;
     }
     this.count++;
+    if (this.count > MAX_RECORDS) throw tooManyRecords();
   }
 
   /** start = the first timestamp, end = the last + 1 s (the last row stands for its second). */

@@ -23,6 +23,7 @@
  * names make them channels or collide with the fields read here. The file CRC is checked here, over
  * every byte, before anything is decoded (the strict check the project relies on).
  */
+import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 
 /** The record (global message 20) fields the channels are read from, in FIT profile terms. */
 export const RECORD_FIELDS = [
@@ -156,7 +157,7 @@ export function fitCrc(bytes: Uint8Array, start: number, end: number): number {
 }
 
 /** The records as columns and the rest of the file, or undefined when this path declines the file (see the module comment). */
-export function leanDecodeFit(bytes: Uint8Array): LeanFit | undefined {
+export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): LeanFit | undefined {
   const n = bytes.length;
   if (n < 12) return undefined;
   const headerSize = bytes[0]!;
@@ -235,6 +236,7 @@ export function leanDecodeFit(bytes: Uint8Array): LeanFit | undefined {
       continue;
     }
     // A record: one row.
+    if (count === maxRecords) throw tooManyRecords(maxRecords);
     if (count === capacity) {
       capacity = Math.max(1024, capacity * 2, Math.ceil((end - pos) / (1 + definition.size)));
       for (let c = 0; c < columns.length; c++) if (columns[c]) columns[c] = grow(columns[c]!, capacity);

@@ -13,6 +13,7 @@ import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
 import { dropImplausible } from './plausible.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
 import { resample } from './resample.ts';
+import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 import { lapStats, summarise } from './summary.ts';
 
 export async function ingestFile(task: IngestTask): Promise<IngestResult> {
@@ -39,6 +40,7 @@ function withFormSport(recordings: Recording[], field: string | null): Recording
 
 function toActivity(parsed: Recording): IngestedActivity {
   // Before resampling: the grid would hold a spike across a short gap, or hide it behind a later sample.
+  if (parsed.timestamps.length > MAX_RECORDS) throw tooManyRecords();
   const { recording: rec, implausible } = dropImplausible(parsed);
   const grid = resample(rec);
   const end = rec.end.getTime();

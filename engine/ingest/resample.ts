@@ -1,4 +1,5 @@
 import type { Channel, Recording } from './recording.ts';
+import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
 
 /**
  * Resampling a Recording onto the regular 1 Hz grid the sample store and every curve use.
@@ -42,6 +43,7 @@ export function resample(rec: Recording): Grid {
   const end = rec.end.getTime();
   const lastBin = ts.length > 0 ? Math.floor((ts[ts.length - 1]! - start) / 1000) : 0;
   const length = Math.max(1, Math.ceil((end - start) / 1000), lastBin + 1);
+  if (length > MAX_ACTIVITY_SECONDS) throw tooLong(length); // (before a grid of that length is made)
 
   const bins = binOf(ts, start, length);
   const source = holdSources(ts, bins, end, length);
