@@ -18,9 +18,11 @@
  *                RATIO_MIN_BYTES) over `maxRatio` × the compressed size
  *
  * Whole-archive refusals are ArchiveErrors: `invalid_archive` (not a zip, truncated, corrupt
- * central directory), `too_many_entries` (more than `maxEntries` entries, counted from the end of
- * central directory record before anything is read; for a directory, everything walked), and
- * `too_large` (listed files add up to more than `maxTotalBytes`). Reading an entry can fail with
+ * central directory, entries whose data overlap: the overlapping-file zip bomb), `too_many_entries`
+ * (more than `maxEntries` entries, counted from the end of central directory record before anything
+ * is read; for a directory, everything walked), and `too_large` (listed files add up to more than
+ * `maxTotalBytes`, or, for a zip over RATIO_MIN_BYTES of them, to more than `maxRatio` × the
+ * archive's own size). Reading an entry can fail with
  * `too_large` (more bytes than allowed, whatever the header says), `corrupt_entry` (bad deflate
  * or gzip data, size or CRC-32 mismatch), `not_found`, `unsafe_name`, `unsupported`.
  *
@@ -281,9 +283,11 @@ async function scanZip(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<A
   const found = new Map<number, yauzl.Entry>();
   let totalBytes = 0;
   let index = -1;
+  const spans: [number, number][] = []; // every entry's [local header, at least its end)
   try {
     for await (const entry of zipfile.eachEntry()) {
       index++;
+      spans.push([entry.relativeOffsetOfLocalHeader, entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + entry.compressedSize]);
       const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
       const c = classify(name);
       if (c.kind === 'ignore' || c.kind === 'directory') continue;
@@ -311,7 +315,29 @@ async function scanZip(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<A
     if (error instanceof ArchiveError || isSystemError(error)) throw error;
     throw new ArchiveError('invalid_archive', `The archive's central directory is unreadable: ${(error as Error).message}`);
   }
+  refuseOverlaps(spans);
+  if (totalBytes > RATIO_MIN_BYTES && totalBytes > limits.maxRatio * zipfile.fileSize) {
+    throw new ArchiveError('too_large', `The archive's files add up to ${totalBytes} bytes, over ${limits.maxRatio} times the archive's own ${zipfile.fileSize}.`);
+  }
   return { entries, skipped, totalBytes, found };
+}
+
+/** A local file header is at least this long; an entry's data follows it. */
+const LOCAL_HEADER_BYTES = 30;
+
+/**
+ * Entries whose data overlap (several central directory entries over the same compressed bytes: the
+ * overlapping-file zip bomb, which inflates to gigabytes from kilobytes while every entry looks
+ * small) refuse the whole archive. Each span is a lower bound of what the entry occupies, so an
+ * honest archive never trips it.
+ */
+function refuseOverlaps(spans: [number, number][]): void {
+  spans.sort((a, b) => a[0] - b[0]);
+  for (let i = 1; i < spans.length; i++) {
+    if (spans[i]![0] < spans[i - 1]![1]) {
+      throw new ArchiveError('invalid_archive', `Entries of the archive overlap (one starts at byte ${spans[i]![0]}, inside the one at ${spans[i - 1]![0]}): refused as a zip bomb.`);
+    }
+  }
 }
 
 /** Open an archive and read its central directory; `read` entries, then `close`. */

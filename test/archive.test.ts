@@ -69,9 +69,10 @@ interface RawEntry {
 }
 
 /** A zip built byte by byte, for what no honest writer produces (hostile names, lying sizes). */
-function rawZip(entries: RawEntry[], opts: { entryCount?: number } = {}): Buffer {
+function rawZip(entries: RawEntry[], opts: { entryCount?: number; aliases?: { name: string; of: number }[] } = {}): Buffer {
   const parts: Buffer[] = [];
   const central: Buffer[] = [];
+  const headers: Buffer[] = []; // each entry's central record, for aliases
   let offset = 0;
   for (const e of entries) {
     const name = Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name, 'utf8');
@@ -101,13 +102,22 @@ function rawZip(entries: RawEntry[], opts: { entryCount?: number } = {}): Buffer
     cd.writeUInt32LE(offset, 42);
     parts.push(local, name, e.data);
     central.push(cd, name);
+    headers.push(cd);
     offset += local.length + name.length + e.data.length;
   }
+  // Central records over another entry's local header and data (the overlapping-file zip bomb).
+  for (const alias of opts.aliases ?? []) {
+    const name = Buffer.from(alias.name, 'utf8');
+    const cd = Buffer.from(headers[alias.of]!);
+    cd.writeUInt16LE(name.length, 28);
+    central.push(cd, name);
+  }
+  const count = entries.length + (opts.aliases?.length ?? 0);
   const cdSize = central.reduce((n, b) => n + b.length, 0);
   const eocd = Buffer.alloc(22);
   eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(opts.entryCount ?? entries.length, 8);
-  eocd.writeUInt16LE(opts.entryCount ?? entries.length, 10);
+  eocd.writeUInt16LE(opts.entryCount ?? count, 8);
+  eocd.writeUInt16LE(opts.entryCount ?? count, 10);
   eocd.writeUInt32LE(cdSize, 12);
   eocd.writeUInt32LE(offset, 16);
   return Buffer.concat([...parts, ...central, eocd]);
@@ -321,6 +331,24 @@ test('corrupt entries: bad CRC, bad deflate data, bad gzip, encrypted, unknown m
   await rejects(t, readArchiveEntry(file, 'bad.fit.gz'), 'corrupt_entry');
   await rejects(t, readArchiveEntry(file, 'short.fit'), 'corrupt_entry');
   await rejects(t, readArchiveEntry(file, 'bzip2.fit'), 'unsupported');
+});
+
+test('zip bombs: entries over the same data are refused whole; files adding up to over maxRatio × the archive are too_large', async (t) => {
+  // 1 MiB of zeros deflates to ~1 KiB: 40 central records over it would inflate to 40 MiB.
+  const zeros = await deflatedZeros(1);
+  const bomb = rawZip([{ name: 'a.fit', data: zeros.data, method: 8, crc: zeros.crc, size: zeros.size }], { aliases: Array.from({ length: 40 }, (_, i) => ({ name: `b${i}.fit`, of: 0 })) });
+  await rejects(t, listArchive(await save(bomb)), 'invalid_archive');
+  const error = await t.throwsAsync(listArchive(await save(bomb)));
+  t.regex(error!.message, /overlap/);
+
+  // Without overlap, the same ratio over several honest entries: each under the per-entry ratio check
+  // (below RATIO_MIN_BYTES), together far over maxRatio × the archive.
+  const small = zlib.deflateRawSync(Buffer.alloc(900 * 1024));
+  const honest = rawZip(Array.from({ length: 12 }, (_, i) => ({ name: `r${i}.fit`, data: small, method: 8, crc: zlib.crc32(Buffer.alloc(900 * 1024)), size: 900 * 1024 })));
+  await rejects(t, listArchive(await save(honest)), 'too_large');
+  // A normal archive of the same files, stored: listed.
+  const stored = rawZip(Array.from({ length: 3 }, (_, i) => ({ name: `s${i}.fit`, data: fitBytes(4096) })));
+  t.is((await listArchive(await save(stored))).entries.length, 3);
 });
 
 test('entry count: 20,000 entries are listed, 20,001 refused before reading them; custom limit', async (t) => {
