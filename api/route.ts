@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Ctx, Mw } from './context.ts';
 import { BadRequest, UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
 import { authenticate, type AuthRequirement } from './auth/authenticate.ts';
+import { textIssues } from '../lib/text.ts';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -63,7 +64,14 @@ export interface Route {
 
 export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Route {
   const validate: Mw = async function validateRequest(ctx, next) {
-    const problems: ValidationItem[] = [];
+    // Text PostgreSQL cannot store (NUL, lone surrogates) and over-deep JSON, in every field: the
+    // OAuth endpoints check their own forms and queries (RFC 6749 errors) and ignore the rest.
+    const problems: ValidationItem[] = [
+      ...unstorable(ctx.params, 'path'),
+      ...(spec.oauthQuery || spec.oauthForm ? [] : unstorable(ctx.query, 'query')),
+      ...(spec.oauthForm || spec.multipartForm ? [] : unstorable(ctx.request.body, 'body')),
+    ];
+    if (problems.length) throw spec.validationStatus === 400 ? new BadRequest(problems) : new UnprocessableEntity(problems);
     ctx.state.input = {
       params: parse(spec.params, ctx.params, 'path', problems),
       query: parse(spec.query, ctx.query, 'query', problems),
@@ -76,6 +84,10 @@ export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: C
     await handler(ctx, ctx.state.input as Input<S>);
   };
   return { spec, middleware: [authenticate(spec.auth), validate, handle] };
+}
+
+function unstorable(value: unknown, source: 'path' | 'query' | 'body'): ValidationItem[] {
+  return textIssues(value).map((issue) => ({ loc: [source, ...issue.path], msg: issue.msg, type: issue.type }));
 }
 
 function parse(schema: z.ZodType | undefined, value: unknown, source: 'path' | 'query' | 'body', problems: ValidationItem[]) {

@@ -41,9 +41,20 @@ function msOf(day: string): number {
   return Date.parse(`${day}T00:00:00Z`);
 }
 
-/** The first day of the `days` days up to and including `last` (YYYY-MM-DD). */
+/** The first day dates may have (what ISO 8601's four-digit years and PostgreSQL both hold). */
+const FIRST_DAY = '0001-01-01';
+
+/**
+ * The first day of the `days` days up to and including `last` (YYYY-MM-DD); a window reaching
+ * before 0001-01-01 starts there (`date=0001-01-01` is a one-day window, not a year −89 date).
+ */
 export function firstDayOfWindow(last: string, days: number): string {
-  return dayOf(msOf(last) - (days - 1) * DAY_MS);
+  return dayFrom(msOf(last) - (days - 1) * DAY_MS);
+}
+
+/** The day of `ms`, or 0001-01-01 for an instant before it. */
+function dayFrom(ms: number): string {
+  return ms < msOf(FIRST_DAY) ? FIRST_DAY : dayOf(ms);
 }
 
 /** Today's date in UTC. */
@@ -59,7 +70,7 @@ export function resolveRange(q: RangeInput, now: Date, opts: { defaultYear?: boo
   }
   const end = q.end ?? { day: todayUtc(now) };
   let start = q.start;
-  if (!start && opts.defaultYear) start = { day: dayOf(endMs(end) - YEAR_DAYS * DAY_MS) };
+  if (!start && opts.defaultYear) start = { day: dayFrom(endMs(end) - YEAR_DAYS * DAY_MS) };
   return { start, end, deprecated };
 }
 

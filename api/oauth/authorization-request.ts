@@ -2,6 +2,7 @@ import type { Application } from '../../db/database.ts';
 import { parseScopes, type Scope } from '../auth/scopes.ts';
 import { AuthorizeError } from './errors.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
+import { textProblem } from '../../lib/text.ts';
 
 /** What the user is asked to approve: a validated authorization request. */
 export interface AuthorizationRequest {
@@ -21,20 +22,27 @@ export class UntrustedRequestError extends Error {}
 const PROMPTS = new Set(['none', 'login', 'consent']);
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Query parameters as single strings; a repeated parameter is an error (RFC 6749 §3.1). */
-export function singleParams(query: Record<string, string | string[] | undefined>): { params: Record<string, string>; repeated: string[] } {
+/**
+ * Query parameters as single strings; a repeated parameter is an error (RFC 6749 §3.1), and so is
+ * one whose text cannot be stored (a NUL character, a lone surrogate): `malformed` names them.
+ */
+export function singleParams(query: Record<string, string | string[] | undefined>): { params: Record<string, string>; repeated: string[]; malformed: string[] } {
   const params: Record<string, string> = {};
   const repeated: string[] = [];
+  const malformed: string[] = [];
   for (const [k, v] of Object.entries(query)) {
-    if (Array.isArray(v)) repeated.push(k);
+    if (textProblem(k)) malformed.push(k.replace(/[^\x20-\x7e]/g, '?'));
+    else if (Array.isArray(v)) repeated.push(k);
+    else if (v !== undefined && textProblem(v)) malformed.push(k);
     else if (v !== undefined && v !== '') params[k] = v;
   }
-  return { params, repeated };
+  return { params, repeated, malformed };
 }
 
 /** Step 1: the redirect URI, checked against the application's registered URIs. */
-export function trustedRedirectUri(app: Application, params: Record<string, string>, repeated: string[]): string {
+export function trustedRedirectUri(app: Application, params: Record<string, string>, repeated: string[], malformed: string[] = []): string {
   if (repeated.includes('redirect_uri') || repeated.includes('client_id')) throw new UntrustedRequestError('client_id and redirect_uri may be given only once');
+  if (malformed.includes('redirect_uri')) throw new UntrustedRequestError('redirect_uri contains characters no URI may hold (a NUL character or invalid Unicode).');
   const requested = params.redirect_uri;
   if (requested === undefined) {
     if (app.redirect_uris.length === 1 && !app.redirect_uris[0]!.startsWith('http://')) return app.redirect_uris[0]!;
@@ -53,8 +61,10 @@ export function parseAuthorizationRequest(
   params: Record<string, string>,
   repeated: string[],
   appHasSecrets: boolean,
+  malformed: string[] = [],
 ): AuthorizationRequest {
   if (repeated.length) throw new AuthorizeError('invalid_request', `Parameters given more than once: ${repeated.join(', ')}`);
+  if (malformed.length) throw new AuthorizeError('invalid_request', `Parameters with a NUL character or invalid Unicode: ${malformed.join(', ')}`);
   const responseType = params.response_type ?? 'code';
   if (responseType !== 'code') throw new AuthorizeError('unsupported_response_type', 'Only response_type=code is supported');
 

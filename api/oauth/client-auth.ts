@@ -2,6 +2,7 @@ import type { Ctx } from '../context.ts';
 import type { Application } from '../../db/database.ts';
 import { findApplication, verifyClientSecret } from '../../db/applications.ts';
 import { InvalidClient, InvalidRequest } from './errors.ts';
+import { textProblem } from '../../lib/text.ts';
 
 /** A posted OAuth form: every parameter a single string (RFC 6749 §3.2: none may repeat). */
 export type OAuthForm = Record<string, string | undefined>;
@@ -16,6 +17,8 @@ export function readOAuthForm(ctx: Ctx): OAuthForm {
   for (const [name, value] of Object.entries(body)) {
     if (Array.isArray(value)) throw new InvalidRequest(`The parameter ${name} is given more than once`);
     if (typeof value !== 'string') throw new InvalidRequest(`The parameter ${name} is malformed`);
+    const problem = textProblem(value) ?? textProblem(name);
+    if (problem) throw new InvalidRequest(`The parameter ${name.replace(/[^\x20-\x7e]/g, '?')} ${problem}`);
     // An empty value counts as absent (e.g. `client_secret=` from clients that always send it).
     if (value !== '') form[name] = value;
   }
@@ -45,6 +48,7 @@ export function clientCredentials(ctx: Ctx, form: OAuthForm): ClientCredentials 
     } catch {
       throw new InvalidClient('The Basic credentials are malformed');
     }
+    if (textProblem(clientId) || textProblem(secret)) throw new InvalidClient('The Basic credentials are malformed');
     if (form.client_id && form.client_id !== clientId) throw new InvalidRequest('client_id does not match the Basic credentials');
     return { clientId, secret: secret || undefined, method: secret ? 'client_secret_basic' : 'none' };
   }

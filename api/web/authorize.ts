@@ -33,19 +33,20 @@ const CONSENT_TTL_SECONDS = 600;
  */
 export async function authorize(ctx: Ctx) {
   const { db } = ctx.deps;
-  const { params, repeated } = singleParams(ctx.query);
+  const { params, repeated, malformed } = singleParams(ctx.query);
+  if (malformed.includes('client_id')) return untrusted(ctx, 'Unknown client_id: it contains a NUL character or invalid Unicode.');
   const app = params.client_id && !repeated.includes('client_id') ? await findApplication(db, params.client_id) : undefined;
   if (!app) return untrusted(ctx, params.client_id ? 'Unknown client_id: no application has this id.' : 'client_id is required.');
   let redirect;
   try {
-    redirect = trustedRedirectUri(app, params, repeated);
+    redirect = trustedRedirectUri(app, params, repeated, malformed);
   } catch (err) {
     if (err instanceof UntrustedRequestError) return untrusted(ctx, err.message);
     throw err;
   }
   const state = repeated.includes('state') ? undefined : params.state;
   try {
-    const request = parseAuthorizationRequest(app, redirect, params, repeated, await hasClientSecrets(db, app.id));
+    const request = parseAuthorizationRequest(app, redirect, params, repeated, await hasClientSecrets(db, app.id), malformed);
     const user = await currentWebUser(ctx);
     if (request.prompt.has('login') || !user) {
       if (request.prompt.has('none')) throw new AuthorizeError('login_required', 'The user is not signed in');

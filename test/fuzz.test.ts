@@ -1,0 +1,185 @@
+// Fuzz: every operation of /openapi.json and every HTML form, each field given hostile values (NUL,
+// lone surrogates, long text, extreme numbers and dates, deep JSON, wrong types). No answer may be a
+// 5xx; values PostgreSQL cannot store must be refused; a 4xx must say why (`detail`, an OAuth
+// `error`, or a page). The choice of values is seeded, so every run sends the same requests.
+import test from 'ava';
+import { createHash, randomBytes } from 'node:crypto';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createTestApplication, createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { signedInClient, type WebClient } from './helpers/http.ts';
+import {
+  describeFailure,
+  encodeLoose,
+  HOSTILE_BODIES,
+  HOSTILE_JSON,
+  HOSTILE_TEXT,
+  looseForm,
+  runAll,
+  sample,
+  seeded,
+  type FuzzRequest,
+} from './helpers/fuzz.ts';
+import { SCOPES } from '../api/auth/scopes.ts';
+
+const SEED = 16;
+/** Per field: every value that must be refused or is always tried (extreme dates, long text), plus this many others chosen by the seed. */
+const OTHERS_PER_FIELD = 8;
+
+let service: TestService;
+let ids: Record<string, string>;
+let token: string;
+let appToken: string;
+let web: WebClient;
+let webEmail: string;
+
+function ride(stamp: string, seconds = 300) {
+  const start = Date.parse(stamp);
+  const lines = Array.from({ length: seconds }, (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)},${2 + (i % 5) / 10}`);
+  return new TextEncoder().encode(`timestamp,power,speed\n${lines.join('\n')}\n`);
+}
+
+test.before(async () => {
+  service = await startTestService({ workers: true });
+  const user = await createTestUser(service);
+  webEmail = user.email;
+  token = await tokenFor(service, user, [...SCOPES]);
+  const app = await createTestApplication(service, user, { name: 'Fuzz app', redirect_uris: ['https://app.example/callback'] });
+  appToken = await tokenFor(service, user, ['data:read', 'data:write', 'profile'], app.id);
+  const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: ride('2024-05-01T10:00:00Z') }], { sport: 'cycling' });
+  if (source.status !== 'processed') throw new Error(JSON.stringify(source));
+  const trace = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2024-05-01T10:01:00Z', lactate: 2.1 });
+  if (trace.status !== 201) throw new Error(JSON.stringify(trace.body));
+  ids = { activity_id: source.activity_ids[0], trace_id: trace.body.id, application_id: app.id, source_id: source.id, measure: 'body_mass', client_id: app.id };
+  web = await signedInClient(service.url, webEmail);
+});
+test.after.always(() => service?.close());
+
+type Schema = { $ref?: string; type?: string | string[]; format?: string; enum?: unknown[]; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; minimum?: number; default?: unknown; items?: Schema };
+type Operation = {
+  operationId: string;
+  parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+};
+
+/** A valid value for a schema: what every field but the one being varied holds. */
+function validValue(schema: Schema, resolve: (s: Schema) => Schema): unknown {
+  const s = resolve(schema);
+  if (s.anyOf) return validValue(s.anyOf.find((x) => resolve(x).type !== 'null') ?? s.anyOf[0]!, resolve);
+  if (s.enum) return s.enum[0];
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
+  if (type === 'string') return s.format === 'date-time' ? '2024-05-02T10:00:00Z' : s.format === 'date' ? '2024-05-02' : s.format === 'uri' ? 'https://app.example/callback' : 'x';
+  if (type === 'integer' || type === 'number') return Math.max(s.minimum ?? 1, 1);
+  if (type === 'boolean') return false;
+  if (type === 'array') return [];
+  if (type === 'object' || s.properties) {
+    const out: Record<string, unknown> = {};
+    for (const name of s.required ?? []) out[name] = validValue(s.properties![name]!, resolve);
+    return out;
+  }
+  return 'x';
+}
+
+/** Bodies that pass validation, where the schema alone does not give one. */
+const BASE_BODIES: Record<string, unknown> = {
+  create_application: { name: 'Fuzzed app' },
+  put_application_page: { slug: 'fuzz-page' },
+  create_trace: { timestamp: '2024-05-02T10:00:00Z' },
+  update_trace: { timestamp: '2024-05-02T10:00:00Z' },
+};
+const BASE_FORMS: Record<string, Record<string, string>> = {
+  token: { grant_type: 'refresh_token', refresh_token: 'not-a-token', client_id: '' },
+  revoke: { token: 'not-a-token', client_id: '' },
+};
+
+/** The values tried for one field: all that must be refused or are always tried, and a seeded sample of the others. */
+function valuesFor<T extends { refused?: boolean; always?: boolean }>(all: T[], random: () => number): T[] {
+  const fixed = (v: T) => v.refused || v.always;
+  return [...all.filter(fixed), ...sample(all.filter((v) => !fixed(v)), OTHERS_PER_FIELD, random)];
+}
+
+function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } }): FuzzRequest[] {
+  const random = seeded(SEED);
+  const resolve = (s: Schema): Schema => (s.$ref ? resolve(doc.components!.schemas![s.$ref.split('/').pop()!]!) : s);
+  const requests: FuzzRequest[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const content = op.requestBody?.content ?? {};
+      if (content['multipart/form-data']) continue; // uploads: out of scope here (multipart parsing is another task)
+      const oauth = /^(token|revoke)/.test(op.operationId);
+      const isAuthorize = op.operationId === 'authorize';
+      const appMetadata = path.endsWith('/app-metadata');
+      const expect = oauth ? 'oauth' : isAuthorize ? 'html' : 'detail';
+      const headers: Record<string, string> = isAuthorize
+        ? { cookie: web.cookieHeader, accept: 'text/html' }
+        : oauth ? {} : { authorization: `Bearer ${appMetadata ? appToken : token}` };
+      const pathParams = Object.fromEntries((op.parameters ?? []).filter((p) => p.in === 'path').map((p) => [p.name, ids[p.name] ?? 'x']));
+      const baseQuery: Record<string, string> = isAuthorize
+        ? { client_id: ids.client_id!, redirect_uri: 'https://app.example/callback', scope: 'data:read', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGZKMkQO0A', code_challenge_method: 'S256', state: 'st' }
+        : {};
+      const urlOf = (params: Record<string, string>, query: Record<string, string | string[]>) => {
+        const p = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeLoose(params[name] ?? 'x'));
+        const q = looseForm(query);
+        return q ? `${p}?${q}` : p;
+      };
+      const jsonSchema = content['application/json']?.schema;
+      const formSchema = content['application/x-www-form-urlencoded']?.schema;
+      const baseBody = method === 'put' && appMetadata ? { a: 1 } : jsonSchema ? (BASE_BODIES[op.operationId] ?? validValue(jsonSchema, resolve)) : undefined;
+      const baseForm = formSchema ? { ...BASE_FORMS[op.operationId.replace(/_root$/, '')], client_id: ids.client_id! } : undefined;
+      const send = (label: string, o: { params?: Record<string, string>; query?: Record<string, string | string[]>; body?: string; contentType?: string; refused?: boolean }) => {
+        const body = o.body ?? (baseBody !== undefined ? JSON.stringify(baseBody) : baseForm ? looseForm(baseForm) : undefined);
+        const contentType = o.contentType ?? (baseForm ? 'application/x-www-form-urlencoded' : 'application/json');
+        requests.push({
+          label: `${op.operationId}: ${label}`,
+          method: method.toUpperCase(),
+          url: urlOf(o.params ?? pathParams, o.query ?? baseQuery),
+          headers: { ...headers, ...(body !== undefined ? { 'content-type': contentType } : {}) },
+          ...(body !== undefined ? { body } : {}),
+          ...(o.refused ? { refused: true } : {}),
+          expect,
+        });
+      };
+      for (const p of op.parameters ?? []) {
+        for (const v of valuesFor(HOSTILE_TEXT, random)) {
+          if (p.in === 'path') send(`path ${p.name} = ${v.name}`, { params: { ...pathParams, [p.name]: v.value }, refused: !!v.refused });
+          if (p.in === 'query') send(`query ${p.name} = ${v.name}`, { query: { ...baseQuery, [p.name]: v.value }, refused: !!v.refused });
+        }
+        if (p.in === 'query') send(`query ${p.name} repeated with NUL`, { query: { ...baseQuery, [p.name]: ['a', '\u0000'] }, refused: !isAuthorize });
+      }
+      // (On a DELETE, not of the real resource: the other requests need it.)
+      const keep = method === 'delete' ? Object.fromEntries(Object.keys(pathParams).map((k) => [k, 'x'])) : pathParams;
+      send('an undocumented query parameter with NUL', { params: keep, query: { ...baseQuery, zz_unknown: '\u0000' } });
+      if (baseBody !== undefined && typeof baseBody === 'object') {
+        const fields = Object.keys(resolve(jsonSchema ?? {}).properties ?? baseBody ?? {});
+        for (const field of fields) {
+          for (const v of valuesFor(HOSTILE_JSON, random)) {
+            const text = v.text !== undefined ? JSON.stringify({ ...baseBody, [field]: '__HOLE__' }).replace('"__HOLE__"', v.text) : JSON.stringify({ ...baseBody, [field]: v.value });
+            send(`body ${field} = ${v.name}`, { body: text, refused: !!v.refused });
+          }
+        }
+        for (const b of HOSTILE_BODIES) send(`body = ${b.name}`, { body: b.text, ...(b.contentType ? { contentType: b.contentType } : {}), refused: !!b.refused && !b.contentType });
+      }
+      if (baseForm) {
+        const fields = Object.keys(resolve(formSchema!).properties ?? {});
+        for (const field of fields) {
+          for (const v of valuesFor(HOSTILE_TEXT, random)) send(`form ${field} = ${v.name}`, { body: looseForm({ ...baseForm, [field]: v.value }), refused: !!v.refused });
+        }
+      }
+    }
+  }
+  return requests;
+}
+
+test('no API operation answers 5xx to hostile values, and text PostgreSQL cannot store is refused with a detail', async (t) => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as Parameters<typeof apiRequests>[0];
+  const requests = apiRequests(doc);
+  const started = Date.now();
+  const failures = await runAll(service.url, requests);
+  t.log(`${requests.length} requests in ${Date.now() - started} ms`);
+  if (failures.length) {
+    t.log(`${failures.length} failures:\n${failures.map((f) => `${f.request.label} → ${f.status}: ${f.why}`).join('\n')}`);
+    t.log(`The first 20 in full:\n${failures.slice(0, 20).map(describeFailure).join('\n')}`);
+  }
+  t.is(failures.length, 0);
+  t.true(requests.length > 1000);
+});
