@@ -7,6 +7,7 @@ import { buildOpenApi } from './openapi.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
+import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
 import { healthRoutes } from './routes/health.ts';
 import { userinfo } from './routes/oauth/userinfo.ts';
 import { tokenRoutes } from './routes/oauth/token.ts';
@@ -119,6 +120,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   app.use(errorHandler);
   app.use(securityHeaders);
   app.use(body);
+  app.use(refuseUnstorableAddress);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

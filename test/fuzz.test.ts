@@ -183,3 +183,74 @@ test('no API operation answers 5xx to hostile values, and text PostgreSQL cannot
   t.is(failures.length, 0);
   t.true(requests.length > 1000);
 });
+
+/** The HTML forms, each with fields that pass, posted with the session cookie and a same-origin Origin. */
+function formRequests(appId: string, cookie: string): FuzzRequest[] {
+  const random = seeded(SEED + 1);
+  let n = 0;
+  const email = () => `fuzz-${++n}-${randomBytes(3).toString('hex')}@example.com`;
+  const appFields = { name: 'Fuzz form app', description: '', url: '', image: '', privacy_statement: '', redirect_uris: 'https://app.example/callback', page_slug: '', webhook_endpoints: '' };
+  const forms: { path: string; fields: () => Record<string, string>; session: boolean }[] = [
+    { path: '/signup', fields: () => ({ first_name: 'Ada', last_name: 'Lovelace', email: email(), password: 'a long enough passphrase 42' }), session: false },
+    { path: '/signin', fields: () => ({ email: webEmail, password: TEST_PASSWORD }), session: false },
+    { path: '/settings/profile', fields: () => ({ first_name: 'Grace', last_name: 'Hopper' }), session: true },
+    { path: '/settings/applications', fields: () => ({ ...appFields }), session: true },
+    { path: `/settings/applications/${appId}`, fields: () => ({ ...appFields, name: 'Fuzz app' }), session: true },
+    { path: `/settings/applications/${appId}/secrets`, fields: () => ({ label: 'ci' }), session: true },
+    { path: '/settings/tokens', fields: () => ({ label: 'script', scopes: 'data:read' }), session: true },
+    { path: '/oauth/authorize/decision', fields: () => ({ ticket: 'A'.repeat(32), decision: 'allow' }), session: true },
+  ];
+  const requests: FuzzRequest[] = [];
+  const headers = (session: boolean) => ({ origin: service.url, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...(session ? { cookie } : {}) });
+  for (const form of forms) {
+    for (const field of Object.keys(form.fields())) {
+      for (const v of valuesFor(HOSTILE_TEXT, random)) {
+        requests.push({ label: `form ${form.path}: ${field} = ${v.name}`, method: 'POST', url: form.path, headers: headers(form.session), body: looseForm({ ...form.fields(), [field]: v.value }), ...(v.refused ? { refused: true } : {}), expect: 'html' });
+      }
+    }
+    // The same forms posted as JSON, deep and hostile (the body parser takes JSON on every route).
+    for (const b of HOSTILE_BODIES) {
+      requests.push({ label: `form ${form.path}: body = ${b.name}`, method: 'POST', url: form.path, headers: { ...headers(form.session), 'content-type': b.contentType ?? 'application/json' }, body: b.text, expect: 'any' });
+    }
+  }
+  // Ids, dates and page numbers in the addresses of the web pages.
+  const pages: [method: string, url: (v: string) => string][] = [
+    ['GET', (v) => `/settings/applications/${v}`],
+    ['POST', (v) => `/settings/applications/${v}/delete`],
+    ['POST', (v) => `/settings/tokens/${v}/revoke`],
+    ['POST', (v) => `/settings/connections/${v}/revoke`],
+    ['GET', (v) => `/settings/connections?revoked=${v}`],
+    ['GET', (v) => `/activities/${v}`],
+    ['POST', (v) => `/activities/${v}/delete`],
+    ['GET', (v) => `/activities?page=${v}`],
+    ['GET', (v) => `/data?traces_page=${v}&dailies_page=${v}`],
+    ['POST', (v) => `/data/traces/${v}/delete`],
+    ['POST', (v) => `/data/dailies/body_mass/${v}/delete`],
+    ['POST', (v) => `/data/dailies/${v}/2024-05-01/delete`],
+    ['GET', (v) => `/pages/${v}/`],
+    ['GET', (v) => `/apps?code=${v}&error=${v}&error_description=${v}`],
+    ['GET', (v) => `/signin?next=${v}`],
+    ['GET', (v) => `/settings?saved=${v}`],
+  ];
+  for (const [method, url] of pages) {
+    for (const v of valuesFor(HOSTILE_TEXT, random)) {
+      requests.push({ label: `page ${method} ${url('…')}: ${v.name}`, method, url: url(encodeLoose(v.value)), headers: { ...headers(true), ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) }, ...(method === 'POST' ? { body: '' } : {}), expect: 'html' });
+    }
+  }
+  return requests;
+}
+
+test('no HTML form or page answers 5xx to hostile values, and text PostgreSQL cannot store is refused on the form page', async (t) => {
+  const user = await createTestUser(service);
+  const app = await createTestApplication(service, user, { name: 'Fuzz form app', redirect_uris: ['https://app.example/callback'] });
+  const client = await signedInClient(service.url, user.email);
+  const requests = formRequests(app.id, client.cookieHeader);
+  const started = Date.now();
+  const failures = await runAll(service.url, requests);
+  t.log(`${requests.length} requests in ${Date.now() - started} ms`);
+  if (failures.length) {
+    t.log(`${failures.length} failures:\n${failures.map((f) => `${f.request.label} → ${f.status}: ${f.why}`).join('\n')}`);
+    t.log(`The first 20 in full:\n${failures.slice(0, 20).map(describeFailure).join('\n')}`);
+  }
+  t.is(failures.length, 0);
+});

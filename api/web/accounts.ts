@@ -8,7 +8,7 @@ import { SignInThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { deleteSession } from '../../db/sessions.ts';
-import { fieldErrors, formBody, type FieldErrors, type FormValues } from './forms.ts';
+import { fieldErrors, formBody, storable, type FieldErrors, type FormValues } from './forms.ts';
 
 const Email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }));
 const Name = (label: string) => z.string().trim().min(1, `${label} is required.`).max(100, `${label} must be at most 100 characters.`);
@@ -66,7 +66,7 @@ export async function showSignUp(ctx: Ctx) {
 export async function submitSignUp(ctx: Ctx) {
   assertSameOrigin(ctx);
   const values = formBody(ctx);
-  const parsed = SignUpForm.safeParse(values);
+  const parsed = storable(SignUpForm).safeParse(values);
   const errors: Errors = parsed.success ? {} : fieldErrors(parsed.error);
   const weak = passwordProblem(values.password ?? '', {
     email: parsed.data?.email,
@@ -104,7 +104,7 @@ export async function submitSignIn(ctx: Ctx) {
   assertSameOrigin(ctx);
   const { deps } = ctx;
   const values = formBody(ctx);
-  const parsed = SignInForm.safeParse(values);
+  const parsed = storable(SignInForm).safeParse(values);
   const email = parsed.data?.email ?? '';
   const throttle = new SignInThrottle(deps.redis, deps.config.QUEUE_PREFIX, deps.config.SIGNIN_MAX_FAILURES, deps.config.SIGNIN_WINDOW_SECONDS);
   const wait = await throttle.retryAfter(email, ctx.ip);

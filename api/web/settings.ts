@@ -9,7 +9,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords
 import { requireWebUser } from './web-common.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
-import { fieldErrors, formBody, type FieldErrors } from './forms.ts';
+import { fieldErrors, formBody, storable, type FieldErrors } from './forms.ts';
 
 const NameForm = SignUpForm.pick({ first_name: true, last_name: true });
 const PasswordForm = z.object({ current_password: z.string(), new_password: z.string() });
@@ -67,7 +67,7 @@ export async function saveName(ctx: Ctx) {
   const user = await requireWebUser(ctx);
   if (!user) return;
   const values = formBody(ctx);
-  const parsed = NameForm.safeParse(values);
+  const parsed = storable(NameForm).safeParse(values);
   if (!parsed.success) {
     ctx.status = 422;
     ctx.type = 'html';
@@ -83,7 +83,7 @@ export async function changePassword(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx);
   if (!user) return;
-  const parsed = PasswordForm.safeParse(formBody(ctx));
+  const parsed = storable(PasswordForm).safeParse(formBody(ctx));
   const values = parsed.data ?? { current_password: '', new_password: '' };
   const errors: Errors = {};
   if (!(await verifyPassword(values.current_password, user.password_hash))) errors.current_password = 'The current password is not correct.';

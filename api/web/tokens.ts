@@ -7,6 +7,7 @@ import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
 import { formBody, type FieldErrors, type FormValues } from './forms.ts';
+import { textProblem } from '../../lib/text.ts';
 import { displayName, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
 
 /** The scopes a personal token may carry (it always gets a refresh token, so offline_access is implied). */
@@ -92,7 +93,9 @@ export async function createToken(ctx: Ctx) {
   const label = (values.label ?? '').trim();
   const { scopes, unknown } = postedScopes(ctx);
   const errors: FieldErrors = {};
-  if (!label) errors.label = 'Label is required.';
+  const labelProblem = textProblem(label);
+  if (labelProblem) errors.label = `Label ${labelProblem}.`;
+  else if (!label) errors.label = 'Label is required.';
   else if (label.length > 100) errors.label = 'Label must be at most 100 characters.';
   if (unknown) errors.scopes = `Choose among ${PERSONAL_TOKEN_SCOPES.join(', ')}.`;
   else if (!scopes.length) errors.scopes = 'Choose at least one scope.';

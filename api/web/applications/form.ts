@@ -5,7 +5,7 @@ import { slugProblem } from '../../applications/model.ts';
 import { redirectUriProblem } from '../../oauth/redirect-uris.ts';
 import { LOOPBACK_HOSTS } from '../../../lib/ip-address.ts';
 import { MAX_URL_LENGTH, webhookUrlProblem } from '../../../lib/webhook-url.ts';
-import { fieldErrors, type FieldErrors, type FormValues } from '../forms.ts';
+import { fieldErrors, storable, type FieldErrors, type FormValues } from '../forms.ts';
 import { shorten } from '../web-common.ts';
 
 const MAX_REDIRECT_URIS = 20;
@@ -110,7 +110,7 @@ export type ApplicationInput = z.output<ReturnType<typeof applicationForm>>;
 
 /** The posted application form checked: `input` when it is valid, else the message per field. */
 export function validateApplication(values: FormValues, config: Config): { input?: ApplicationInput; errors: FieldErrors } {
-  const parsed = applicationForm(config).safeParse(values);
+  const parsed = storable(applicationForm(config)).safeParse(values);
   const errors = parsed.success ? {} : fieldErrors(parsed.error);
   // A private application cannot be published: checked on the raw values, so it shows with other errors.
   const wantsPublished = checkbox.parse(values.published);

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { createClientSecret, deleteClientSecret } from '../../../db/applications.ts';
-import { fieldErrors, formBody } from '../forms.ts';
+import { fieldErrors, formBody, storable } from '../forms.ts';
 import { notFound, sendHtml } from '../web-common.ts';
 import { ownedApplication } from './owned.ts';
 import { editPage } from './edit-page.ts';
@@ -21,7 +21,7 @@ export async function createSecret(ctx: Ctx) {
   if (!found) return;
   const { user, app } = found;
   const values = formBody(ctx);
-  const parsed = SecretForm.safeParse(values);
+  const parsed = storable(SecretForm).safeParse(values);
   if (!parsed.success) {
     sendHtml(ctx, 422, await editPage(ctx, user, app, { secretValues: values, secretErrors: fieldErrors(parsed.error) }));
     return;
