@@ -44,7 +44,9 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'an OAuth 2.0 authorization server for third-party applications.\n\n' +
         'Conventions: instants are UTC ISO 8601 with `Z`; `*_local` fields are naive local times; ' +
         'lists are newest first. Validation errors answer 422 `{"detail":[{"loc","msg","type"}]}`; other ' +
-        'errors `{"detail": "…"}`. A resource that is absent or belongs to another user is 404. Every ' +
+        'errors `{"detail": "…"}`. Text that cannot be stored is refused in every field (422 with its `loc`): ' +
+        'a NUL character (`string_nul`), a lone UTF-16 surrogate (`string_unicode`), JSON nested over 64 levels ' +
+        '(`value_error.depth`). A resource that is absent or belongs to another user is 404. Every ' +
         'response carries `x-request-id`. The token and revocation endpoints answer RFC 6749 errors ' +
         '(`{"error","error_description"}`) instead.\n\n' +
         'Authorization: the code flow at `/oauth/authorize` (PKCE S256, or a client secret), tokens at ' +
