@@ -107,6 +107,35 @@ test('a wrong client secret is 401 invalid_client with a Basic challenge; an emp
   t.is(ok.status, 200);
 });
 
+test('a confidential client (an application with a secret) must authenticate for a PKCE code and for a refresh', async (t) => {
+  const s = await setup({ secret: true });
+  const a = await codeFor(s, { scope: 'data:read offline_access' });
+  const refused = [
+    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, code_verifier: a.verifier }),
+    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, client_secret: '', code_verifier: a.verifier }),
+    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, code_verifier: a.verifier }, { basic: [s.app.id, ''] }),
+  ];
+  for (const res of refused) {
+    t.is(res.status, 401, JSON.stringify(res.body));
+    t.is(res.body.error, 'invalid_client');
+    t.regex(res.body.error_description as string, /client secret/);
+    t.regex(res.headers.get('www-authenticate')!, /^Basic/);
+  }
+  // The refused attempts did not use the code: with the secret (and the verifier) it is exchanged.
+  const ok = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, code_verifier: a.verifier }, { basic: [s.app.id, s.secret!] });
+  t.is(ok.status, 200, JSON.stringify(ok.body));
+  const refresh = ok.body.refresh_token as string;
+  const bare = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id });
+  t.is(bare.status, 401);
+  t.is(bare.body.error, 'invalid_client');
+  t.regex(bare.headers.get('www-authenticate')!, /^Basic/);
+  const post = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, client_secret: s.secret! });
+  t.is(post.status, 200);
+  // Once its last secret is deleted the application is a public client again.
+  await service.deps.db.deleteFrom('client_secrets').where('application_id', '=', s.app.id).execute();
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id })).status, 200);
+});
+
 test('a replayed code fails and revokes the tokens issued from it', async (t) => {
   const s = await setup();
   const { code, verifier } = await codeFor(s);

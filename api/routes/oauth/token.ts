@@ -14,7 +14,10 @@ const TokenForm = z
     refresh_token: z.string().optional().describe('refresh_token: the refresh token'),
     scope: z.string().optional().describe('refresh_token: narrow the new access token to these of the granted scopes'),
     client_id: z.string().optional().describe('The application id (omit only when refreshing a personal token)'),
-    client_secret: z.string().optional().describe('client_secret_post; an empty value counts as absent'),
+    client_secret: z
+      .string()
+      .optional()
+      .describe('client_secret_post; an empty value counts as absent. Required (here or by Basic) for every grant of an application that has a client secret'),
   })
   .meta({ id: 'TokenRequest' });
 
@@ -28,7 +31,8 @@ function tokenRoute(path: string, operationId: string) {
       description:
         'OAuth 2.0 token endpoint (RFC 6749 §3.2), served at `/api/v1/oauth/token` and `/oauth/token`. ' +
         'Client authentication: `none` (public client with PKCE, `client_id` in the form), `client_secret_post` or ' +
-        '`client_secret_basic`. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
+        '`client_secret_basic`. An application that has a client secret is a confidential client (RFC 6749 §3.2.1): it must ' +
+        'authenticate with a secret for both grants, with PKCE too, else 401 `invalid_client`. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
         'tokens issued from it. Refresh tokens do not expire and are not rotated: the response repeats the one presented. ' +
         'A personal token\'s refresh token is exchanged without `client_id`. Errors are RFC 6749 bodies; every response ' +
         'carries `Cache-Control: no-store`.',
