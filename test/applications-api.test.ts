@@ -79,6 +79,9 @@ test('POST validation: name and description lengths, each redirect URI rule, slu
     [{ name: 'ok', redirect_uris: ['not a uri'] }, ['body', 'redirect_uris', 0]],
     [{ name: 'ok', redirect_uris: ['javascript:alert(1)'] }, ['body', 'redirect_uris', 0]],
     [{ name: 'ok', redirect_uris: ['https://user:pw@x.example/cb'] }, ['body', 'redirect_uris', 0]],
+    [{ name: 'ok', redirect_uris: ['https://ok.example/cb', 'https://x.example/cb?state=1'] }, ['body', 'redirect_uris', 1]],
+    [{ name: 'ok', redirect_uris: ['https://x.example/cb?code=1'] }, ['body', 'redirect_uris', 0]],
+    [{ name: 'ok', redirect_uris: ['https://x.example/cb/..;/x'] }, ['body', 'redirect_uris', 0]],
     [{ name: 'ok', page: 'AB' }, ['body', 'page']],
     [{ name: 'ok', page: 'api' }, ['body', 'page']],
     [{ name: 'ok', page: '-abc' }, ['body', 'page']],
@@ -89,6 +92,8 @@ test('POST validation: name and description lengths, each redirect URI rule, slu
     t.is(res.status, 422, JSON.stringify(body));
     t.deepEqual(res.body.detail[0].loc, loc, JSON.stringify(body));
   }
+  const own = await call('POST', '/api/v1/applications', token, { name: 'ok', redirect_uris: ['https://x.example/cb?iss=me'] });
+  t.regex(own.body.detail[0].msg, /must not carry its own iss query parameter/);
   const good = await call('POST', '/api/v1/applications', token, {
     name: 'x'.repeat(100), description: 'd'.repeat(500),
     redirect_uris: ['https://ok.example/cb', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://[::1]/cb', 'com.example.app:/oauth'],

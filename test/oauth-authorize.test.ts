@@ -50,6 +50,28 @@ test('an unknown client or an unregistered redirect URI is shown on our own erro
   t.is(repeated.headers.get('location'), null);
 });
 
+test('a requested redirect_uri that escapes its sub-path, has user-info or its own code/state/iss is refused on our page', async (t) => {
+  const { app, web } = await setup({ redirect_uris: [REDIRECT, 'http://127.0.0.1/cb'] });
+  for (const uri of [
+    'https://app.example/callback/..;/evil', 'https://app.example/callback/%2e%2e/evil', 'https://app.example/callback/..%2fevil',
+    'https://app.example/callback/..\\evil', 'https://app.example/callback;x=1', 'https://@app.example/callback',
+    'https://app.example/callback?code=forged', 'https://app.example/callback?state=1', 'https://app.example/callback?iss=x',
+    'http://127.0.0.1:4000/cb/./x',
+  ]) {
+    const res = await web.get(authorizePath(params(app.id, { redirect_uri: uri })));
+    t.is(res.status, 400, uri);
+    t.is(res.headers.get('location'), null, uri);
+    t.regex(await res.text(), /redirect_uri must not/, uri);
+  }
+  // A URI registered before these rules, with its own state parameter, is refused too, even when implied.
+  const legacy = await setup({ redirect_uris: ['https://app.example/callback?state=fixed'] });
+  for (const extra of [{ redirect_uri: 'https://app.example/callback?state=fixed' }, { redirect_uri: undefined }]) {
+    const res = await legacy.web.get(authorizePath(params(legacy.app.id, extra)));
+    t.is(res.status, 400, JSON.stringify(extra));
+    t.is(res.headers.get('location'), null);
+  }
+});
+
 test('redirect URIs match by sub-path (https, loopback on any port) and exactly (private-use schemes)', async (t) => {
   const { app, web } = await setup({ redirect_uris: [REDIRECT, 'http://127.0.0.1/cb', 'com.example.app:/oauth'] });
   const ok = async (uri: string) => (await web.get(authorizePath(params(app.id, { redirect_uri: uri })))).status;

@@ -140,6 +140,13 @@ test('the create form refuses bad input with field errors', async (t) => {
   t.regex(fragmentError, /^Line 1 \("https:\/\/x\.example\/#frag"\)/);
   t.regex(fragmentError, /#fragment/);
 
+  const ownCode = await web.postForm('/settings/applications', { name: 'ok', redirect_uris: 'https://x.example/cb?code=1' });
+  t.is(ownCode.status, 422);
+  t.regex(textById(await ownCode.text(), 'redirect_uris-error')!, /must not carry its own code query parameter/);
+  const dots = await web.postForm('/settings/applications', { name: 'ok', redirect_uris: 'https://x.example/cb/%2e%2e/x' });
+  t.is(dots.status, 422);
+  t.regex(textById(await dots.text(), 'redirect_uris-error')!, /percent-encoded dot/);
+
   const badUrls = await web.postForm('/settings/applications', { name: 'ok', url: 'http://public.example/', image: 'not a url', privacy_statement: 'ftp://x.example/p' });
   t.is(badUrls.status, 422);
   const badBody = await badUrls.text();

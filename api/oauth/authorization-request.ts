@@ -1,7 +1,7 @@
 import type { Application } from '../../db/database.ts';
 import { parseScopes, type Scope } from '../auth/scopes.ts';
 import { AuthorizeError } from './errors.ts';
-import { matchRedirectUri } from './redirect-uris.ts';
+import { matchRedirectUri, redirectUriProblem } from './redirect-uris.ts';
 import { textProblem } from '../../lib/text.ts';
 
 /** What the user is asked to approve: a validated authorization request. */
@@ -45,9 +45,12 @@ export function trustedRedirectUri(app: Application, params: Record<string, stri
   if (malformed.includes('redirect_uri')) throw new UntrustedRequestError('redirect_uri contains characters no URI may hold (a NUL character or invalid Unicode).');
   const requested = params.redirect_uri;
   if (requested === undefined) {
-    if (app.redirect_uris.length === 1 && !app.redirect_uris[0]!.startsWith('http://')) return app.redirect_uris[0]!;
+    const only = app.redirect_uris.length === 1 ? app.redirect_uris[0]! : undefined;
+    if (only && !only.startsWith('http://') && redirectUriProblem(only) === undefined) return only;
     throw new UntrustedRequestError('redirect_uri is required: this application has several redirect URIs (or only loopback ones)');
   }
+  const problem = redirectUriProblem(requested);
+  if (problem) throw new UntrustedRequestError(`The redirect_uri ${problem}, so we will not send you there.`);
   if (!matchRedirectUri(app.redirect_uris, requested)) {
     throw new UntrustedRequestError('The redirect_uri is not registered for this application, so we will not send you there.');
   }

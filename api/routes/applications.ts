@@ -25,7 +25,16 @@ const CreateApplication = z
   .object({
     name: z.string().trim().min(1).max(100),
     description: z.string().max(500).nullable().optional(),
-    redirect_uris: z.array(RedirectUri).max(20).nullable().optional(),
+    redirect_uris: z
+      .array(RedirectUri)
+      .max(20)
+      .nullable()
+      .optional()
+      .describe(
+        'https, loopback http (any port) or a private-use scheme. https and loopback URIs must be written plainly: no user-info, ' +
+          'no backslash, no dot-segments, `;` parameters or percent-encoded `.` `/` `\\` `;` `%` in the path. No URI may have its own ' +
+          '`code`, `state` or `iss` query parameter. Each refused URI is a 422 naming its index.',
+      ),
     page: Slug.nullable().optional().describe('A page slug; the page URL is added to the redirect URIs'),
     generate_secret: z.boolean().default(false).describe('Also make a client secret, returned once in `client_secret`'),
   })

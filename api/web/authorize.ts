@@ -202,7 +202,14 @@ function privateAppPage(ctx: Ctx, app: Application, user: User, request: Authori
 const AuthorizeQuery = z.object({
   response_type: z.literal('code').optional().describe('`code` (the default when omitted)'),
   client_id: z.string().describe('The application id'),
-  redirect_uri: z.string().optional().describe('A registered redirect URI (or a sub-path of an https/loopback one); optional when exactly one non-loopback URI is registered'),
+  redirect_uri: z
+    .string()
+    .optional()
+    .describe(
+      'A registered redirect URI (or a sub-path of an https/loopback one); optional when exactly one non-loopback URI is registered. ' +
+        'Refused (error page, no redirect) when its path has dot-segments, `;` parameters, encoded `.` `/` `\\` `;` `%` or a ' +
+        'backslash, when it has user-info, or when it has its own `code`, `state` or `iss` query parameter.',
+    ),
   scope: z.string().describe('Space-separated scopes: data:read, data:write, profile, offline_access, openid (commas accepted, deprecated)'),
   state: z.string().optional().describe('Returned unchanged'),
   code_challenge: z.string().optional().describe('PKCE: base64url SHA-256 of the verifier; required unless the application has a client secret'),
@@ -220,7 +227,7 @@ export const authorizeRoute = defineRoute(
     summary: 'Start the authorization code flow (browser)',
     description:
       'Signs the user in when needed and shows the consent screen; then redirects to `redirect_uri` with `code`, `state` ' +
-      'and `iss`. An unknown `client_id` or an unregistered `redirect_uri` is answered on an error page here (never ' +
+      'and `iss`. An unknown `client_id` or an unregistered or malformed `redirect_uri` is answered on an error page here (never ' +
       'redirected); other errors are redirected with `error`, `error_description` and `state` (`invalid_request`, ' +
       '`invalid_scope`, `unsupported_response_type`, `access_denied`, `login_required`, `consent_required`). A private ' +
       'application completes only for its owner. Codes expire after 60 seconds.',
