@@ -1,5 +1,6 @@
 import test from 'ava';
 import { decodeJwt } from 'jose';
+import * as oidc from 'openid-client';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
 import { authorizeAndDecide, getJson, pkcePair, postToken, signedIn } from './helpers/oauth.ts';
@@ -134,6 +135,32 @@ test('a confidential client (an application with a secret) must authenticate for
   // Once its last secret is deleted the application is a public client again.
   await service.deps.db.deleteFrom('client_secrets').where('application_id', '=', s.app.id).execute();
   t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id })).status, 200);
+});
+
+test('openid-client: an application with a secret used as a public client (PKCE, no secret) gets invalid_client', async (t) => {
+  const s = await setup({ secret: true });
+  const insecure = { execute: [oidc.allowInsecureRequests] };
+  const asPublic = await oidc.discovery(new URL(service.url), s.app.id, undefined, oidc.None(), insecure);
+  const asConfidential = await oidc.discovery(new URL(service.url), s.app.id, undefined, oidc.ClientSecretBasic(s.secret!), insecure);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(asPublic, {
+    redirect_uri: REDIRECT,
+    scope: 'data:read offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  const back = await authorizeAndDecide(s.web, Object.fromEntries(url.searchParams));
+  const error = await t.throwsAsync(oidc.authorizationCodeGrant(asPublic, back, { pkceCodeVerifier: verifier }));
+  // invalid_client is 401 with a Basic challenge (API.md), which the library reports as a challenge error.
+  t.true(error instanceof oidc.WWWAuthenticateChallengeError);
+  t.is((error as oidc.WWWAuthenticateChallengeError).status, 401);
+  t.is((error as oidc.WWWAuthenticateChallengeError).cause[0]!.scheme, 'basic');
+  const tokens = await oidc.authorizationCodeGrant(asConfidential, back, { pkceCodeVerifier: verifier });
+  t.truthy(tokens.refresh_token);
+  const refused = await t.throwsAsync(oidc.refreshTokenGrant(asPublic, tokens.refresh_token!));
+  t.true(refused instanceof oidc.WWWAuthenticateChallengeError);
+  t.is((refused as oidc.WWWAuthenticateChallengeError).status, 401);
+  t.truthy((await oidc.refreshTokenGrant(asConfidential, tokens.refresh_token!)).access_token);
 });
 
 test('a replayed code fails and revokes the tokens issued from it', async (t) => {
