@@ -128,7 +128,7 @@ test('a wrong password or unknown email is one message, 401', async (t) => {
   }
 });
 
-test('repeated failed sign-ins are throttled per email with Retry-After', async (t) => {
+test('repeated failed sign-ins from one address are throttled for that account with Retry-After', async (t) => {
   const user = await createTestUser(service);
   const web = new WebClient(service.url);
   for (let i = 0; i < 3; i++) t.is((await web.postForm('/signin', { email: user.email, password: `wrong ${i} password` })).status, 401);
@@ -137,7 +137,7 @@ test('repeated failed sign-ins are throttled per email with Retry-After', async 
   const retry = Number(blocked.headers.get('retry-after'));
   t.true(retry > 0 && retry <= 900);
   t.regex(await blocked.text(), /Too many failed sign-ins/);
-  t.is(blocked.headers.getSetCookie().length, 0, 'even the right password is refused while throttled');
+  t.is(blocked.headers.getSetCookie().length, 0, 'even the right password is refused from this address while throttled');
   // Another account is not affected.
   const other = await createTestUser(service);
   t.is((await web.postForm('/signin', { email: other.email, password: TEST_PASSWORD })).status, 303);

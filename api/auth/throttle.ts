@@ -2,56 +2,120 @@ import type { Redis } from 'ioredis';
 import { ServiceUnavailable } from '../errors.ts';
 
 /**
- * Failed sign-ins counted in Redis per email address and per client address over a fixed window,
- * so the limit holds across every API process. Succeeding clears the email's count.
+ * Counters in Redis over a fixed window (the first count starts it), so that a limit holds across
+ * every API process. Redis being unreachable is a 503: the limit is never skipped.
  */
-export class SignInThrottle {
+class WindowCounters {
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly maxFailures: number,
     private readonly windowSeconds: number,
+    private readonly what: string,
   ) {}
 
+  /** Seconds until none of the counters is at its limit, or 0 when none is now. */
+  async wait(limits: readonly (readonly [key: string, max: number])[]): Promise<number> {
+    const tx = this.redis.multi();
+    for (const [key] of limits) tx.get(key).ttl(key);
+    const values = await this.#run(async () => unwrap(await tx.exec()));
+    const waits = limits.map(([, max], i) => (Number(values[2 * i] ?? 0) >= max ? Number(values[2 * i + 1]) : 0));
+    return Math.max(0, ...waits);
+  }
+
+  async add(keys: readonly string[]): Promise<void> {
+    const tx = this.redis.multi();
+    for (const key of keys) tx.incr(key).expire(key, this.windowSeconds, 'NX');
+    await this.#run(async () => unwrap(await tx.exec()));
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.redis.del(key).catch(() => {});
+  }
+
+  async #run<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch {
+      throw new ServiceUnavailable(`${this.what} is temporarily unavailable`, 5);
+    }
+  }
+}
+
+function unwrap(replies: [Error | null, unknown][] | null): unknown[] {
+  return (replies ?? []).map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
+}
+
+/**
+ * Failed sign-ins, counted so that nobody can lock an account's owner out:
+ * - per (client address, account): `maxFailures` failures lock that pair for the window (guessing
+ *   one account's password from one address), even with the right password;
+ * - per client address, whatever the accounts: 4 × `maxFailures` failures throttle that address
+ *   (spraying passwords over many accounts).
+ * The account itself is never locked: its owner signs in from another address. A success clears
+ * its pair's count (not the address's).
+ */
+export class SignInThrottle {
+  readonly #counters: WindowCounters;
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    private readonly maxFailures: number,
+    windowSeconds: number,
+  ) {
+    this.#counters = new WindowCounters(redis, windowSeconds, 'Sign-in');
+  }
+
   #keys(email: string, ip: string) {
-    return { email: `${this.prefix}:signin-fail:email:${email.toLowerCase()}`, ip: `${this.prefix}:signin-fail:ip:${ip}` };
+    return {
+      pair: `${this.prefix}:signin-fail:pair:${ip}:${email.toLowerCase()}`,
+      ip: `${this.prefix}:signin-fail:ip:${ip}`,
+    };
   }
 
   /** Seconds until another attempt is allowed, or 0 when one is allowed now. */
-  async retryAfter(email: string, ip: string): Promise<number> {
+  retryAfter(email: string, ip: string): Promise<number> {
     const keys = this.#keys(email, ip);
-    try {
-      const replies = await this.redis.multi().get(keys.email).get(keys.ip).ttl(keys.email).ttl(keys.ip).exec();
-      const [e, i, eTtl, iTtl] = (replies ?? []).map(([err, value]) => {
-        if (err) throw err;
-        return value as string | number | null;
-      });
-      const waits = [
-        Number(e ?? 0) >= this.maxFailures ? Number(eTtl) : 0,
-        Number(i ?? 0) >= this.maxFailures * 4 ? Number(iTtl) : 0,
-      ];
-      return Math.max(0, ...waits);
-    } catch {
-      throw new ServiceUnavailable('Sign-in is temporarily unavailable', 5);
-    }
+    return this.#counters.wait([[keys.pair, this.maxFailures], [keys.ip, this.maxFailures * 4]]);
   }
 
-  async recordFailure(email: string, ip: string): Promise<void> {
+  recordFailure(email: string, ip: string): Promise<void> {
     const keys = this.#keys(email, ip);
-    try {
-      await this.redis
-        .multi()
-        .incr(keys.email)
-        .expire(keys.email, this.windowSeconds, 'NX')
-        .incr(keys.ip)
-        .expire(keys.ip, this.windowSeconds, 'NX')
-        .exec();
-    } catch {
-      throw new ServiceUnavailable('Sign-in is temporarily unavailable', 5);
-    }
+    return this.#counters.add([keys.pair, keys.ip]);
   }
 
-  async recordSuccess(email: string, ip: string): Promise<void> {
-    await this.redis.del(this.#keys(email, ip).email).catch(() => {});
+  recordSuccess(email: string, ip: string): Promise<void> {
+    return this.#counters.clear(this.#keys(email, ip).pair);
+  }
+}
+
+/**
+ * Sign-up attempts per client address that reach the account check (an account created, or the
+ * answer that the email already has one): at most `max` in the window, so the sign-up form cannot be
+ * used to test many addresses for accounts.
+ */
+export class SignUpThrottle {
+  readonly #counters: WindowCounters;
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    private readonly max: number,
+    windowSeconds: number,
+  ) {
+    this.#counters = new WindowCounters(redis, windowSeconds, 'Sign-up');
+  }
+
+  #key(ip: string) {
+    return `${this.prefix}:signup:ip:${ip}`;
+  }
+
+  /** Seconds until another sign-up is allowed from this address, or 0 when one is allowed now. */
+  retryAfter(ip: string): Promise<number> {
+    return this.#counters.wait([[this.#key(ip), this.max]]);
+  }
+
+  recordAttempt(ip: string): Promise<void> {
+    return this.#counters.add([this.#key(ip)]);
   }
 }

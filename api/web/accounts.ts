@@ -4,7 +4,7 @@ import { html } from './html.ts';
 import { field, formError, page } from './layout.ts';
 import { createUser, DuplicateEmailError, findUserByEmail } from '../../db/users.ts';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
-import { SignInThrottle } from '../auth/throttle.ts';
+import { SignInThrottle, SignUpThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { deleteSession } from '../../db/sessions.ts';
@@ -63,6 +63,14 @@ export async function showSignUp(ctx: Ctx) {
   ctx.body = signUpPage({ next: safeNext(ctx.query.next, '') });
 }
 
+/**
+ * POST /signup. An email that already has an account is answered as such (409, "already exists"):
+ * this tells whoever asks that the address has an account here. We accept that (the service sends
+ * no email, so it cannot answer "check your inbox" instead, and a vague answer would strand people
+ * who forgot they signed up); sign-in does not tell (one message for both), and sign-up attempts are
+ * throttled per client address (4 × SIGNIN_MAX_FAILURES per SIGNIN_WINDOW_SECONDS, 429 with
+ * Retry-After), so addresses cannot be tested in bulk.
+ */
 export async function submitSignUp(ctx: Ctx) {
   assertSameOrigin(ctx);
   const values = formBody(ctx);
@@ -80,6 +88,17 @@ export async function submitSignUp(ctx: Ctx) {
     return;
   }
   const { first_name, last_name, email, password, next } = parsed.data;
+  const { deps } = ctx;
+  const throttle = new SignUpThrottle(deps.redis, deps.config.QUEUE_PREFIX, deps.config.SIGNIN_MAX_FAILURES * 4, deps.config.SIGNIN_WINDOW_SECONDS);
+  const wait = await throttle.retryAfter(ctx.ip);
+  if (wait > 0) {
+    ctx.status = 429;
+    ctx.set('Retry-After', String(wait));
+    ctx.type = 'html';
+    ctx.body = signUpPage({ ...values, password: '' }, {}, `Too many sign-ups from your network. Try again in ${minutes(wait)}.`);
+    return;
+  }
+  await throttle.recordAttempt(ctx.ip);
   try {
     const user = await createUser(ctx.deps.db, { first_name, last_name, email, password_hash: await hashPassword(password) });
     await startWebSession(ctx, user);
@@ -114,7 +133,7 @@ export async function submitSignIn(ctx: Ctx) {
     ctx.type = 'html';
     ctx.body = signInPage(
       { email, next: values.next ?? '' },
-      `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
+      `Too many failed sign-ins. Try again in ${minutes(wait)}.`,
     );
     return;
   }
@@ -135,6 +154,11 @@ export async function submitSignIn(ctx: Ctx) {
   await startWebSession(ctx, user);
   ctx.status = 303;
   ctx.redirect(safeNext(parsed.data?.next));
+}
+
+function minutes(seconds: number): string {
+  const m = Math.ceil(seconds / 60);
+  return `${m} minute${m > 1 ? 's' : ''}`;
 }
 
 export async function signOut(ctx: Ctx) {

@@ -14,8 +14,8 @@ export class WebClient {
   }
 
   /** POST a form as a same-origin page would (Origin set), unless `origin` says otherwise. */
-  async postForm(path: string, fields: Record<string, string>, opts: { origin?: string | null } = {}): Promise<Response> {
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  async postForm(path: string, fields: Record<string, string>, opts: { origin?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...opts.headers };
     const origin = opts.origin === undefined ? this.baseUrl : opts.origin;
     if (origin !== null) headers.origin = origin;
     return this.#send(path, { method: 'POST', headers, body: new URLSearchParams(fields).toString() });
