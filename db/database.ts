@@ -90,6 +90,8 @@ export interface GrantsTable {
   scopes: string[];
   /** SHA-256 of the refresh token; null when none was issued (no offline_access). */
   refresh_token_hash: string | null;
+  /** The code exchange that made it authenticated with the application's client secret: so must its refreshes. */
+  client_authenticated: Generated<boolean>;
   created_at: Timestamp;
   last_used_at: NullableTimestamp;
 }

@@ -60,7 +60,7 @@ export async function deleteConsent(db: Db, userId: string, applicationId: strin
  */
 export async function createGrant(
   db: Db,
-  g: { user_id: string; application_id: string | null; scopes: string[]; label?: string | null; withRefreshToken: boolean },
+  g: { user_id: string; application_id: string | null; scopes: string[]; label?: string | null; withRefreshToken: boolean; clientAuthenticated?: boolean },
 ): Promise<{ grant: Grant; refreshToken: string | undefined }> {
   const refreshToken = g.withRefreshToken ? newSecret(SECRET_PREFIX.refreshToken) : undefined;
   const grant = await db
@@ -71,6 +71,7 @@ export async function createGrant(
       scopes: g.scopes,
       label: g.label ?? null,
       refresh_token_hash: refreshToken ? sha256(refreshToken) : null,
+      client_authenticated: g.clientAuthenticated ?? false,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -108,13 +108,23 @@ test('a wrong client secret is 401 invalid_client with a Basic challenge; an emp
   t.is(ok.status, 200);
 });
 
-test('a confidential client (an application with a secret) must authenticate for a PKCE code and for a refresh', async (t) => {
+test('an application with a secret: a PKCE code needs no secret (SPEC), but a refresh token from a code exchanged with the secret needs the secret', async (t) => {
   const s = await setup({ secret: true });
-  const a = await codeFor(s, { scope: 'data:read offline_access' });
+  // Its mobile part: PKCE and client_id alone, as SPEC allows; that grant's refresh token is public.
+  const pkce = await codeFor(s, { scope: 'data:read offline_access' });
+  const mobile = await postToken(service.url, { grant_type: 'authorization_code', code: pkce.code, client_id: s.app.id, code_verifier: pkce.verifier });
+  t.is(mobile.status, 200, JSON.stringify(mobile.body));
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: mobile.body.refresh_token as string, client_id: s.app.id })).status, 200);
+
+  // Its server part: the code exchanged with the secret; that grant's refresh token needs the secret.
+  const server = await codeFor(s, { scope: 'data:read offline_access' });
+  const ok = await postToken(service.url, { grant_type: 'authorization_code', code: server.code, code_verifier: server.verifier }, { basic: [s.app.id, s.secret!] });
+  t.is(ok.status, 200, JSON.stringify(ok.body));
+  const refresh = ok.body.refresh_token as string;
   const refused = [
-    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, code_verifier: a.verifier }),
-    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, client_id: s.app.id, client_secret: '', code_verifier: a.verifier }),
-    await postToken(service.url, { grant_type: 'authorization_code', code: a.code, code_verifier: a.verifier }, { basic: [s.app.id, ''] }),
+    await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id }),
+    await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, client_secret: '' }),
+    await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh }, { basic: [s.app.id, ''] }),
   ];
   for (const res of refused) {
     t.is(res.status, 401, JSON.stringify(res.body));
@@ -122,45 +132,41 @@ test('a confidential client (an application with a secret) must authenticate for
     t.regex(res.body.error_description as string, /client secret/);
     t.regex(res.headers.get('www-authenticate')!, /^Basic/);
   }
-  // The refused attempts did not use the code: with the secret (and the verifier) it is exchanged.
-  const ok = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, code_verifier: a.verifier }, { basic: [s.app.id, s.secret!] });
-  t.is(ok.status, 200, JSON.stringify(ok.body));
-  const refresh = ok.body.refresh_token as string;
-  const bare = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id });
-  t.is(bare.status, 401);
-  t.is(bare.body.error, 'invalid_client');
-  t.regex(bare.headers.get('www-authenticate')!, /^Basic/);
-  const post = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, client_secret: s.secret! });
-  t.is(post.status, 200);
-  // Once its last secret is deleted the application is a public client again.
-  await service.deps.db.deleteFrom('client_secrets').where('application_id', '=', s.app.id).execute();
-  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id })).status, 200);
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, client_secret: 'wrong' })).status, 401);
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh, client_id: s.app.id, client_secret: s.secret! })).status, 200);
+  t.is((await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refresh }, { basic: [s.app.id, s.secret!] })).status, 200);
+  // A code without PKCE takes only the secret.
+  const plain = await codeFor(s, { scope: 'data:read', pkce: false });
+  t.is((await postToken(service.url, { grant_type: 'authorization_code', code: plain.code, client_id: s.app.id })).status, 401);
 });
 
-test('openid-client: an application with a secret used as a public client (PKCE, no secret) gets invalid_client', async (t) => {
+test('openid-client: an application with a secret, as a public client (PKCE) and as a confidential one; the confidential grant\'s refresh token needs the secret', async (t) => {
   const s = await setup({ secret: true });
   const insecure = { execute: [oidc.allowInsecureRequests] };
   const asPublic = await oidc.discovery(new URL(service.url), s.app.id, undefined, oidc.None(), insecure);
   const asConfidential = await oidc.discovery(new URL(service.url), s.app.id, undefined, oidc.ClientSecretBasic(s.secret!), insecure);
-  const verifier = oidc.randomPKCECodeVerifier();
-  const url = oidc.buildAuthorizationUrl(asPublic, {
-    redirect_uri: REDIRECT,
-    scope: 'data:read offline_access',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  });
-  const back = await authorizeAndDecide(s.web, Object.fromEntries(url.searchParams));
-  const error = await t.throwsAsync(oidc.authorizationCodeGrant(asPublic, back, { pkceCodeVerifier: verifier }));
-  // invalid_client is 401 with a Basic challenge (API.md), which the library reports as a challenge error.
-  t.true(error instanceof oidc.WWWAuthenticateChallengeError);
-  t.is((error as oidc.WWWAuthenticateChallengeError).status, 401);
-  t.is((error as oidc.WWWAuthenticateChallengeError).cause[0]!.scheme, 'basic');
-  const tokens = await oidc.authorizationCodeGrant(asConfidential, back, { pkceCodeVerifier: verifier });
-  t.truthy(tokens.refresh_token);
-  const refused = await t.throwsAsync(oidc.refreshTokenGrant(asPublic, tokens.refresh_token!));
+  const login = async (config: oidc.Configuration) => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'data:read offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const back = await authorizeAndDecide(s.web, Object.fromEntries(url.searchParams));
+    return oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier });
+  };
+  // SPEC: a secret is not needed when PKCE is used; that grant refreshes as a public client.
+  const mobile = await login(asPublic);
+  t.truthy((await oidc.refreshTokenGrant(asPublic, mobile.refresh_token!)).access_token);
+  // Exchanged with the secret: without it the refresh token is refused (401 invalid_client with a
+  // Basic challenge, API.md, which the library reports as a challenge error).
+  const server = await login(asConfidential);
+  const refused = await t.throwsAsync(oidc.refreshTokenGrant(asPublic, server.refresh_token!));
   t.true(refused instanceof oidc.WWWAuthenticateChallengeError);
   t.is((refused as oidc.WWWAuthenticateChallengeError).status, 401);
-  t.truthy((await oidc.refreshTokenGrant(asConfidential, tokens.refresh_token!)).access_token);
+  t.is((refused as oidc.WWWAuthenticateChallengeError).cause[0]!.scheme, 'basic');
+  t.truthy((await oidc.refreshTokenGrant(asConfidential, server.refresh_token!)).access_token);
 });
 
 test('a replayed code fails and revokes the tokens issued from it', async (t) => {

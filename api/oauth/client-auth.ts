@@ -1,6 +1,6 @@
 import type { Ctx } from '../context.ts';
 import type { Application } from '../../db/database.ts';
-import { findApplication, hasClientSecrets, verifyClientSecret } from '../../db/applications.ts';
+import { findApplication, verifyClientSecret } from '../../db/applications.ts';
 import { InvalidClient, InvalidRequest } from './errors.ts';
 import { textProblem } from '../../lib/text.ts';
 
@@ -74,17 +74,13 @@ export async function authenticateClient(ctx: Ctx, creds: ClientCredentials): Pr
 
 /**
  * The client of a token request, authenticated, when the request names one (client_id or Basic);
- * undefined when it names none, which only some grants accept (a personal token's refresh).
- * RFC 6749 §3.2.1: a client that was issued credentials (an application with a client secret) is
- * confidential and must authenticate with one for every grant, PKCE or not; only an application
- * without secrets is a public client, identified by its client_id alone.
+ * undefined when it names none, which only some grants accept (a personal token's refresh). Which
+ * grants need the secret is the grants' decision: a code without PKCE (pkce.ts), and the refresh
+ * token of a grant whose code was exchanged with the secret (grant-refresh-token.ts). SPEC: "a
+ * secret is not needed when PKCE is used", so an application's mobile or browser part (no secret)
+ * and its server (with one) can share it.
  */
 export async function authenticateClientIfNamed(ctx: Ctx, form: OAuthForm): Promise<AuthenticatedClient | undefined> {
   const creds = clientCredentials(ctx, form);
-  if (!creds.clientId) return undefined;
-  const client = await authenticateClient(ctx, creds);
-  if (!client.confidential && (await hasClientSecrets(ctx.deps.db, client.app.id))) {
-    throw new InvalidClient('This application has a client secret: authenticate with it (client_secret_basic or client_secret_post)');
-  }
-  return client;
+  return creds.clientId ? authenticateClient(ctx, creds) : undefined;
 }

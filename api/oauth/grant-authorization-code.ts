@@ -38,7 +38,7 @@ async function exchangeCode(ctx: Ctx, client: AuthenticatedClient | undefined, p
   }
   checkCodeVerifier(code.code_challenge, presented.codeVerifier, client);
 
-  const issued = await redeemCode(db, code, now);
+  const issued = await redeemCode(db, code, now, client.confidential);
   // Another exchange won the row lock; its grant is committed by now.
   if (!issued) return refuseReplay(ctx, (await findAuthorizationCode(db, presented.code))?.grant_id ?? null);
   const response = await tokenResponse(tokens, issued.grant, issued.refreshToken);
@@ -47,7 +47,7 @@ async function exchangeCode(ctx: Ctx, client: AuthenticatedClient | undefined, p
 }
 
 /** Mark the code used and create its grant, in one transaction; undefined when another exchange used it first. */
-function redeemCode(db: Db, code: AuthorizationCode, now: Date) {
+function redeemCode(db: Db, code: AuthorizationCode, now: Date, clientAuthenticated: boolean) {
   const scopes = code.scopes as Scope[];
   return db.transaction().execute(async (tx) => {
     // The row lock makes concurrent exchanges wait: exactly one wins, the others see a used code.
@@ -57,6 +57,7 @@ function redeemCode(db: Db, code: AuthorizationCode, now: Date) {
       application_id: code.application_id,
       scopes,
       withRefreshToken: scopes.includes('offline_access'),
+      clientAuthenticated,
     });
     await linkCodeToGrant(tx, code.code_hash, made.grant.id);
     return made;

@@ -3,7 +3,7 @@ import type { Grant } from '../../db/database.ts';
 import { findGrantByRefreshToken, touchGrant } from '../../db/grants.ts';
 import { parseScopes, type Scope } from '../auth/scopes.ts';
 import type { AuthenticatedClient, OAuthForm } from './client-auth.ts';
-import { InvalidGrant, InvalidRequest, InvalidScope } from './errors.ts';
+import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope } from './errors.ts';
 import type { RunGrant } from './grant-type.ts';
 import { tokenResponse, type TokenResponse } from './issue.ts';
 
@@ -29,13 +29,20 @@ async function refresh(ctx: Ctx, client: AuthenticatedClient | undefined, refres
   return { ...response, refresh_token: refreshToken };
 }
 
-/** An application's grant is refreshed by that application only; a personal token's (no application) by no client. */
+/**
+ * An application's grant is refreshed by that application only, with its client secret when the
+ * code was exchanged with it (a confidential client's refresh token is worth nothing without the
+ * secret, RFC 6749 §6 and §10.4); a personal token's (no application) by no client.
+ */
 function checkClientOf(grant: Grant, client: AuthenticatedClient | undefined): void {
   if (grant.application_id === null) {
     if (client) throw new InvalidGrant('The refresh token was issued to another client');
   } else {
     if (!client) throw new InvalidRequest('client_id is required');
     if (client.app.id !== grant.application_id) throw new InvalidGrant('The refresh token was issued to another client');
+    if (grant.client_authenticated && !client.confidential) {
+      throw new InvalidClient('This refresh token was issued to the application authenticated with its client secret: authenticate with it (client_secret_basic or client_secret_post)');
+    }
   }
 }
 

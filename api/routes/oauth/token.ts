@@ -17,7 +17,7 @@ const TokenForm = z
     client_secret: z
       .string()
       .optional()
-      .describe('client_secret_post; an empty value counts as absent. Required (here or by Basic) for every grant of an application that has a client secret'),
+      .describe('client_secret_post; an empty value counts as absent. Required (here or by Basic) for a code without PKCE, and to refresh a grant whose code was exchanged with the secret'),
   })
   .meta({ id: 'TokenRequest' });
 
@@ -31,8 +31,8 @@ function tokenRoute(path: string, operationId: string) {
       description:
         'OAuth 2.0 token endpoint (RFC 6749 §3.2), served at `/api/v1/oauth/token` and `/oauth/token`. ' +
         'Client authentication: `none` (public client with PKCE, `client_id` in the form), `client_secret_post` or ' +
-        '`client_secret_basic`. An application that has a client secret is a confidential client (RFC 6749 §3.2.1): it must ' +
-        'authenticate with a secret for both grants, with PKCE too, else 401 `invalid_client`. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
+        '`client_secret_basic`. A code with PKCE needs no secret (SPEC); one without takes the secret. A grant whose code was exchanged with ' +
+        'the secret refreshes only with the secret (401 `invalid_client` without): a stolen refresh token is worthless without it. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
         'tokens issued from it. Refresh tokens do not expire and are not rotated: the response repeats the one presented. ' +
         'A personal token\'s refresh token is exchanged without `client_id`. Errors are RFC 6749 bodies; every response ' +
         'carries `Cache-Control: no-store`.',
