@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
+import { drainUnread } from './middleware/drain-unread.ts';
 import { healthRoutes } from './routes/health.ts';
 import { userinfo } from './routes/oauth/userinfo.ts';
 import { tokenRoutes } from './routes/oauth/token.ts';
@@ -116,6 +117,9 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
 
+  const { REJECTED_BODY_DRAIN_BYTES, REJECTED_BODY_DRAIN_SECONDS, UPLOAD_MAX_FILE_BYTES } = deps.config;
+  const drainBounds = { maxBytes: REJECTED_BODY_DRAIN_BYTES ?? 4 * UPLOAD_MAX_FILE_BYTES, maxMs: REJECTED_BODY_DRAIN_SECONDS * 1000 };
+  app.use(drainUnread(drainBounds));
   app.use(requestContext);
   app.use(errorHandler);
   app.use(securityHeaders);

@@ -45,6 +45,13 @@ export const ConfigSchema = z
     UPLOAD_MAX_FILE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
     /** Largest history archive (zip) accepted by POST /api/v1/activities/backfill, in bytes. */
     BACKFILL_MAX_ARCHIVE_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024 * 1024),
+    /**
+     * A request answered before its body was read (413, 422, 401) has the rest of its body read and
+     * discarded, so its keep-alive connection stays usable: at most this many bytes (default 4 ×
+     * UPLOAD_MAX_FILE_BYTES) and seconds; a longer body is not read and its connection is closed.
+     */
+    REJECTED_BODY_DRAIN_BYTES: z.coerce.number().int().min(0).optional(),
+    REJECTED_BODY_DRAIN_SECONDS: z.coerce.number().min(0).max(3600).default(30),
     /** Files one worker process ingests at once (uploads and backfills share the ingest queue). */
     INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     /** A file's parse in the engine (decode, resample, summary, curves) that takes longer fails with `ingest_timeout`; its thread is stopped. */

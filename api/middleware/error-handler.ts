@@ -6,7 +6,8 @@ import { OAuthError } from '../oauth/errors.ts';
 /**
  * The only place errors become responses. HttpErrors (status < 500) show their detail; anything
  * else is logged with its stack and answered with a bare 500: no stack trace or message leaks.
- * Errors raised by the body parser (malformed JSON, too large) are mapped to our statuses.
+ * Errors raised by the body parser (malformed JSON, too large, a body that is not what its
+ * Content-Encoding says: 400, an unsupported encoding: 415) are mapped to our statuses.
  */
 export const errorHandler: Mw = async function errorHandler(ctx, next) {
   try {
@@ -40,9 +41,18 @@ function respond(ctx: Ctx, error: HttpError) {
   }
 }
 
+/** zlib's codes for a body that is not what its Content-Encoding says (koa-body inflates gzip, deflate and br). */
+const ZLIB_INVALID = /^(Z_DATA_ERROR|Z_BUF_ERROR|Z_STREAM_ERROR|Z_NEED_DICT|ERR__ERROR_)/;
+
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
-  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string; code?: string };
+  if (typeof e?.code === 'string' && ZLIB_INVALID.test(e.code)) {
+    return new HttpError(400, `The body is not valid for its Content-Encoding (gzip, deflate or br): ${e.message ?? e.code}`);
+  }
+  if (e?.status === 415 && /Content-Encoding/i.test(e.message ?? '')) {
+    return new HttpError(415, `${e.message}; supported: gzip, deflate, br, identity`);
+  }
   const status = e?.status ?? e?.statusCode;
   if (typeof status !== 'number' || status >= 500) return undefined;
   if (e.type === 'entity.parse.failed' || (status === 400 && /JSON|Unexpected token/i.test(e.message ?? ''))) {
