@@ -1,5 +1,6 @@
 import test from 'ava';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -9,6 +10,7 @@ import { reference } from './helpers/fit-reference.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { api, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
 import { formatInstant, formatLocal } from '../lib/time.ts';
+import { multipartBody } from './helpers/multipart.ts';
 
 const FIXTURES = join(fixturesDir(), 'fit');
 const FILES = readdirSync(FIXTURES).filter((f) => f.toLowerCase().endsWith('.fit')).sort();
@@ -207,6 +209,91 @@ test.serial('upload validation: 11 files, no file, an unknown format (refused at
   const notMultipart = await api(service, token, 'POST', '/api/v1/activities/upload', { files: [] });
   t.is(notMultipart.status, 422);
   t.false(readdirSync(join(service.config.DATA_DIR, 'tmp')).length > 0, 'temporary upload files are removed');
+});
+
+test('a file part without a Content-Type, or with a generic one, is a file: its content decides (.fit, .csv, .csv.gz)', async (t) => {
+  const { user, token } = await athlete();
+  const send = async (type: string | undefined, day: number) => {
+    const start = new Date(Date.parse('2026-03-01T07:00:00Z') + day * 86_400_000);
+    const rows = (at: string) => `timestamp,power\n${at},200\n`;
+    const { body, contentType } = multipartBody([
+      { name: 'files', filename: 'ride.fit', type, data: buildActivityFit({ sessions: [{ sport: 'cycling', start, seconds: 60 }] }) },
+      { name: 'files', filename: 'ride.csv', type, data: rows(`2026-03-0${day + 1}T08:00:00Z`) },
+      { name: 'files', filename: 'ride.csv.gz', type, data: gzipSync(rows(`2026-03-0${day + 1}T09:00:00Z`)) },
+      { name: 'sport', data: 'cycling' },
+    ]);
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
+    return { status: res.status, body: (await res.json()) as { sources: { id: string; type: string; filename: string }[] } };
+  };
+  for (const [day, type] of [undefined, 'application/octet-stream', 'text/plain'].entries()) {
+    const res = await send(type, day);
+    t.is(res.status, 202, `Content-Type ${type ?? 'none'}: ${JSON.stringify(res.body)}`);
+    t.deepEqual(res.body.sources.map((s: { type: string; filename: string }) => [s.type, s.filename]), [['fit', 'ride.fit'], ['csv', 'ride.csv'], ['csv', 'ride.csv']]);
+    for (const source of res.body.sources) t.is((await waitForSource(service, token, source.id)).status, 'processed', `${type ?? 'none'}: ${source.filename}`);
+  }
+  t.is((await storedSources(user.id)).length, 9);
+});
+
+/** Bytes under `dir`, recursively. */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.size ?? 0;
+  return total;
+}
+
+// Serial: it measures DATA_DIR/tmp, which a concurrent upload of another test would add to.
+test.serial('an over-size file is refused as its bytes pass the limit: 413 while it is still being sent, never much more than the limit on disk', async (t) => {
+  const { user, token } = await athlete();
+  const limit = service.config.UPLOAD_MAX_FILE_BYTES;
+  const tmp = join(service.config.DATA_DIR, 'tmp');
+  const boundary = 'over-size-boundary';
+  // Chunked (no Content-Length), so only the bytes themselves can tell.
+  const req = http.request(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+  });
+  let answered = false;
+  void answer.then(() => (answered = true), () => (answered = true));
+  req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+  const chunk = Buffer.alloc(256 * 1024, 'x');
+  let sent = 0;
+  let most = 0;
+  // Send up to three times the limit, slowly enough to watch the temporary directory; stop once answered.
+  while (!answered && sent < 3 * limit) {
+    await new Promise<void>((resolve) => req.write(chunk, () => resolve()));
+    sent += chunk.length;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    most = Math.max(most, bytesUnder(tmp));
+  }
+  const sentBeforeAnswer = sent;
+  req.end(`\r\n--${boundary}--\r\n`);
+  const res = await answer;
+  t.is(res.status, 413, res.body);
+  t.regex(JSON.parse(res.body).detail, /bytes/);
+  t.true(sentBeforeAnswer < 2 * limit, `answered after ${sentBeforeAnswer} bytes (limit ${limit})`);
+  t.true(most <= limit + 1024 * 1024, `the temporary directory held ${most} bytes (limit ${limit})`);
+  t.is((await storedSources(user.id)).length, 0);
+});
+
+test('a declared Content-Length beyond what the files may add up to is 413 before the body is read', async (t) => {
+  const { token } = await athlete();
+  const declared = 10 * service.config.UPLOAD_MAX_FILE_BYTES + 2 * 1024 * 1024;
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(declared) } }, (r) => {
+      let body = '';
+      r.on('data', (c) => (body += c));
+      r.on('end', () => resolve({ status: r.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.write('--x\r\n'); // and nothing more: the answer must not wait for the body
+  });
+  t.is(res.status, 413);
+  t.regex(JSON.parse(res.body).detail, /larger than/);
 });
 
 test('upload and source auth: no token 401, read-only 403, write-only may upload, another user\'s source is 404', async (t) => {

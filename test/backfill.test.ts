@@ -15,6 +15,7 @@ import { createBackfill, markBackfillScanned } from '../db/backfills.ts';
 import { backfillProcessor } from '../workers/backfill.ts';
 import type { BackfillJob } from '../workers/queues.ts';
 import { poll } from './helpers/curves.ts';
+import { multipartBody } from './helpers/multipart.ts';
 
 const DAY = 86_400_000;
 
@@ -162,6 +163,23 @@ test('backfill auth: no token 401, data:read cannot start one, data:write cannot
   const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${writer}` }, body: form });
   t.is(res.status, 422);
   t.deepEqual(((await res.json()) as { detail: { loc: unknown[] }[] }).detail[0]!.loc, ['body', 'archive']);
+});
+
+test('an archive part without a Content-Type (python requests) is the archive: its .fit and .csv.gz files are loaded', async (t) => {
+  const { user, token } = await athlete(service);
+  const archive = await yazlZip([
+    { name: 'a/ride.fit', data: ride(40) },
+    { name: 'b/run.csv.gz', data: gzipSync('timestamp,sport,speed\n2025-03-01T06:00:00Z,running,3.0\n2025-03-01T06:00:01Z,,3.1\n') },
+  ]);
+  for (const type of [undefined, 'application/octet-stream']) {
+    const { body, contentType } = multipartBody([{ name: 'archive', filename: 'export.zip', type, data: archive }]);
+    const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
+    t.is(res.status, 202, `Content-Type ${type ?? 'none'}: ${await res.clone().text()}`);
+    const { id } = (await res.json()) as { id: string };
+    await poll('backfill completed', async () => (await service.deps.db.selectFrom('backfills').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'completed');
+  }
+  const sources = await service.deps.db.selectFrom('sources').select(['type', 'status']).where('user_id', '=', user.id).orderBy('type').execute();
+  t.deepEqual(sources, [{ type: 'csv', status: 'processed' }, { type: 'fit', status: 'processed' }], 'the second archive found the same two files');
 });
 
 test('the operator CLI backfills a directory for a user; the workers load it', async (t) => {

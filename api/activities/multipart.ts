@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import formidable, { errors as formidableErrors } from 'formidable';
+import formidable, { errors as formidableErrors, type Part } from 'formidable';
 import type { Ctx } from '../context.ts';
 import { PayloadTooLarge, UnprocessableEntity } from '../errors.ts';
 import { tmpDir } from '../../lib/storage.ts';
@@ -23,13 +23,25 @@ export interface MultipartBody {
 
 const problem = (loc: (string | number)[], msg: string, type: string) => new UnprocessableEntity([{ loc: ['body', ...loc], msg, type }]);
 
+/** Room for the parts' headers and the text fields beside the files, in a declared Content-Length. */
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
+
 /**
  * Read a multipart/form-data request into a temporary directory under DATA_DIR: the files of
  * `fileField` (at most `maxFiles`, each at most `maxFileBytes`) and the text fields. Too many files
- * is 422 naming the field; a file over the limit is 413; nothing is kept on failure.
+ * is 422 naming the field; a file over the limit is 413 as soon as its bytes pass the limit (what is
+ * on disk never exceeds it by more than one read), and a declared Content-Length beyond what the
+ * files may add up to is 413 before anything is read; nothing is kept on failure.
+ *
+ * A part with a file name is a file whatever its Content-Type says, and also without one (python
+ * `requests` sends none): the content decides what it is.
  */
 export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFiles: number; maxFileBytes: number; fields: string[] }): Promise<MultipartBody> {
   if (!ctx.is('multipart/form-data')) throw problem([], 'Expected a multipart/form-data body', 'value_error.content_type');
+  const declared = Number(ctx.get('content-length'));
+  if (declared > opts.maxFiles * opts.maxFileBytes + FORM_OVERHEAD_BYTES) {
+    throw new PayloadTooLarge(`The body (${declared} bytes) is larger than ${opts.maxFiles} file(s) of at most ${opts.maxFileBytes} bytes`);
+  }
   const dir = path.join(tmpDir(ctx.deps.config.DATA_DIR), `upload-${randomBytes(8).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   const cleanup = () => rm(dir, { recursive: true, force: true });
@@ -45,6 +57,20 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
     maxFieldsSize: 64 * 1024,
     filter: (part) => part.name === opts.fileField || part.name === `${opts.fileField}[]`,
   });
+  const isFileField = (name: string | null) => name === opts.fileField || name === `${opts.fileField}[]`;
+  const internals = form as unknown as { _handlePart(part: Part): void; _error(err: Error): void };
+  form.onPart = (part) => {
+    if (part.originalFilename === null || !isFileField(part.name)) return internals._handlePart(part);
+    // formidable takes a part without a Content-Type for a text field; a named file is a file.
+    if (!part.mimetype) part.mimetype = 'application/octet-stream';
+    // formidable checks maxFileSize only when a file has ended: stop as soon as one passes it.
+    let bytes = 0;
+    part.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > opts.maxFileBytes) internals._error(Object.assign(new Error(`a file passed ${opts.maxFileBytes} bytes`), { code: formidableErrors.biggerThanMaxFileSize }));
+    });
+    return internals._handlePart(part);
+  };
   // formidable lists files in the order their writes finish; the client's order is the order they began.
   const order = new Map<string, number>();
   form.on('fileBegin', (_name, file) => order.set(file.filepath, order.size));

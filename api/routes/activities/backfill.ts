@@ -23,7 +23,8 @@ export const startBackfillRoute = defineRoute(
       'it, make a source of every .fit/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
       'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
-      'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond).',
+      'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
+      'Content-Length pass it). The part\'s Content-Type does not matter (none is fine).',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: BackfillForm,

@@ -35,9 +35,11 @@ export const uploadRoute = defineRoute(
       'A FIT file gives one activity per session. A CSV file needs a `timestamp` column of ISO 8601 instants with an offset and ' +
       'columns named as metrics (power, heart_rate, speed, cadence, altitude, distance, latitude, longitude, temperature, ' +
       'core_temperature, smo2, respiration_rate), and a sport (the `sport` field or a `sport` column). The same content ' +
-      'uploaded again returns the existing source and its activities. Content is sniffed: a file that is recognisably not FIT ' +
+      'uploaded again returns the existing source and its activities. Content is sniffed, whatever the part\'s Content-Type ' +
+      'says (or none): a file that is recognisably not FIT ' +
       'or CSV refuses the whole request with 422 naming it; a damaged FIT or CSV file is accepted and fails on its own. ' +
-      'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413.',
+      'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413, answered ' +
+      'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: UploadForm,
