@@ -3,8 +3,9 @@ import { rm } from 'node:fs/promises';
 import type { Db, Source, SourceOrigin } from './database.ts';
 import { insertSource } from './sources.ts';
 import type { CheckedFile } from '../engine/ingest/check-file.ts';
+import type { CheckedPath } from '../engine/ingest/check-file-on-disk.ts';
 import type { ActivityFormat } from '../engine/ingest/sniff.ts';
-import { originalPath, writeFileAtomic } from '../lib/storage.ts';
+import { moveInto, originalPath, writeFileAtomic } from '../lib/storage.ts';
 
 /**
  * Store a checked file as a source of `userId`, or find the source the same content already is.
@@ -15,11 +16,33 @@ export async function storeSource(
   db: Db,
   dataDir: string,
   file: CheckedFile & { format: ActivityFormat },
-  values: { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null },
+  values: SourceValues,
+): Promise<{ source: Source; created: boolean }> {
+  return store(db, dataDir, { ...file, size: file.bytes.length }, (target) => writeFileAtomic(target, file.bytes), values);
+}
+
+/** The same for a checked file on disk (an upload): it is moved into place, never read into memory. */
+export async function storeSourceFile(
+  db: Db,
+  dataDir: string,
+  file: CheckedPath & { format: ActivityFormat },
+  values: SourceValues,
+): Promise<{ source: Source; created: boolean }> {
+  return store(db, dataDir, file, (target) => moveInto(file.path, target), values);
+}
+
+type SourceValues = { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null };
+
+async function store(
+  db: Db,
+  dataDir: string,
+  file: { filename: string; sha256: string; size: number; format: ActivityFormat },
+  place: (target: string) => Promise<void>,
+  values: SourceValues,
 ): Promise<{ source: Source; created: boolean }> {
   const id = randomUUID();
   const target = originalPath(dataDir, values.userId, id, file.format);
-  await writeFileAtomic(target, file.bytes);
+  await place(target);
   const result = await insertSource(db, {
     id,
     user_id: values.userId,
@@ -27,7 +50,7 @@ export async function storeSource(
     origin: values.origin,
     filename: file.filename.slice(0, 255),
     content_sha256: file.sha256,
-    size_bytes: file.bytes.length,
+    size_bytes: file.size,
     sport: values.sport,
     tags: values.tags,
     backfill_id: values.backfillId ?? null,

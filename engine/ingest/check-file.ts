@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { declaredFormat, isGzip, sniff, type ActivityFormat } from './sniff.ts';
@@ -55,16 +54,4 @@ export async function checkFile(filename: string, raw: Buffer, maxBytes: number)
   const sniffed = sniff(name, bytes);
   if (!('format' in sniffed)) return { filename: name, bytes, sha256: '', format: undefined, unsupported: sniffed.unsupported };
   return { filename: name, bytes, sha256: await sha256(bytes), format: sniffed.format };
-}
-
-/** Read a file into memory, refusing it when it is larger than `maxBytes`. */
-export async function readCapped(file: string, maxBytes: number): Promise<Buffer> {
-  const handle = await open(file);
-  try {
-    const { size } = await handle.stat();
-    if (size > maxBytes) throw new TooLarge(file);
-    return await readFile(handle);
-  } finally {
-    await handle.close();
-  }
 }

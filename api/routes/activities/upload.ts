@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
-import { checkFile, readCapped, TooLarge, type CheckedFile } from '../../../engine/ingest/check-file.ts';
-import { storeSource } from '../../../db/source-store.ts';
+import { TooLarge } from '../../../engine/ingest/check-file.ts';
+import { checkFileOnDisk, type CheckedPath } from '../../../engine/ingest/check-file-on-disk.ts';
+import { storeSourceFile } from '../../../db/source-store.ts';
 import { SourceOut, sourceOut } from '../../activities/model.ts';
 import { activityIdsOf } from '../../../db/sources.ts';
 import { enqueueIngest } from '../../../workers/queues.ts';
@@ -59,23 +60,24 @@ export const uploadRoute = defineRoute(
       for (const tag of tags) if (!TAG.test(tag)) problems.push({ loc: ['body', 'tags'], msg: `"${tag.slice(0, 80)}" is not a tag (1–64 letters, digits, space and _ . : / -)`, type: 'value_error.tag' });
       if (problems.length) throw new UnprocessableEntity(problems);
 
-      // Every file is checked before any is stored: a refused request stores nothing.
-      const checked: (CheckedFile & { format: ActivityFormat })[] = [];
+      // Every file is checked before any is stored: a refused request stores nothing. Files stay on
+      // disk (a gzip file is decompressed beside it) and are moved into place, one at a time.
+      const checked: (CheckedPath & { format: ActivityFormat })[] = [];
       for (const [i, file] of body.files.entries()) {
-        let result: CheckedFile;
+        let result: CheckedPath;
         try {
-          result = await checkFile(file.filename, await readCapped(file.path, config.UPLOAD_MAX_FILE_BYTES), config.UPLOAD_MAX_FILE_BYTES);
+          result = await checkFileOnDisk(file.filename, file.path, config.UPLOAD_MAX_FILE_BYTES);
         } catch (err) {
           if (err instanceof TooLarge) throw new PayloadTooLarge(`files[${i}] "${file.filename}" is larger than ${config.UPLOAD_MAX_FILE_BYTES} bytes`);
           throw err;
         }
         if (!result.format) problems.push({ loc: ['body', 'files', i], msg: `"${file.filename}" is not a FIT or CSV file: ${result.unsupported}`, type: 'value_error.file_format' });
-        else checked.push(result as CheckedFile & { format: ActivityFormat });
+        else checked.push(result as CheckedPath & { format: ActivityFormat });
       }
       if (problems.length) throw new UnprocessableEntity(problems);
 
       const stored = [];
-      for (const file of checked) stored.push(await storeSource(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
+      for (const file of checked) stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
       await enqueueIngest(queues, stored.filter((s) => s.created).map((s) => s.source.id));
       const ids = await activityIdsOf(db, stored.map((s) => s.source.id));
       ctx.status = 202;
