@@ -68,6 +68,13 @@ export class ServiceUnavailable extends HttpError {
   }
 }
 
+/** PostgreSQL or Redis is unreachable (lib/outage.ts): the client retries in a few seconds; /readyz says which. */
+export class DependencyUnavailable extends ServiceUnavailable {
+  constructor() {
+    super('The service is temporarily unavailable (its database or queue cannot be reached); retry later', 5);
+  }
+}
+
 function quote(s: string) {
   return s.replace(/["\\]/g, '');
 }

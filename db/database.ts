@@ -332,8 +332,11 @@ const pools = new WeakMap<Db, pg.Pool>();
 
 export function createDb(url: string, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, types });
-  // An idle client losing its server must not crash the process; the pool replaces it.
+  // A client losing its server must not crash the process: pg-pool listens for an idle client's
+  // 'error' only, so a client checked out (between the queries of a transaction, say) emitted it
+  // unheard, an uncaught exception. Its pending query fails instead, and the pool drops the client.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   return db;

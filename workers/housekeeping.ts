@@ -5,9 +5,11 @@ import { deleteRetiredKeys, RETIRED_KEY_RETENTION_SECONDS } from '../db/signing-
 import { deleteExpiredCodes, deleteSpentGrants } from '../db/grants.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../lib/lifetimes.ts';
 import { staleProcessingSources } from '../db/sources.ts';
+import { markGaveUp } from './ingest.ts';
+import type { Logger } from '../lib/log.ts';
 import { deleteFinishedEvents } from '../db/events.ts';
 import { removeStaleTemporaryFiles } from '../lib/storage.ts';
-import { enqueueIngest, HousekeepingJob, type Queues } from './queues.ts';
+import { requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
 
 /**
  * Periodic clean-up: expired web sessions; signing keys retired long enough ago that no token
@@ -15,8 +17,9 @@ import { enqueueIngest, HousekeepingJob, type Queues } from './queues.ts';
  * replay still revokes its tokens); grants without a refresh token whose access tokens have all
  * expired; upload leftovers in DATA_DIR/tmp older than a day. And it queues again the ingest of
  * sources still `processing` after STALE_SOURCE_MINUTES whose job was lost (an API process that
- * stopped between storing a source and queueing it): queueing is keyed by source id, so a source
- * whose job still exists is not queued twice. Events (and their delivery log) older than
+ * stopped between storing a source and queueing it, Redis down or restarted empty) or is over (failed
+ * for good: a worker killed twice, retries run out during a PostgreSQL outage): see requeueIngest; a
+ * source whose job waits or runs is not queued twice, one requeued too often is marked failed. Events (and their delivery log) older than
  * EVENT_RETENTION_DAYS with nothing pending are deleted. Idempotent: running it twice changes nothing more.
  */
 export interface HousekeepingResult {
@@ -25,6 +28,8 @@ export interface HousekeepingResult {
   codes: number;
   grants: number;
   requeuedSources: number;
+  /** Sources requeued too often already (MAX_REQUEUES), marked failed. */
+  failedSources: number;
   temporaryFiles: number;
   events: number;
 }
@@ -36,7 +41,7 @@ export const STALE_SOURCE_MINUTES = 15;
 
 export const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
 
-export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; now: () => Date }) {
+export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date }) {
   return async (job: Job<HousekeepingJob>): Promise<HousekeepingResult> => {
     const data = HousekeepingJob.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`invalid job data: ${data.error.message}`);
@@ -46,10 +51,10 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
     const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - STALE_SOURCE_MINUTES * 60_000));
-    await enqueueIngest(deps.queues, stale.filter((s) => !s.backfill_id).map((s) => s.id));
-    await enqueueIngest(deps.queues, stale.filter((s) => s.backfill_id).map((s) => s.id), { backfill: true });
+    const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
+    for (const id of exhausted) await markGaveUp(deps, id);
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
-    return { sessions, signingKeys, codes, grants, requeuedSources: stale.length, temporaryFiles, events };
+    return { sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, temporaryFiles, events };
   };
 }

@@ -121,9 +121,15 @@ async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, sour
  */
 export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, job: Job<IngestJob> | undefined, err: Error) {
   if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-  if (await markSourceFailed(deps.db, job.data.sourceId, 'internal_error', 'The file could not be processed; upload it again later', deps.now())) {
-    const source = await findSource(deps.db, job.data.sourceId);
+  deps.log.error('ingest gave up', { source_id: job.data.sourceId, err });
+  // When this fails too (PostgreSQL down), housekeeping finds the source `processing` with a failed job and requeues it.
+  await markGaveUp(deps, job.data.sourceId);
+}
+
+/** Mark a source failed with `internal_error` (once: only a source still `processing`), and complete its backfill if that was the last. */
+export async function markGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, sourceId: string) {
+  if (await markSourceFailed(deps.db, sourceId, 'internal_error', 'The file could not be processed; upload it again later', deps.now())) {
+    const source = await findSource(deps.db, sourceId);
     if (source) await finishBackfill(deps, source);
   }
-  deps.log.error('ingest gave up', { source_id: job.data.sourceId, err });
 }

@@ -15,6 +15,8 @@ export type HousekeepingJob = z.infer<typeof HousekeepingJob>;
 /** Read one stored source file into activities. */
 export interface IngestJob {
   sourceId: string;
+  /** How many finished jobs of this source came before this one (requeueIngest). */
+  requeues?: number;
 }
 /** Read a history archive into sources, then queue their ingest newest first. */
 export interface BackfillJob {
@@ -40,13 +42,17 @@ export interface Queues {
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
-  return {
+  const queues: Queues = {
     housekeeping: new Queue<HousekeepingJob>(QUEUE_NAMES.housekeeping, { connection, prefix }),
     ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
     backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
     curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
     webhooks: new Queue<WebhookJob>(QUEUE_NAMES.webhooks, { connection, prefix }),
   };
+  // A queue re-emits its connection's errors; unheard, an 'error' event is an uncaught exception
+  // that ends the process when Redis goes away. The commands that fail meanwhile say so themselves.
+  for (const queue of Object.values(queues) as Queue[]) queue.on('error', () => {});
+  return queues;
 }
 
 /** A backfill's scan retries transient failures; its job id is the backfill's, so a retried request queues it once. */
@@ -73,6 +79,48 @@ export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: {
     })),
   );
 }
+
+/**
+ * Queue again the ingest of sources that are still `processing`: their job may be gone (Redis lost
+ * it, or the request that stored them could not queue it) or over (failed for good after a worker
+ * was killed twice, "stalled more than allowable limit", or after retries that ran out while
+ * PostgreSQL was down, so that the source could not be marked). A finished job is removed first,
+ * since a job id that still exists queues nothing; a job waiting, delayed or running is left alone,
+ * so a source is never queued twice at once. A source requeued MAX_REQUEUES times already is
+ * returned in `exhausted` instead: the caller marks it failed, so a file that kills its worker
+ * every time ends `failed` instead of running forever.
+ */
+export async function requeueIngest(queues: Queues, sources: { id: string; backfill: boolean }[]): Promise<{ queued: string[]; exhausted: string[] }> {
+  const queued: string[] = [];
+  const exhausted: string[] = [];
+  const fresh: { id: string; backfill: boolean; requeues: number }[] = [];
+  for (const source of sources) {
+    const job = await queues.ingest.getJob(source.id);
+    if (!job) {
+      fresh.push({ ...source, requeues: 0 });
+      continue;
+    }
+    const state = await job.getState();
+    if (state !== 'completed' && state !== 'failed') continue;
+    const requeues = job.data.requeues ?? 0;
+    if (requeues >= MAX_REQUEUES) {
+      exhausted.push(source.id);
+      continue;
+    }
+    await queues.ingest.remove(source.id);
+    fresh.push({ ...source, requeues: requeues + 1 });
+  }
+  if (fresh.length) {
+    await queues.ingest.addBulk(
+      fresh.map((s) => ({ name: 'ingest', data: { sourceId: s.id, ...(s.requeues ? { requeues: s.requeues } : {}) }, opts: { ...INGEST_JOB, jobId: s.id, ...(s.backfill ? { priority: BACKFILL_PRIORITY } : {}) } })),
+    );
+    queued.push(...fresh.map((s) => s.id));
+  }
+  return { queued, exhausted };
+}
+
+/** How many times one source's finished ingest job is replaced by requeueIngest before the source is failed. */
+export const MAX_REQUEUES = 3;
 
 /**
  * Queue a curves recompute. One job per (user | everyone, all) is pending at a time: a second

@@ -64,20 +64,34 @@ export async function startWorkers(
   const engine = opts.engine ?? (await createWorkerEngine(config, lifecycle));
 
   const workers: Worker[] = [];
+  const runningJobs = new Map<Worker, Map<string, { job: Job; token: string }>>();
   function startWorker<D, R>(spec: WorkerSpec<D, R>): Worker<D, R> {
-    const worker = new Worker<D, R>(spec.queue, spec.processor, {
+    const running = new Map<string, { job: Job; token: string }>();
+    const processor: Processor<D, R> = async (job, token, signal) => {
+      const key = `${job.id}`;
+      if (token) running.set(key, { job: job as Job, token });
+      try {
+        return await spec.processor(job, token, signal);
+      } finally {
+        running.delete(key);
+      }
+    };
+    const worker = new Worker<D, R>(spec.queue, processor, {
       connection,
       prefix: config.QUEUE_PREFIX,
       concurrency: spec.concurrency,
       ...(spec.longJobs ? { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS } : {}),
     });
+    // Connection errors while Redis is away: BullMQ reconnects; unheard, the 'error' event would end the process.
+    worker.on('error', (err) => log.warn('worker error', { queue: spec.queue, err: err.message }));
     worker.on('failed', spec.onFailed ?? ((job, err) => log.error('job failed', { queue: spec.queue, job_id: job?.id, err })));
     worker.on('completed', (job, result) => log[spec.completed]('job completed', { queue: spec.queue, job_id: job.id, result }));
     workers.push(worker as unknown as Worker);
+    runningJobs.set(worker as unknown as Worker, running);
     return worker;
   }
 
-  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, now }), concurrency: 1, longJobs: false, completed: 'info' });
+  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now }), concurrency: 1, longJobs: false, completed: 'info' });
 
   const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   startWorker({
@@ -116,13 +130,18 @@ export async function startWorkers(
   });
 
   // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
-  for (const worker of workers) lifecycle.add(`${worker.name} worker`, () => worker.close());
+  // All at once, within SHUTDOWN_TIMEOUT_MS: a job still running then is handed back (its lock
+  // released without finishing it, the worker closed by force), and another worker runs it again.
+  lifecycle.add('workers', () => closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log));
 
   await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
   const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
   lifecycle.add('event relay', () => relay.close());
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
-  await queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
+  const schedule = () => queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
+  await schedule();
+  // A Redis restarted empty (or failed over) lost the schedule: declare it again on every reconnection.
+  producer.on('ready', () => void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message })));
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
   return { workers };
@@ -135,4 +154,21 @@ async function createWorkerEngine(config: Config, lifecycle: Lifecycle): Promise
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
   return { pool, samples };
+}
+
+/**
+ * Close the workers, letting their active jobs finish for up to `timeoutMs`; then close them by
+ * force and hand the jobs still running back to the queue (moved to waiting, their attempt not
+ * counted), so another worker runs them at once instead of after their lock expires.
+ */
+async function closeWorkers(workers: Map<Worker, Map<string, { job: Job; token: string }>>, timeoutMs: number, log: Logger): Promise<void> {
+  const closing = Promise.all([...workers.keys()].map((w) => w.close()));
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([closing.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+  clearTimeout(timer);
+  if (!timedOut) return;
+  const running = [...workers.values()].flatMap((m) => [...m.values()]);
+  log.warn('jobs still running at the shutdown timeout: handing them back', { timeout_ms: timeoutMs, jobs: running.map((r) => `${r.job.queueName}:${r.job.id}`) });
+  await Promise.all(running.map(({ job, token }) => job.moveToWait(token).catch((err) => log.warn('could not hand a job back', { job_id: job.id, err: (err as Error).message }))));
+  await Promise.all([...workers.keys()].map((w) => w.close(true)));
 }

@@ -1,5 +1,6 @@
 import type { Mw, Ctx } from '../context.ts';
-import { HttpError, PayloadTooLarge } from '../errors.ts';
+import { DependencyUnavailable, HttpError, PayloadTooLarge } from '../errors.ts';
+import { isOutage } from '../../lib/outage.ts';
 import { errorPage } from '../web/layout.ts';
 import { OAuthError } from '../oauth/errors.ts';
 
@@ -7,7 +8,9 @@ import { OAuthError } from '../oauth/errors.ts';
  * The only place errors become responses. HttpErrors (status < 500) show their detail; anything
  * else is logged with its stack and answered with a bare 500: no stack trace or message leaks.
  * Errors raised by the body parser (malformed JSON, too large, a body that is not what its
- * Content-Encoding says: 400, an unsupported encoding: 415) are mapped to our statuses.
+ * Content-Encoding says: 400, an unsupported encoding: 415) are mapped to our statuses. An error
+ * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
+ * client retries, /readyz says which dependency is down.
  */
 export const errorHandler: Mw = async function errorHandler(ctx, next) {
   try {
@@ -15,7 +18,11 @@ export const errorHandler: Mw = async function errorHandler(ctx, next) {
     if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'Not Found');
     if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
   } catch (err) {
-    const httpError = toHttpError(err);
+    let httpError = toHttpError(err);
+    if (!httpError && isOutage(err)) {
+      ctx.deps.log.warn('dependency unavailable', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err: (err as Error).message });
+      httpError = new DependencyUnavailable();
+    }
     if (!httpError) {
       ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
     }

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
+import { DependencyUnavailable, PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { TooLarge } from '../../../engine/ingest/check-file.ts';
 import { checkFileOnDisk, type CheckedPath } from '../../../engine/ingest/check-file-on-disk.ts';
 import { storeSourceFile } from '../../../db/source-store.ts';
 import { SourceOut, sourceOut } from '../../activities/model.ts';
 import { activityIdsOf } from '../../../db/sources.ts';
-import { enqueueIngest } from '../../../workers/queues.ts';
+import { enqueueIngest, requeueIngest } from '../../../workers/queues.ts';
 import { normaliseSport } from '../../../lib/sports.ts';
 import type { ActivityFormat } from '../../../engine/ingest/sniff.ts';
 
@@ -40,11 +40,17 @@ export const uploadRoute = defineRoute(
       'says (or none): a file that is recognisably not FIT ' +
       'or CSV refuses the whole request with 422 naming it; a damaged FIT or CSV file is accepted and fails on its own. ' +
       'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413, answered ' +
-      'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read.',
+      'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read. ' +
+      'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After: send the same files again then; a file ' +
+      'stored but not queued (the outage began mid-request) is the same source again, and is queued by that retry.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: UploadForm,
-    responses: { 202: { description: 'One source per file, in the order sent', schema: UploadAccepted }, 413: { description: 'A file is larger than the limit' } },
+    responses: {
+      202: { description: 'One source per file, in the order sent', schema: UploadAccepted },
+      413: { description: 'A file is larger than the limit' },
+      503: { description: 'PostgreSQL or Redis is unreachable; retry after `Retry-After` seconds' },
+    },
   },
   async (ctx) => {
     const { db, config, queues } = ctx.deps;
@@ -76,9 +82,15 @@ export const uploadRoute = defineRoute(
       }
       if (problems.length) throw new UnprocessableEntity(problems);
 
+      // Nothing is stored while Redis is down: the files could not be queued (503, retry).
+      if (ctx.deps.redis.status !== 'ready') throw new DependencyUnavailable();
       const stored = [];
       for (const file of checked) stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
       await enqueueIngest(queues, stored.filter((s) => s.created).map((s) => s.source.id));
+      // A file sent again while its source is still `processing` is queued again if its job is gone
+      // or over (a request that stored it but could not queue it, a job that failed for good).
+      const pending = stored.filter((s) => !s.created && s.source.status === 'processing');
+      if (pending.length) await requeueIngest(queues, pending.map((s) => ({ id: s.source.id, backfill: !!s.source.backfill_id })));
       const ids = await activityIdsOf(db, stored.map((s) => s.source.id));
       ctx.status = 202;
       ctx.body = { sources: stored.map(({ source }) => sourceOut(source, ids.get(source.id) ?? [])) };
