@@ -1,10 +1,13 @@
 import type { Logger } from './log.ts';
 
+/** A signal repeated within this long is the same signal delivered twice (see handleSignals). */
+const DUPLICATE_SIGNAL_MS = 1_000;
+
 type Closer = { name: string; close: () => Promise<void> };
 
 /**
  * Ordered shutdown: closers run in reverse order of registration (the last thing started stops
- * first), each once. SIGTERM/SIGINT start it; a second signal exits at once.
+ * first), each once. SIGTERM/SIGINT start it; a second signal (a second or more later) exits at once.
  */
 export class Lifecycle {
   #closers: Closer[] = [];
@@ -32,8 +35,13 @@ export class Lifecycle {
 
   handleSignals(): void {
     let received = 0;
+    let first = 0;
     const onSignal = (signal: NodeJS.Signals) => {
+      // Ctrl-C or a SIGTERM to the process group under `npm start` arrives twice: from the terminal
+      // (or kill) and forwarded by npm. A repeat within a second is that one signal, not a second.
+      if (received === 1 && Date.now() - first < DUPLICATE_SIGNAL_MS) return;
       received += 1;
+      first ||= Date.now();
       if (received > 1) {
         this.log.warn('second signal: exiting now', { signal });
         process.exit(1);
