@@ -62,6 +62,11 @@ export class UnprocessableEntity extends HttpError {
     super(422, items);
   }
 }
+export class TooManyRequests extends HttpError {
+  constructor(detail: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(429, detail, { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
 export class ServiceUnavailable extends HttpError {
   constructor(detail = 'Service temporarily unavailable', retryAfterSeconds?: number) {
     super(503, detail, retryAfterSeconds ? { 'Retry-After': String(retryAfterSeconds) } : {});

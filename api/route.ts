@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Ctx, Mw } from './context.ts';
 import { BadRequest, UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
 import { authenticate, type AuthRequirement } from './auth/authenticate.ts';
+import { rateLimit } from './auth/rate-limit.ts';
 import { textIssues } from '../lib/text.ts';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -58,7 +59,7 @@ export interface Input<S extends RouteSpec> {
 
 export interface Route {
   spec: RouteSpec;
-  /** Named steps: authenticate → validate → handle (their names show in stack traces). */
+  /** Named steps: authenticate → rateLimit → validate → handle (their names show in stack traces). */
   middleware: Mw[];
 }
 
@@ -83,7 +84,7 @@ export function defineRoute<const S extends RouteSpec>(spec: S, handler: (ctx: C
   const handle: Mw = async function handleRequest(ctx) {
     await handler(ctx, ctx.state.input as Input<S>);
   };
-  return { spec, middleware: [authenticate(spec.auth), validate, handle] };
+  return { spec, middleware: [authenticate(spec.auth), rateLimit, validate, handle] };
 }
 
 function unstorable(value: unknown, source: 'path' | 'query' | 'body'): ValidationItem[] {

@@ -32,7 +32,7 @@ interface Tick {
 
 export async function benchSoak() {
   process.stdout.write(`\n== soak: ${SECONDS} s of reads (${CONNECTIONS} connections) and one upload per second\n\n`);
-  const service = await startTestService({ workers: true, env: { LOG_LEVEL: 'warn', ENGINE_THREADS: '2', INGEST_CONCURRENCY: '2' } });
+  const service = await startTestService({ workers: true, env: { LOG_LEVEL: 'warn', ENGINE_THREADS: '2', INGEST_CONCURRENCY: '2', API_RATE_LIMIT: '1000000' } });
   try {
     const user = await createTestUser(service);
     const token = await tokenFor(service, user, ['data:read', 'data:write']);

@@ -80,6 +80,13 @@ export const ConfigSchema = z
     CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(256),
     /** At most this many cached entries per user and cache (a page or a curve per query). */
     CACHE_MAX_ENTRIES_PER_USER: z.coerce.number().int().min(1).max(100_000).default(200),
+    /**
+     * Requests to the token-authenticated API allowed per credential (an application's grant, a
+     * personal token, a web session) per API_RATE_WINDOW_SECONDS; past it 429 with Retry-After.
+     * 0: no limit.
+     */
+    API_RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(3_000),
+    API_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
