@@ -62,8 +62,14 @@ export async function enqueueBackfill(queues: Queues, backfillId: string): Promi
 
 /** Ingest jobs retry transient failures (database, disk); a file that cannot be read fails at once. */
 const INGEST_JOB = { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1_000, removeOnFail: 5_000 } as const;
-/** History files wait behind manual uploads: BullMQ serves unprioritised jobs first, prioritised ones in order. */
+/**
+ * History files wait behind manual uploads: BullMQ serves unprioritised jobs first, then prioritised
+ * ones lowest first (FIFO among equals). The k-th file of a backfill (newest first) gets
+ * BACKFILL_PRIORITY + k, so the files of several users' histories take turns: a one-file import
+ * does not wait behind another user's thousand (BullMQ's lowest priority is 2^21).
+ */
 const BACKFILL_PRIORITY = 10;
+const LOWEST_PRIORITY = 2 ** 21;
 
 /**
  * Queue the ingest of sources, in the given order. The job id is the source id, so queueing a
@@ -72,10 +78,10 @@ const BACKFILL_PRIORITY = 10;
 export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: { backfill?: boolean } = {}): Promise<void> {
   if (!sourceIds.length) return;
   await queues.ingest.addBulk(
-    sourceIds.map((sourceId) => ({
+    sourceIds.map((sourceId, k) => ({
       name: 'ingest',
       data: { sourceId },
-      opts: { ...INGEST_JOB, jobId: sourceId, ...(opts.backfill ? { priority: BACKFILL_PRIORITY } : {}) },
+      opts: { ...INGEST_JOB, jobId: sourceId, ...(opts.backfill ? { priority: Math.min(BACKFILL_PRIORITY + k, LOWEST_PRIORITY) } : {}) },
     })),
   );
 }
