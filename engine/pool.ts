@@ -15,12 +15,18 @@ import type { Channel } from './ingest/recording.ts';
 export function createEnginePool(opts: { threads?: number } = {}) {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const threads = opts.threads && opts.threads > 0 ? opts.threads : Math.max(1, os.availableParallelism());
+  let closing = false;
   const pool = new Piscina({
     filename: new URL(`./worker${ext}`, import.meta.url).href,
     // Every thread from the start and kept: a thread started on demand (or again after idling)
     // loads its modules and compiles the kernels cold, ~0.4 s added to the request that needs it.
     minThreads: threads,
     maxThreads: threads,
+  });
+  // A thread that fails outside a task (one still starting when a signal stops the process: the
+  // module loader of tsx is gone by then) is reported, not thrown: a task it held fails on its own.
+  pool.on('error', (error: unknown) => {
+    if (!closing) process.emitWarning(`engine thread failed: ${(error as Error)?.message ?? error}`);
   });
 
   function run<T extends EngineTask>(task: T, signal?: AbortSignal): Promise<TaskResults[T['task']]> {
@@ -35,7 +41,10 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal),
     /** An activity's stored curves from its channels (engine/curves/activity-curves.ts). */
     runCurves: (channels: Partial<Record<Channel, Float64Array>>, signal?: AbortSignal) => run({ task: 'curves', channels }, signal),
-    close: () => pool.destroy(),
+    close: () => {
+      closing = true;
+      return pool.destroy();
+    },
     /** The most threads the pool runs at once. */
     maxThreads: threads,
     get threads() {
