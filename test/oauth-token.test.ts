@@ -298,3 +298,17 @@ test('revocation (RFC 7009): revoking the refresh token or an access token ends 
   t.is((await postToken(service.url, { token: second.body.refresh_token as string, client_id: s.app.id }, { path: '/api/v1/oauth/revoke' })).status, 200);
   t.is((await getJson(service.url, '/api/v1/oauth/userinfo', second.body.access_token as string)).status, 401);
 });
+
+test('revocation of a grant made with the client secret needs the secret (RFC 7009 §2.1); without it 401 and the grant stands', async (t) => {
+  const s = await setup({ secret: true });
+  const a = await codeFor(s, { scope: 'profile offline_access' });
+  const tokens = await postToken(service.url, { grant_type: 'authorization_code', code: a.code, code_verifier: a.verifier }, { basic: [s.app.id, s.secret!] });
+  t.is(tokens.status, 200);
+  const bare = await postToken(service.url, { token: tokens.body.refresh_token as string, client_id: s.app.id }, { path: '/api/v1/oauth/revoke' });
+  t.is(bare.status, 401);
+  t.is(bare.body.error, 'invalid_client');
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', tokens.body.access_token as string)).status, 200, 'not revoked');
+  const ok = await postToken(service.url, { token: tokens.body.refresh_token as string }, { path: '/api/v1/oauth/revoke', basic: [s.app.id, s.secret!] });
+  t.is(ok.status, 200);
+  t.is((await getJson(service.url, '/api/v1/oauth/userinfo', tokens.body.access_token as string)).status, 401, 'revoked');
+});

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { authenticateClient, clientCredentials, readOAuthForm } from '../../oauth/client-auth.ts';
-import { InvalidRequest, OAuthErrorBody } from '../../oauth/errors.ts';
+import { InvalidClient, InvalidRequest, OAuthErrorBody } from '../../oauth/errors.ts';
 import { InvalidTokenError, verifyAccessToken } from '../../auth/tokens.ts';
 import { deleteGrant, findGrant, findGrantByRefreshToken } from '../../../db/grants.ts';
 import type { Grant } from '../../../db/database.ts';
@@ -26,6 +26,7 @@ function revokeRoute(path: string, operationId: string) {
       description:
         'Revoking either token revokes the grant it belongs to: its refresh token and every access token issued from it ' +
         'stop working at once. The client authenticates as at the token endpoint (a public client sends `client_id`; a ' +
+        'token of a grant whose code was exchanged with the client secret needs the secret, else 401 `invalid_client`; a ' +
         'personal token is revoked without one). Unknown tokens, and tokens of another client, answer 200 as well and are ' +
         'left alone (RFC 7009 §2.2).',
       tags: ['oauth'],
@@ -44,7 +45,12 @@ function revokeRoute(path: string, operationId: string) {
       const creds = clientCredentials(ctx, form);
       const client = creds.clientId ? await authenticateClient(ctx, creds) : undefined;
       const grant = await grantOf(ctx, form.token, form.token_type_hint);
-      if (grant && grant.application_id === (client?.app.id ?? null)) await deleteGrant(ctx.deps.db, grant.id);
+      const mine = grant !== undefined && grant.application_id === (client?.app.id ?? null);
+      // RFC 7009 §2.1: a grant made with the client secret is revoked by the client authenticated with it.
+      if (mine && grant.client_authenticated && !client?.confidential) {
+        throw new InvalidClient('This token was issued to the application authenticated with its client secret: authenticate with it to revoke it');
+      }
+      if (mine) await deleteGrant(ctx.deps.db, grant.id);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 200;
       ctx.body = '';
