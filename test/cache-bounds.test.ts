@@ -14,6 +14,7 @@ import { cacheKey, storeCacheEntry } from '../api/activities/cache-store.ts';
  * CACHE_MAX_MB.
  */
 let service: TestService;
+// Serial: the last test sums every cache entry of the service, so no other may store meanwhile.
 
 test.before(async () => {
   service = await startTestService({ workers: true, env: { CACHE_MAX_ENTRIES_PER_USER: '3', CACHE_MAX_MB: '1', READ_CACHE_MEMORY_MB: '0' } });
@@ -33,7 +34,7 @@ async function keys(pattern: string): Promise<string[]> {
 }
 const get = (path: string, token: string) => fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
 
-test('polled pages: a change deletes the pages of the version before; at most CACHE_MAX_ENTRIES_PER_USER pages per user', async (t) => {
+test.serial('polled pages: a change deletes the pages of the version before; at most CACHE_MAX_ENTRIES_PER_USER pages per user', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
   for (let limit = 1; limit <= 5; limit++) t.is((await get(`/api/v1/activities/?limit=${limit}`, token)).status, 200);
@@ -48,7 +49,7 @@ test('polled pages: a change deletes the pages of the version before; at most CA
   t.false(before.includes(after[0]!), 'the page left is of the new version');
 });
 
-test('computed curves: an upload deletes the results of the data version before', async (t) => {
+test.serial('computed curves: an upload deletes the results of the data version before', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
   const curve = '/api/v1/activities/longitudinal-mean-max?metric=power&format=json';
@@ -68,7 +69,7 @@ test('computed curves: an upload deletes the results of the data version before'
   t.false(before.includes(after[0]!));
 });
 
-test('the store: a result of an older version than one cached is not stored; both caches together stay within CACHE_MAX_MB', async (t) => {
+test.serial('the store: a result of an older version than one cached is not stored; both caches together stay within CACHE_MAX_MB', async (t) => {
   const deps = service.deps;
   const user = await createTestUser(service);
   const newer = cacheKey(deps, 'computed', user.id, '7', 'q');
