@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Encoder, Profile, Utils, type Mesg } from '@garmin/fitsdk';
+import { prng } from '../test/helpers/prng.ts';
 
 type FitMessage = Mesg & { mesgNum: number } & Record<string, unknown>;
 const MesgNum = Profile.MesgNum as Record<'FILE_ID' | 'DEVICE_INFO' | 'EVENT' | 'RECORD' | 'LAP' | 'SESSION' | 'ACTIVITY', number>;
@@ -40,17 +41,8 @@ export interface RideSpec {
   origin?: { lat: number; lon: number };
 }
 
-/** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/helpers/prng.ts). */
+export { prng };
 
 interface Sample {
   lat: number;

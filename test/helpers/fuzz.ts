@@ -1,17 +1,10 @@
 // Hostile inputs for the fuzz test (test/fuzz.test.ts): values, a seeded generator, and a runner
 // that sends requests a few at a time and records the ones whose answers break the rules.
 
-/** mulberry32: a small seeded PRNG, so every run sends the same requests. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './prng.ts';
+
+/** Seeded values, so every run sends the same requests. */
+export const seeded = prng;
 
 /** `count` items of `items` chosen by `random`, in their original order. */
 export function sample<T>(items: readonly T[], count: number, random: () => number): T[] {
