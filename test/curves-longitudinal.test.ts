@@ -577,6 +577,20 @@ test('longitudinal-data with overlapping recordings (two devices on one ride): r
   t.deepEqual(apart.parquet.columns.activity_id, new Array(120).fill(c!.id));
 });
 
+test('Parquet answers are saved as <what>.parquet (Content-Disposition); JSON answers carry none', async (t) => {
+  const get = (path: string, accept?: string) => fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) } });
+  const curve = await get(`${LMM}?metric=power`);
+  t.is(curve.status, 200);
+  t.is(curve.headers.get('content-disposition'), 'attachment; filename="longitudinal-mean-max.parquet"');
+  const data = await get(`${LDATA}?metrics=power`);
+  t.is(data.headers.get('content-disposition'), 'attachment; filename="longitudinal-data.parquet"');
+  await data.arrayBuffer();
+  const one = await get(`/api/v1/activities/${acts.S1.id}/mean-max`);
+  t.is(one.headers.get('content-disposition'), `attachment; filename="${acts.S1.id}-mean-max.parquet"`);
+  const json = await get(`${LMM}?metric=power`, 'application/json');
+  t.is(json.headers.get('content-disposition'), null);
+});
+
 test('longitudinal-data segmentation_on=power: one row per segment, its duration and means', async (t) => {
   const answer = await getFrame(service, token, `${LDATA}?start=2024-03-01&end=2024-04-30&segmentation_on=power&metrics=power,heart_rate`);
   checkShape(t, answer, dataShape(['duration', 'power', 'heart_rate']));

@@ -3,7 +3,7 @@ import type { Ctx, Deps } from '../context.ts';
 import { ServiceUnavailable } from '../errors.ts';
 import { dataVersion } from '../../db/curves.ts';
 import { frameToJson } from '../../engine/frames/json.ts';
-import { PARQUET_MEDIA_TYPE, wantsJson } from './content-negotiation.ts';
+import { PARQUET_MEDIA_TYPE, parquetDisposition, wantsJson } from './content-negotiation.ts';
 import { type Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
 import { cacheKey, storeCacheEntry } from './cache-store.ts';
@@ -58,6 +58,7 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   ctx.vary('Accept'); // frames are negotiated on Accept
   ctx.type = result.type;
   for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+  if (result.type === PARQUET_MEDIA_TYPE) ctx.set('Content-Disposition', parquetDisposition(ctx.path));
   ctx.body = result.body;
 }
 

@@ -59,3 +59,14 @@ export function wantsJson(accept: string | undefined, format: string | undefined
   const parquet = Math.max(...PARQUET_TYPES.map((mediaType) => quality(ranges, mediaType)));
   return json > 0 && json > parquet;
 }
+
+/**
+ * `Content-Disposition` of a Parquet answer: saved under a name that says what it is and ends in
+ * `.parquet` (a browser would otherwise save it under the path's last segment, with no extension):
+ * the path after /api/v1/activities/ joined with `-`, e.g. `longitudinal-mean-max.parquet`,
+ * `<activity id>-mean-max.parquet`.
+ */
+export function parquetDisposition(path: string): string {
+  const name = path.replace(/^\/api\/v1\/activities\/?/, '').split('/').filter(Boolean).join('-').replace(/[^A-Za-z0-9._-]/g, '_') || 'activities';
+  return `attachment; filename="${name}.parquet"`;
+}

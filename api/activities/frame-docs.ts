@@ -9,5 +9,6 @@ export const FrameJson = z
 
 /** A frame response: Parquet (zstd) by default, column-oriented JSON on request. */
 export function frameResponse(description: string, headers?: Record<string, string>): ResponseSpec {
-  return { description, contentType: PARQUET_MEDIA_TYPE, alternatives: { 'application/json': FrameJson }, ...(headers ? { headers } : {}) };
+  const disposition = { 'Content-Disposition': 'Parquet answers: `attachment; filename="<what>.parquet"` (the path after /api/v1/activities/ joined with `-`)' };
+  return { description, contentType: PARQUET_MEDIA_TYPE, alternatives: { 'application/json': FrameJson }, headers: { ...disposition, ...headers } };
 }

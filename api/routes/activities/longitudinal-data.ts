@@ -13,7 +13,7 @@ import { activityColumns } from '../../../engine/frames/curve-frames.ts';
 import { queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
 import { activitiesForScan } from '../../../db/activities.ts';
-import { PARQUET_MEDIA_TYPE } from '../../activities/content-negotiation.ts';
+import { PARQUET_MEDIA_TYPE, parquetDisposition } from '../../activities/content-negotiation.ts';
 import { parquetToJsonStream } from '../../../engine/frames/parquet-to-json.ts';
 import { type Frame, type FrameColumn } from '../../../engine/frames/frame.ts';
 import { copyTimeSeries } from '../../../engine/samples/sample-scan.ts';
@@ -73,6 +73,7 @@ export const longitudinalDataRoute = defineRoute(
     const body = json ? Readable.from(parquetToJsonStream(deps.engine.samples, file)) : createReadStream(file);
     body.once('close', () => void rm(file, { force: true }));
     ctx.type = json ? 'application/json; charset=utf-8' : PARQUET_MEDIA_TYPE;
+    if (!json) ctx.set('Content-Disposition', parquetDisposition(ctx.path));
     ctx.vary('Accept');
     ctx.body = body;
   },
