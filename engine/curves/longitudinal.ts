@@ -7,9 +7,10 @@
  *   (mergeValueIndexed). Ties go to the older activity.
  * - After accumulated work (`after`): the curves of the part of each activity after its work
  *   (Σ x·1 s: J for power, m for speed) first reaches each threshold, computed from the samples
- *   (meanMaxAfter, one pass for every threshold). Activities are visited oldest first; the running
- *   best of the activities seen so far is the floor below which a window cannot matter, which
- *   prunes most windows of most activities (DESIGN.md §4). A chunk of activities is one pool task;
+ *   (meanMaxAfter, one pass for every threshold). Activities are visited oldest first; each
+ *   threshold's running best of the activities seen so far is its floor, below which a window
+ *   cannot matter (by intensity: the least mean of the next level above the running best of every
+ *   longer duration, levelFloor), which prunes most windows of most activities (DESIGN.md §4). A chunk of activities is one pool task;
  *   chunks are merged in order (mergeChunks), so the answer does not depend on how they were split.
  */
 import { meanMaxAfter } from './mean-max.ts';

@@ -61,7 +61,10 @@
  * for the longer of its two sleeps, so a floor only ever adds sleep. "After" curves share one
  * pass: the suffixes from the cuts are nested, so the best from cut j is the better of the best
  * from cut j+1 and the windows starting in [cuts[j], cuts[j+1]), and only those are searched
- * (with their own sleeping blocks), from the last cut backwards.
+ * (with their own sleeping blocks), from the last cut backwards. With a floor, a ceiling per cut
+ * and duration (ceilings: block-aligned maxima of Q = P − min(x)·k, O(n) per octave) skips every
+ * duration at which no window from the cut can pass its bar; the blocks due then wake at the next
+ * duration searched, so longitudinal curves search only the few durations an activity can improve.
  *
  * NaN in the samples is NOT handled: callers zero-fill gaps first (a pause is zero work, DESIGN.md
  * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
@@ -147,7 +150,7 @@ const SPARSE = 16;
 const FULL_SPELL = 64;
 /** Durations at least this long, scanned in full, skip blocks by a bound needing no tables (scanCoarse). */
 const COARSE_FROM = 32;
-/** Durations from this on get a ceiling (ceilings): shorter ones would cost more than they save. */
+/** Durations from this on get the block-maxima ceiling (ceilings); shorter ones only d·max(x), the blocks would cost more than they save. */
 const CEILING_FROM = 16;
 /** Shorter series are scanned in full: n²/2 sums cost less than setting up the search. */
 const SMALL = 128;
@@ -184,7 +187,8 @@ export function meanMaxAll(samples: Float64Array): { best: Float64Array; start: 
  * "After X kJ" curves: for each cut c (start indexes, ascending, 0 ≤ c ≤ n), the mean-max over the
  * suffix samples[c..n) — windows starting at ≥ c — at every duration; a suffix shorter than d →
  * NaN/-1. Identical to meanMax(samples, durations, …, { from: cuts[j] }) for each j, in one pass
- * over the windows (see the module comment). `floor` as in MeanMaxOptions, for every cut.
+ * over the windows (see the module comment). `floor` as in MeanMaxOptions: one for every cut, or
+ * one per cut (cut j's own starts must then pass the lowest floor of cuts 0..j).
  */
 export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts: Int32Array, options: { floor?: Float64Array | Float64Array[] } = {}): { best: Float64Array[]; start: Int32Array[] } {
   for (let j = 0; j < cuts.length; j++) {
@@ -356,11 +360,11 @@ function reachable(cuts: Int32Array, bars: Float64Array[], ceil: Float64Array[],
  * Per cut j and duration index k, a ceiling on every window sum of durations[k] starting at ≥ cuts[j],
  * cheap enough to skip the durations at which a cut's bar cannot be reached. As in scanCoarse,
  * Q[k] = P[k] − min(x)·k never falls, so the windows of starts s..s+G−1 sum at most
- * Q[e] − Q[s] + min(x)·d for any e ≥ s+G−1+d (clamped to n): with G a power of two about d/8 (1
- * below 16), and e rounded up to a multiple of G, the durations [2^h, 2^(h+1)) need 9 such maxima
+ * Q[e] − Q[s] + min(x)·d for any e ≥ s+G−1+d (clamped to n): with G a power of two about d/8,
+ * and e rounded up to a multiple of G, the durations [2^h, 2^(h+1)) need 9 such maxima
  * over n/G starts (one pass from the end gives every cut's: the blocks from the one holding its
  * first start on): 64·n/2^h, about 16·n in all, within about d/4 samples' worth of the best sum
- * (+ tol). None (+∞) below CEILING_FROM.
+ * (+ tol), and never above d·max(x), which alone is the ceiling below CEILING_FROM.
  */
 function ceilings(t: Kernel, durations: Int32Array, cuts: Int32Array): Float64Array[] {
   const { n, P, minX, maxX, tol } = t;
