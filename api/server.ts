@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { redactUrl, type Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Lifecycle } from '../lib/lifecycle.ts';
+import { POOL_CLOSE_TIMEOUT_MS, type Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
 import { createRedis, waitForRedis } from '../workers/connections.ts';
 import { closeQueues, createQueues } from '../workers/queues.ts';
@@ -20,7 +20,7 @@ import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  lifecycle.add('postgres', () => db.destroy());
+  lifecycle.add('postgres', () => db.destroy(), { timeoutMs: POOL_CLOSE_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL, 'producer');
   lifecycle.add('redis', async () => void (await redis.quit().catch(() => redis.disconnect())));
   const queues = createQueues(redis, config.QUEUE_PREFIX);

@@ -17,7 +17,8 @@ export function boot(name: string): { config: Config; log: Logger; lifecycle: Li
     throw err;
   }
   const log = createLogger(config.LOG_LEVEL, { process: name });
-  const lifecycle = new Lifecycle(log);
+  // A step (the HTTP server, the workers) may itself wait SHUTDOWN_TIMEOUT_MS; a little more is a stuck step.
+  const lifecycle = new Lifecycle(log, { stepTimeoutMs: config.SHUTDOWN_TIMEOUT_MS + 5_000 });
   lifecycle.handleSignals();
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err }));
   return { config, log, lifecycle };

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -63,3 +63,100 @@ test.serial('a worker killed (SIGKILL) mid-ingest leaves no trace: a restarted w
 async function waitForSourceState(id: string) {
   return service.deps.db.selectFrom('sources').select('status').where('id', '=', id).executeTakeFirstOrThrow();
 }
+
+/**
+ * Hold the source's row lock so that a worker parses the file, writes its sample file and then waits
+ * to store the activity; resolves with the lock once a worker of `worker`'s waits there (mid-job,
+ * however fast the job is). `release()` lets the worker go on.
+ */
+async function holdMidJob(sourceId: string) {
+  const lock = new pg.Client({ connectionString: service.config.DATABASE_URL });
+  await lock.connect();
+  await lock.query('BEGIN');
+  await lock.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [sourceId]);
+  const lockPid: number = (await lock.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  return {
+    waiting: () =>
+      poll('a worker waiting to store the activity', async () => {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
+        return rows[0]!.n > 0;
+      }),
+    release: async () => {
+      await lock.query('ROLLBACK').catch(() => {});
+      await lock.end().catch(() => {});
+    },
+  };
+}
+
+async function uploadLongRide(t: ExecutionContext, start: string) {
+  const user = await createTestUser(service);
+  const token = await tokenFor(service, user, ['data:read', 'data:write']);
+  const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date(start), seconds: 2 * 3600, laps: 4 }] });
+  const res = await upload(service, token, [{ name: 'ride.fit', bytes }]);
+  t.is(res.status, 202);
+  return { user, token, sourceId: res.body.sources[0].id as string };
+}
+
+async function assertOneActivity(t: ExecutionContext, userId: string, source: { status: string; activity_ids: string[]; error: unknown }) {
+  t.is(source.status, 'processed', JSON.stringify(source.error));
+  t.is(source.activity_ids.length, 1);
+  const rows = await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', userId).execute();
+  t.is(rows.length, 1, 'exactly one activity');
+  t.deepEqual(readdirSync(join(service.config.DATA_DIR, 'users', userId, 'activities')), [`${rows[0]!.id}.parquet`], 'one sample file, no temporary leftovers');
+}
+
+test.serial('a job whose worker is killed twice (BullMQ fails it as stalled too often) is queued again at once and ends processed, once', async (t) => {
+  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-02T06:00:00Z');
+  for (const round of [1, 2]) {
+    const held = await holdMidJob(sourceId);
+    const worker = await startWorkerProcess(service.config);
+    try {
+      await held.waiting();
+      t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'active', `round ${round}: the job was running when its worker was killed`);
+      await kill(worker, 'SIGKILL');
+    } finally {
+      await kill(worker, 'SIGKILL');
+      await held.release();
+    }
+  }
+  t.like(await waitForSourceState(sourceId), { status: 'processing' });
+
+  // The next worker finds the job stalled a second time: BullMQ fails it, and the service queues it again.
+  const third = await startWorkerProcess(service.config);
+  try {
+    const source = await waitForSource(service, token, sourceId, 60_000);
+    await assertOneActivity(t, user.id, source);
+    const job = (await service.deps.queues.ingest.getJob(sourceId))!;
+    t.is(job.data.requeues, 1, 'queued again once, by the failure itself (housekeeping did not run)');
+  } finally {
+    await kill(third, 'SIGTERM');
+  }
+});
+
+test.serial('SIGTERM while a job outlasts SHUTDOWN_TIMEOUT_MS: the worker exits once the timeout is over, hands the job back, and the next worker finishes it once', async (t) => {
+  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-03T06:00:00Z');
+  const held = await holdMidJob(sourceId);
+  const timeoutMs = 1_500;
+  const worker = await startWorkerProcess(service.config, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+  let next: Awaited<ReturnType<typeof startWorkerProcess>> | undefined;
+  try {
+    await held.waiting();
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    const signalled = Date.now();
+    worker.kill('SIGTERM');
+    const code = await exited;
+    const tookMs = Date.now() - signalled;
+    t.is(code, 0, 'a clean exit');
+    t.true(tookMs >= timeoutMs - 100, `it waited for the job (${tookMs} ms)`);
+    t.true(tookMs < timeoutMs + 8_000, `and not much longer than the timeout (${tookMs} ms)`);
+    t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was handed back, not left locked');
+    await held.release();
+    next = await startWorkerProcess(service.config);
+    await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
+  } finally {
+    await held.release();
+    if (next) await kill(next, 'SIGTERM');
+    await kill(worker, 'SIGKILL');
+  }
+});
+

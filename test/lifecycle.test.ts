@@ -120,3 +120,18 @@ test('npm run migrate creates a missing database and is a no-op the second time'
   t.truthy(second.lines.find((l) => l.includes('"applied":[]')));
   t.falsy(second.lines.find((l) => l.includes('database created')));
 });
+
+test('a closer that never finishes is left behind after its bound; the closers after it still run, in order', async (t) => {
+  const { Lifecycle } = await import('../lib/lifecycle.ts');
+  const { createLogger } = await import('../lib/log.ts');
+  const lifecycle = new Lifecycle(createLogger('silent'), { stepTimeoutMs: 5_000 });
+  const closed: string[] = [];
+  lifecycle.add('pool', async () => void closed.push('pool'));
+  lifecycle.add('stuck pool', () => new Promise(() => {}), { timeoutMs: 200 });
+  lifecycle.add('server', async () => void closed.push('server'));
+  const started = Date.now();
+  await lifecycle.close();
+  const took = Date.now() - started;
+  t.deepEqual(closed, ['server', 'pool']);
+  t.true(took >= 190 && took < 2_000, `the stuck step cost its own bound, not the default (${took} ms)`);
+});

@@ -11,7 +11,7 @@ import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.t
 import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
-import type { IngestJob } from './queues.ts';
+import { requeueIngest, type IngestJob, type Queues } from './queues.ts';
 
 export interface IngestDeps {
   db: Db;
@@ -115,11 +115,26 @@ async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, sour
   }
 }
 
+/** BullMQ's reason for failing a job whose worker died holding it more than `maxStalledCount` times. */
+export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
+
 /**
  * After the last attempt of a job failed on an unexpected error (not a bad file), the source is
- * marked failed so that clients stop waiting for it.
+ * marked failed so that clients stop waiting for it. A job that BullMQ failed because its worker
+ * died holding it twice (killed, out of memory: STALLED_TOO_OFTEN, whatever attempts remain) is
+ * queued again at once (requeueIngest, which marks the source failed instead once it was requeued
+ * MAX_REQUEUES times), so a file whose workers were killed by a deploy or two still ends `processed`,
+ * and one that kills every worker ends `failed`; neither waits for housekeeping.
  */
-export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, job: Job<IngestJob> | undefined, err: Error) {
+export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'> & { queues: Queues }, job: Job<IngestJob> | undefined, err: Error) {
+  if (job && err.message === STALLED_TOO_OFTEN) {
+    const source = await findSource(deps.db, job.data.sourceId);
+    if (!source || source.status !== 'processing') return;
+    const { queued, exhausted } = await requeueIngest(deps.queues, [{ id: source.id, backfill: !!source.backfill_id }]);
+    if (queued.length) deps.log.warn('ingest requeued after its workers died', { source_id: source.id });
+    for (const id of exhausted) await markGaveUp(deps, id);
+    return;
+  }
   if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
   deps.log.error('ingest gave up', { source_id: job.data.sourceId, err });
   // When this fails too (PostgreSQL down), housekeeping finds the source `processing` with a failed job and requeues it.

@@ -2,7 +2,7 @@ import { loadSecretBox, type SecretBox } from '../lib/secret-box.ts';
 import { Worker, type Job, type Processor } from 'bullmq';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Lifecycle } from '../lib/lifecycle.ts';
+import { POOL_CLOSE_TIMEOUT_MS, type Lifecycle } from '../lib/lifecycle.ts';
 import { createDb, type Db } from '../db/database.ts';
 import { createRedis, waitForRedis } from './connections.ts';
 import { createQueues, closeQueues, QUEUE_NAMES } from './queues.ts';
@@ -49,7 +49,7 @@ export async function startWorkers(
   let db = opts.db;
   if (!db) {
     const own = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-    lifecycle.add('worker postgres', () => own.destroy());
+    lifecycle.add('worker postgres', () => own.destroy(), { timeoutMs: POOL_CLOSE_TIMEOUT_MS });
     db = own;
   }
   const connection = createRedis(config.REDIS_URL, 'worker');
@@ -102,7 +102,7 @@ export async function startWorkers(
     completed: 'debug',
     onFailed: (job, err) => {
       log.error('job failed', { queue: QUEUE_NAMES.ingest, job_id: job?.id, err });
-      void ingestGaveUp(ingestDeps, job, err).catch((e) => log.error('could not mark the source failed', { err: e }));
+      void ingestGaveUp({ ...ingestDeps, queues }, job, err).catch((e) => log.error('could not mark the source failed', { err: e }));
     },
   });
 
@@ -170,5 +170,7 @@ async function closeWorkers(workers: Map<Worker, Map<string, { job: Job; token: 
   const running = [...workers.values()].flatMap((m) => [...m.values()]);
   log.warn('jobs still running at the shutdown timeout: handing them back', { timeout_ms: timeoutMs, jobs: running.map((r) => `${r.job.queueName}:${r.job.id}`) });
   await Promise.all(running.map(({ job, token }) => job.moveToWait(token).catch((err) => log.warn('could not hand a job back', { job_id: job.id, err: (err as Error).message }))));
-  await Promise.all([...workers.keys()].map((w) => w.close(true)));
+  // Not awaited: BullMQ's close(true) after a close() is that same close, which waits for the jobs
+  // just handed back. What they still hold is let go when the process exits.
+  for (const w of workers.keys()) void w.close(true).catch(() => {});
 }
