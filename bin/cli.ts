@@ -13,7 +13,9 @@ import { createPersonalToken } from '../api/oauth/issue.ts';
 import { parseScopes } from '../api/auth/scopes.ts';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createBackfill, backfillLoadedUntil, findBackfill } from '../db/backfills.ts';
+import { createBackfill } from '../db/backfills.ts';
+import { watchBackfill, type FailedFile } from '../db/backfill-progress.ts';
+import { barReporter, jsonReporter, plainReporter, rateMeter, type Reporter, type Snapshot } from './backfill-report.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
 import { createRedis, waitForRedis } from '../workers/connections.ts';
 import { closeQueues, createQueues, curvesJobId, enqueueCurves } from '../workers/queues.ts';
@@ -32,7 +34,10 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       Import a user's history: PATH is a directory (searched recursively) or a zip archive of .fit
       and .csv files (optionally .gz). The files are read and stored now, then loaded newest first by
       the workers (npm start or npm run worker); files already stored are not loaded twice. With
-      --wait, print progress until the backfill completes.
+      --wait, show progress until the backfill completes (files loaded/failed/total, rate, ETA: a bar
+      on a terminal, a line every 2 s otherwise, NDJSON with --json), then each failed file with its
+      error code. Exit status with --wait: 0 every file loaded, 3 some files failed, 1 the backfill
+      failed, 130 interrupted (Ctrl-C stops watching; the workers go on loading).
   curves [--user EMAIL] [--all] [--wait]
       Recompute the stored activity curves (mean-max, value-indexed, accumulated work duration)
       from the sample files: those missing or computed by an older version, or with --all every
@@ -148,21 +153,66 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
     } finally {
       reader.close();
     }
-    print(json, { backfill_id: row.id, user_id: user.id, ...result }, `Backfill ${row.id} for ${user.email}: ${result.total} files found, ${result.skipped} skipped, ${result.queued} queued (newest first).`);
-    if (flags.wait !== true) return;
-    for (;;) {
-      const current = (await findBackfill(db, row.id))!;
-      const until = await backfillLoadedUntil(db, row.id);
-      if (!json) process.stdout.write(`${current.status}: loaded back to ${until ?? '…'}\n`);
-      if (current.status === 'completed' || current.status === 'failed') {
-        if (json) print(true, { backfill_id: row.id, status: current.status, backfill_loaded_until: until }, '');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 2_000));
-    }
+    const scanned = { backfill_id: row.id, user_id: user.id, ...result };
+    const scannedText = `Backfill ${row.id} for ${user.email}: ${result.total} files found, ${result.skipped} skipped, ${result.queued} queued (newest first).`;
+    if (flags.wait !== true) return print(json, scanned, scannedText);
+    // With --wait and --json every line is one JSON object (NDJSON), this one included.
+    process.stdout.write(json ? JSON.stringify({ event: 'scanned', ...scanned }) + '\n' : scannedText + '\n');
+    const reporter = json
+      ? jsonReporter(process.stdout, row.id, REPORT_EVERY_MS)
+      : process.stdout.isTTY
+        ? barReporter(process.stdout)
+        : plainReporter(process.stdout, REPORT_EVERY_MS);
+    process.exitCode = await waitForBackfill(db, row.id, reporter);
   } finally {
     await closeQueues(queues);
     await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** How often `backfill --wait` reads the progress (the bar's pace), and writes a plain or JSON line. */
+const POLL_MS = 500;
+const REPORT_EVERY_MS = 2_000;
+
+/**
+ * Report a backfill's progress until it is done (or Ctrl-C), then its summary and failed files.
+ * The exit status: 0 every file loaded (or already stored), 3 some files failed, 1 the backfill failed,
+ * 130 interrupted (the workers go on).
+ */
+async function waitForBackfill(db: Db, id: string, reporter: Reporter): Promise<number> {
+  const look = watchBackfill(db, id, { counts: true });
+  const measure = rateMeter(Date.now());
+  const failures: FailedFile[] = [];
+  let interrupted = false;
+  let wake: (() => void) | undefined;
+  const onInterrupt = () => {
+    interrupted = true;
+    wake?.();
+  };
+  process.once('SIGINT', onInterrupt);
+  let last: Snapshot | undefined;
+  try {
+    for (;;) {
+      const progress = await look();
+      failures.push(...progress.failed);
+      last = measure(progress, progress.counts!, Date.now());
+      if (progress.done) {
+        const error = progress.backfill.status === 'failed' ? (progress.backfill.error_message ?? 'the history could not be read') : null;
+        reporter.finish(last, failures, error);
+        return error ? 1 : failures.length ? 3 : 0;
+      }
+      reporter.update(last);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS);
+      });
+      if (interrupted) {
+        reporter.interrupt(last);
+        return 130;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
   }
 }
 

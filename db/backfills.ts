@@ -91,3 +91,39 @@ export function failedBackfillSources(db: Db, id: string, notIn: string[]): Prom
   if (notIn.length) q = q.where('id', 'not in', notIn);
   return q.orderBy('processed_at').orderBy('id').execute();
 }
+
+/** What became of a backfill's files so far (`total` = loaded + failed + waiting: the files it stores and loads itself). */
+export interface BackfillCounts {
+  /** Activity files found in the history (the backfill row's `files_total`, known once scanned). */
+  found: number;
+  /** Entries left out: other formats, unsafe names, too large. */
+  skipped: number;
+  /** Files whose content was stored before (an upload or an earlier backfill): not loaded again. */
+  already_stored: number;
+  total: number;
+  loaded: number;
+  failed: number;
+  waiting: number;
+}
+
+export async function backfillCounts(db: Db, backfill: Pick<Backfill, 'id' | 'files_total' | 'files_skipped'>): Promise<BackfillCounts> {
+  const row = await db
+    .selectFrom('sources')
+    .select([
+      sql<number>`count(*) FILTER (WHERE status = 'processed')::int`.as('loaded'),
+      sql<number>`count(*) FILTER (WHERE status = 'failed')::int`.as('failed'),
+      sql<number>`count(*) FILTER (WHERE status = 'processing')::int`.as('waiting'),
+    ])
+    .where('backfill_id', '=', backfill.id)
+    .executeTakeFirstOrThrow();
+  const total = row.loaded + row.failed + row.waiting;
+  return {
+    found: backfill.files_total,
+    skipped: backfill.files_skipped,
+    already_stored: Math.max(0, backfill.files_total - total),
+    total,
+    loaded: row.loaded,
+    failed: row.failed,
+    waiting: row.waiting,
+  };
+}

@@ -4,7 +4,8 @@ import { defineRoute } from '../../route.ts';
 import { UnprocessableEntity } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
-import { backfillLoadedUntil, createBackfill, earliestActivityStart, failedBackfillSources, findBackfill, latestBackfill } from '../../../db/backfills.ts';
+import { createBackfill, earliestActivityStart, latestBackfill } from '../../../db/backfills.ts';
+import { watchBackfill } from '../../../db/backfill-progress.ts';
 import { archivePath, moveInto } from '../../../lib/storage.ts';
 import { enqueueBackfill } from '../../../workers/queues.ts';
 
@@ -81,7 +82,7 @@ export const backfillStatusRoute = defineRoute(
 
     // Read from the service's clock (deps.now), which tests can move.
     const deadline = now().getTime() + config.BACKFILL_STATUS_SECONDS * 1000;
-    const reported: string[] = [];
+    const look = backfill ? watchBackfill(db, backfill.id) : undefined;
     let timer: NodeJS.Timeout | undefined;
     let closed = false;
     const write = (line: z.input<typeof StatusLine>) => stream.write(`${JSON.stringify(line)}\n`);
@@ -98,18 +99,16 @@ export const backfillStatusRoute = defineRoute(
     const tick = async () => {
       if (closed) return;
       try {
-        if (!backfill) {
+        if (!look) {
           write({ backfill_loaded_until: await earliestActivityStart(db, userId) });
           return finish();
         }
-        const current = (await findBackfill(db, backfill.id))!;
-        for (const failed of await failedBackfillSources(db, backfill.id, reported)) {
-          reported.push(failed.id);
-          write({ error: `${failed.filename}: ${failed.error_message ?? 'failed'} (${failed.error_code ?? 'failed'})` });
-        }
+        const progress = await look();
+        for (const failed of progress.failed) write({ error: `${failed.filename}: ${failed.message} (${failed.code})` });
+        const current = progress.backfill;
         if (current.status === 'failed') write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
-        write({ backfill_loaded_until: await backfillLoadedUntil(db, backfill.id) });
-        if (current.status === 'completed' || current.status === 'failed' || now().getTime() >= deadline) return finish();
+        write({ backfill_loaded_until: progress.loaded_until });
+        if (progress.done || now().getTime() >= deadline) return finish();
         timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));
       } catch (err) {
         log.error('backfill status stream failed', { err });
