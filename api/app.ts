@@ -6,6 +6,7 @@ import { routerPath, type Route } from './route.ts';
 import { buildOpenApi } from './openapi.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { errorHandler } from './middleware/error-handler.ts';
+import { corsForApi } from './middleware/cors.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
 import { drainUnread } from './middleware/drain-unread.ts';
@@ -121,6 +122,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   const drainBounds = { maxBytes: REJECTED_BODY_DRAIN_BYTES ?? 4 * UPLOAD_MAX_FILE_BYTES, maxMs: REJECTED_BODY_DRAIN_SECONDS * 1000 };
   app.use(drainUnread(drainBounds));
   app.use(requestContext);
+  app.use(corsForApi()); // the API, discovery and JWKS answer any origin, without credentials; web pages stay same-origin
   app.use(errorHandler);
   app.use(securityHeaders);
   app.use(body);

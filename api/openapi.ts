@@ -55,7 +55,13 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'Authorization: the code flow at `/oauth/authorize` (PKCE S256, or a client secret), tokens at ' +
         '`/api/v1/oauth/token`; discovery at `/.well-known/openid-configuration`. Access tokens last 15 minutes; ' +
         'GETs of user data need `data:read`, writes `data:write`; application management needs a first-party ' +
-        'credential (the web session or a personal token).',
+        'credential (the web session or a personal token).\n\n' +
+        'CORS: `/api/v1/…` (with the token, revocation and userinfo endpoints), `/oauth/token`, `/oauth/revoke`, ' +
+        '`/.well-known/…` and this document answer any origin (`Access-Control-Allow-Origin: *`, preflights 204 without a token, ' +
+        'max-age 2 h; `refreshed-token`, `ETag`, `Link`, `Location`, `Retry-After`, `RateLimit-*`, `Content-Disposition`, ' +
+        '`WWW-Authenticate`, `Deprecation` and `x-request-id` exposed), error answers included. `Access-Control-Allow-Credentials` is never sent: ' +
+        'a browser app authenticates with `Authorization: Bearer` (a public client with PKCE), never with the session cookie. ' +
+        'Web pages and forms are same-origin only.',
     },
     servers: [{ url: info.baseUrl }],
     paths,

@@ -32,8 +32,9 @@ export const errorHandler: Mw = async function errorHandler(ctx, next) {
 };
 
 function respond(ctx: Ctx, error: HttpError) {
-  // Headers set by earlier middleware (cookies, refreshed-token) would be wrong on an error.
-  const keep = ['x-request-id', 'allow', 'content-security-policy', 'x-content-type-options', 'referrer-policy', 'x-frame-options'];
+  // Headers set by earlier middleware (cookies, refreshed-token) would be wrong on an error; CORS's
+  // stay, so that a browser app on another origin can read the error (middleware/cors.ts).
+  const keep = ['x-request-id', 'allow', 'content-security-policy', 'x-content-type-options', 'referrer-policy', 'x-frame-options', 'vary', 'access-control-allow-origin', 'access-control-expose-headers'];
   for (const name of Object.keys(ctx.response.headers)) if (!keep.includes(name)) ctx.remove(name);
   ctx.status = error.status;
   ctx.set(error.headers);
