@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +15,24 @@ const SWAGGER_ASSETS: Record<string, string> = {
   'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
 };
-const SITE_ASSETS: Record<string, string> = {
-  'site.css': 'text/css; charset=utf-8',
-  'docs-init.js': 'application/javascript; charset=utf-8',
+/** The web app's own files (api/web/static): every file there with one of these extensions is served. */
+const TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'application/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+const SITE_ASSETS: Record<string, string> = Object.fromEntries(
+  readdirSync(STATIC_DIR)
+    .filter((name) => Object.hasOwn(TYPES, path.extname(name)))
+    .map((name) => [name, TYPES[path.extname(name)]!]),
+);
+/** The charting library (uPlot), served from the package (no CDN), under /static/vendor/. */
+const UPLOT_DIR = path.join(path.dirname(require.resolve('uplot/package.json')), 'dist');
+const VENDOR_ASSETS: Record<string, string> = {
+  'uPlot.iife.min.js': TYPES['.js']!,
+  'uPlot.min.css': TYPES['.css']!,
 };
 
 const DOCS_PAGE = `<!doctype html>
@@ -56,3 +71,4 @@ function serve(dir: string, assets: Record<string, string>) {
 
 export const swaggerAsset = serve(SWAGGER_DIR, SWAGGER_ASSETS);
 export const siteAsset = serve(STATIC_DIR, SITE_ASSETS);
+export const vendorAsset = serve(UPLOT_DIR, VENDOR_ASSETS);

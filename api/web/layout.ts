@@ -4,6 +4,12 @@ export interface PageOptions {
   title: string;
   /** The signed-in user's display name, shown in the header with a sign-out button. */
   user?: { name: string } | undefined;
+  /** Scripts of the page, from /static (ES modules, loaded deferred). */
+  scripts?: string[];
+  /** Stylesheets beyond site.css (e.g. `/static/vendor/uPlot.min.css`). */
+  styles?: string[];
+  /** Load uPlot (/static/vendor/uPlot.iife.min.js, global `uPlot`) and its stylesheet before the page's scripts. */
+  charts?: boolean;
 }
 
 export function page(opts: PageOptions, body: Html): string {
@@ -14,6 +20,10 @@ export function page(opts: PageOptions, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${opts.title} · Training data service</title>
 <link rel="stylesheet" href="/static/site.css">
+${opts.charts ? html`<link rel="stylesheet" href="/static/vendor/uPlot.min.css">
+<script src="/static/vendor/uPlot.iife.min.js" defer></script>` : ''}
+${(opts.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
+${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></script>`)}
 </head>
 <body>
 <header class="site">
