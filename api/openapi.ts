@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Route, RouteSpec } from './route.ts';
 import { EVENT_TYPES, TEST_EVENT } from '../db/events.ts';
+import { applyWireSchema } from './openapi-schema.ts';
+import { oauth2Scheme, operationSecurity, REFRESHED_TOKEN_HEADER, sessionHeaders, TAGS } from './openapi-auth.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -11,17 +13,22 @@ type JsonSchema = Record<string, unknown>;
 export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: string }) {
   const components: Record<string, JsonSchema> = {};
   const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as JsonSchema;
+    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline', override: applyWireSchema }) as JsonSchema;
     delete json.$schema;
     const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
     delete json.$defs;
-    for (const [id, def] of Object.entries(defs)) components[id] = rewriteRefs(def);
+    for (const [id, def] of Object.entries(defs)) register(id, rewriteRefs(def));
     const id = z.globalRegistry.get(schema)?.id as string | undefined;
     delete json.id;
     if (!id) return rewriteRefs(json);
     // zod already hoisted the root into $defs and answered a $ref; otherwise register it here.
-    if (!components[id]) components[id] = rewriteRefs(json);
+    if (!components[id]) register(id, rewriteRefs(json));
     return { $ref: `#/components/schemas/${id}` };
+  };
+  // One name, one shape: a schema whose input and output differ must not silently replace the other.
+  const register = (id: string, schema: JsonSchema) => {
+    if (components[id] && JSON.stringify(components[id]) !== JSON.stringify(schema)) throw new Error(`OpenAPI: two different schemas are named ${id}`);
+    components[id] = schema;
   };
   toSchema(HTTPValidationErrorSchema, 'output');
   toSchema(ErrorSchema, 'output');
@@ -31,6 +38,7 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
     const methods = Array.isArray(spec.method) ? spec.method : [spec.method];
     for (const method of methods) {
       (paths[spec.path] ??= {})[method] = operation(spec, toSchema, methods.length > 1 ? method : undefined);
+      for (const tag of spec.tags) if (!TAGS.some((t) => t.name === tag)) throw new Error(`OpenAPI: ${spec.operationId} has the undeclared tag ${tag}`);
     }
   }
 
@@ -64,13 +72,21 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'Web pages and forms are same-origin only.',
     },
     servers: [{ url: info.baseUrl }],
+    tags: TAGS,
     paths,
     webhooks: { event: webhookOperation(toSchema) },
     components: {
       schemas: components,
+      headers: { [REFRESHED_TOKEN_HEADER]: sessionHeaders.component },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token (RS256 JWT, 15 minutes).' },
-        cookie: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The first-party web session.' },
+        oauth2: oauth2Scheme(info.baseUrl),
+        cookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'token',
+          description: 'The first-party web session. When its access token has expired, the answer carries the new one in the `refreshed-token` header.',
+        },
         basic: { type: 'http', scheme: 'basic', description: 'Client authentication at the token endpoint.' },
       },
     },
@@ -130,9 +146,10 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
       content ??= {};
       for (const [type, schema] of Object.entries(r.alternatives)) content[type] = { schema: schema ? toSchema(schema, 'output') : { type: 'string', format: 'binary' } };
     }
-    const headers = r.headers
+    let headers: Record<string, unknown> | undefined = r.headers
       ? Object.fromEntries(Object.entries(r.headers).map(([h, description]) => [h, { description, schema: { type: 'string' } }]))
       : undefined;
+    if (Number(status) < 400 && sessionHeaders.appliesTo(spec)) headers = { ...headers, [REFRESHED_TOKEN_HEADER]: sessionHeaders.ref };
     responses[status] = { description: r.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
   }
   if (spec.query || spec.body || spec.params || spec.multipartForm) {
@@ -157,9 +174,7 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
       ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: toSchema(spec.multipartForm, 'input') } } } }
       : {}),
     responses,
-    security:
-      spec.security ??
-      (spec.auth === 'none' ? [] : [{ bearer: spec.auth.scopes }, ...(spec.auth.appOnly ? [] : [{ cookie: spec.auth.scopes }])]),
+    security: spec.security ?? operationSecurity(spec.auth),
   };
 }
 

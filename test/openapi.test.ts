@@ -21,7 +21,7 @@ test('operations come from the zod schemas, with security and shared components'
   const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
   const get = doc.paths['/api/v1/oauth/userinfo'].get;
   t.is(get.operationId, 'userinfo_get');
-  t.deepEqual(get.security, [{ bearer: ['profile'] }, { cookie: ['profile'] }]);
+  t.deepEqual(get.security, [{ bearer: ['profile'] }, { oauth2: ['profile'] }, { cookie: ['profile'] }]);
   t.deepEqual(get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/UserInfo' });
   const userInfo = doc.components.schemas.UserInfo;
   t.deepEqual(userInfo.required.sort(), ['email', 'family_name', 'given_name', 'name', 'registered_at', 'sub']);
@@ -60,4 +60,60 @@ test('every $ref in the document resolves to a component', async (t) => {
   for (const [name, schema] of Object.entries(doc.components.schemas)) {
     t.not((schema as { $ref?: string }).$ref, `#/components/schemas/${name}`, `${name} refers to itself`);
   }
+});
+
+test('security: an oauth2 authorization-code scheme with the scopes; each operation names its scopes on it', async (t) => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
+  const flow = doc.components.securitySchemes.oauth2.flows.authorizationCode;
+  t.is(flow.authorizationUrl, `${service.url}/oauth/authorize`);
+  t.is(flow.tokenUrl, `${service.url}/api/v1/oauth/token`);
+  t.is(flow.refreshUrl, `${service.url}/api/v1/oauth/token`);
+  t.deepEqual(Object.keys(flow.scopes).sort(), ['data:read', 'data:write', 'offline_access', 'openid', 'profile']);
+  for (const description of Object.values(flow.scopes)) t.true(typeof description === 'string' && description.length > 10);
+  t.is(doc.components.securitySchemes.bearer.type, 'http');
+  t.deepEqual(doc.paths['/api/v1/activities/'].get.security, [{ bearer: ['data:read'] }, { oauth2: ['data:read'] }, { cookie: ['data:read'] }]);
+  t.deepEqual(doc.paths['/api/v1/dailies/{measure}'].post.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }, { cookie: ['data:write'] }]);
+  // Application management refuses application tokens: no oauth2; app metadata needs one: no cookie.
+  t.deepEqual(doc.paths['/api/v1/applications'].get.security, [{ bearer: [] }, { cookie: [] }]);
+  t.deepEqual(doc.paths['/api/v1/activities/{activity_id}/app-metadata'].put.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }]);
+});
+
+test('the web session\'s refreshed-token header is documented on every answer the cookie can get, once, as a component', async (t) => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
+  t.is(doc.components.headers['refreshed-token'].schema.type, 'string');
+  let operations = 0;
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      const cookie = (op.security ?? []).some((s: object) => 'cookie' in s);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const documented = response.headers?.['refreshed-token']?.$ref === '#/components/headers/refreshed-token';
+        t.is(documented, cookie && Number(status) < 400, `${method} ${path} ${status}`);
+      }
+      if (cookie) operations++;
+    }
+  }
+  t.true(operations >= 30, `${operations} operations`);
+});
+
+test('tags are declared with descriptions and every operation has one of them', async (t) => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
+  const declared = new Set(doc.tags.map((tag: { name: string; description: string }) => (t.true(tag.description.length > 10), tag.name)));
+  for (const [path, item] of Object.entries<any>({ ...doc.paths, ...doc.webhooks })) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      t.true(op.tags?.length > 0 && op.tags.every((tag: string) => declared.has(tag)), `${method} ${path}: ${op.tags}`);
+    }
+  }
+});
+
+test('schema names are what a generated client wants: no doubled words', async (t) => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
+  const names = Object.keys(doc.components.schemas);
+  t.true(names.includes('ActivityStatistics'));
+  for (const name of names) {
+    t.regex(name, /^[A-Z][A-Za-z0-9]*$/, name);
+    const words = name.match(/[A-Z]+(?![a-z])|[A-Z][a-z0-9]*/g)!;
+    t.true(words.every((w, i) => w !== words[i - 1]), `${name} repeats a word`);
+  }
+  t.deepEqual(doc.paths['/api/v1/activities/'].get.responses['200'].content['application/json'].schema.items, { $ref: '#/components/schemas/ActivitySummary' });
+  t.deepEqual(doc.components.schemas.ActivitySummary.properties.summary.anyOf[0], { $ref: '#/components/schemas/ActivityStatistics' });
 });

@@ -4,6 +4,7 @@ import { AWD_METRICS, MEAN_MAX_METRICS } from '../../engine/curves/activity-curv
 import { allDurations, DEFAULT_DURATIONS, parseDurations } from '../../engine/curves/durations.ts';
 import { parseDay } from '../../lib/time.ts';
 import { queryArray } from './query.ts';
+import { onTheWire } from '../openapi-schema.ts';
 
 /**
  * Query parameters of the curve and time-series endpoints (SPEC "Activities", API.md): each a zod
@@ -14,37 +15,51 @@ export const TIME_SERIES_METRICS = ['duration', ...CHANNELS] as const;
 export type TimeSeriesMetric = (typeof TIME_SERIES_METRICS)[number];
 export const DEFAULT_METRICS: TimeSeriesMetric[] = ['duration', 'power', 'speed', 'heart_rate'];
 
-export const MetricsParam = queryArray(z.enum(TIME_SERIES_METRICS))
-  .optional()
-  .describe(`Columns after the timestamps, in this order: \`duration\` (each row's length in seconds) and sample channels (${CHANNELS.join(', ')}). Default: duration, power, speed, heart_rate.`);
+export const MetricsParam = onTheWire(
+  queryArray(z.enum(TIME_SERIES_METRICS))
+    .optional()
+    .describe(`Columns after the timestamps, in this order: \`duration\` (each row's length in seconds) and sample channels (${CHANNELS.join(', ')}). Default: duration, power, speed, heart_rate.`),
+  { default: DEFAULT_METRICS },
+);
 
 export const SegmentationOnParam = z
   .enum(['power', 'speed'])
   .optional()
   .describe('Merge consecutive samples into segments whose power (or speed) stays within 5 W (0.05 m/s); each row is a segment, `duration` its length');
 
-export const FormatParam = z.enum(['parquet', 'json']).optional().describe('`json` for column-oriented JSON; default Parquet (also JSON with `Accept: application/json`)');
+export const FormatParam = z
+  .enum(['parquet', 'json'])
+  .optional()
+  .meta({ description: '`json` for column-oriented JSON; default `parquet` unless the request sends `Accept: application/json`', default: 'parquet' });
 
 export const MeanMaxMetricParam = z.enum(MEAN_MAX_METRICS);
 export const AwdMetricParam = z.enum(AWD_METRICS);
 
 /** `durations`: comma-separated (or repeated) whole seconds, or `all`. */
-export const DurationsParam = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value, ctx) => {
-    const parsed = parseDurations(value);
-    if (!parsed.ok) {
-      ctx.addIssue({ code: 'custom', message: parsed.message, params: { type: 'value_error.durations' } });
-      return z.NEVER;
-    }
-    return parsed.durations;
-  })
-  .optional()
-  .meta({
-    description:
-      'Comma-separated durations in seconds (e.g. `5,60,300,1200`), or `all`: every second to 180 s, then every 5 s to 600 s, 10 s to 1800 s, 30 s to 3600 s, 60 s beyond. ' +
-      `Default: ${DEFAULT_DURATIONS.join(', ')}. Durations longer than the data are left out.`,
-  });
+export const DurationsParam = durationsParam(
+  'Comma-separated durations in seconds (e.g. `5,60,300,1200`), or `all`: every second to 180 s, then every 5 s to 600 s, 10 s to 1800 s, 30 s to 3600 s, 60 s beyond. ' +
+    `Default: ${DEFAULT_DURATIONS.join(', ')}. Durations longer than the data are left out.`,
+  DEFAULT_DURATIONS.join(','),
+);
+
+/** A durations parameter with its own description and default (shown as a comma-separated string). */
+export function durationsParam(description: string, defaultValue: string) {
+  return onTheWire(durationsSchema().meta({ description }), { type: 'string', default: defaultValue });
+}
+
+function durationsSchema() {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .transform((value, ctx) => {
+      const parsed = parseDurations(value);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: 'custom', message: parsed.message, params: { type: 'value_error.durations' } });
+        return z.NEVER;
+      }
+      return parsed.durations;
+    })
+    .optional();
+}
 
 /** The durations a curve is sampled at, given the longest the data allows. */
 export function durationsFor(asked: Int32Array | 'all' | undefined, longest: number): Int32Array {
@@ -53,7 +68,10 @@ export function durationsFor(asked: Int32Array | 'all' | undefined, longest: num
   return grid.filter((d) => d <= longest);
 }
 
-export const DateParam = z.string().refine((s) => parseDay(s) !== undefined, { message: 'expected a date YYYY-MM-DD' });
+export const DateParam = onTheWire(
+  z.string().refine((s) => parseDay(s) !== undefined, { message: 'expected a date YYYY-MM-DD' }),
+  { type: 'string', format: 'date' },
+);
 
 /** `after`: at most 5 non-negative numbers (kJ for power, metres for speed). */
 export const AfterParam = queryArray(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { normaliseSport } from '../../lib/sports.ts';
 import { parseDay, parseInstant } from '../../lib/time.ts';
+import { onTheWire } from '../openapi-schema.ts';
 
 /**
  * Query parameter shapes shared by the activity endpoints (API.md Conventions): arrays repeat the
@@ -49,8 +50,17 @@ export const TimeBoundParam = z
   })
   .meta({ description: 'A date `YYYY-MM-DD` (whole local days, inclusive) or an instant with an offset' });
 
-/** A boolean query parameter: `true`/`false` (also `1`/`0`). */
-export const BooleanParam = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/**
+ * A boolean query parameter with its default: `true`/`false` (also `1`/`0`, lower case; anything else
+ * is a 422 naming it). OpenAPI shows it as `type: boolean` with the default.
+ */
+export function queryBoolean(defaultValue: boolean) {
+  const schema = z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .default(defaultValue);
+  return onTheWire(schema, { type: 'boolean', default: defaultValue });
+}
 
 export const Limit = z.coerce.number().int().min(1).max(1000).default(50);
 export const Offset = z.coerce.number().int().min(0).default(0);

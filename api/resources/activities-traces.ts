@@ -6,7 +6,7 @@ import { CHANNELS } from '../../engine/ingest/recording.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
 
 /**
- * The two resources that embed each other, as clients see them (SPEC Activity, ActivitySummarySummary,
+ * The two resources that embed each other, as clients see them (SPEC Activity, ActivitySummarySummary (named ActivityStatistics here),
  * Lap, Trace; API.md Traces): an activity lists the traces within it, and a trace names its activity and
  * lap. Their zod schemas refer to each other (through getters), so they and their `…Out` builders live in
  * this one module; the request-side models stay in api/activities/ and api/traces/.
@@ -28,9 +28,9 @@ const SummaryMembers = {
   temperature: z.object(Course).optional().describe('°C'),
 };
 
-export const ActivitySummarySummary = z
+export const ActivityStatistics = z
   .object(SummaryMembers)
-  .meta({ id: 'ActivitySummarySummary', description: 'Statistics of each channel the activity has; means are over recorded samples.' });
+  .meta({ id: 'ActivityStatistics', description: 'Statistics of each channel the activity has; means are over recorded samples.' });
 
 export const Lap = z
   .object({
@@ -54,7 +54,7 @@ const ActivityFields = {
   metrics: z.array(z.string()).describe('The sample channels the activity has (Metric values)'),
   source_id: z.string(),
   tags: z.array(z.string()),
-  summary: ActivitySummarySummary.nullable(),
+  summary: ActivityStatistics.nullable(),
   laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
   get traces() {
     return z.array(TraceDetails).nullable().describe('The traces whose timestamp lies within the activity (oldest first); null inside a trace\'s `activity`');

@@ -3,7 +3,7 @@ import { defineRoute } from '../../route.ts';
 import { DurationsParam, durationsFor, FormatParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
-import { BooleanParam } from '../../activities/query.ts';
+import { queryBoolean } from '../../activities/query.ts';
 import { activityMeanMax } from '../../../db/curves.ts';
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import type { Frame } from '../../../engine/frames/frame.ts';
@@ -25,7 +25,7 @@ export const activityMeanMaxRoute = defineRoute(
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
-    query: z.object({ durations: DurationsParam, metric: MeanMaxMetricParam.optional(), segmentation: BooleanParam.default(false), format: FormatParam }),
+    query: z.object({ durations: DurationsParam, metric: MeanMaxMetricParam.optional(), segmentation: queryBoolean(false).describe('Compute the curve from the segmented samples (see `/data`): within 5 W (0.05 m/s) of the exact curve'), format: FormatParam }),
     responses: { 200: frameResponse('The mean-max curve'), 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {

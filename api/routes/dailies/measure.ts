@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { NotFound } from '../../errors.ts';
-import { BooleanParam } from '../../activities/query.ts';
+import { queryBoolean } from '../../activities/query.ts';
 import { todayUtc } from '../../activities/range.ts';
 import {
   checkDailyValue,
@@ -69,7 +69,7 @@ export const getDailiesRoute = defineRoute(
     query: z.object({
       start: DayParam.optional().describe(`The first day, \`YYYY-MM-DD\`; default \`end\` − ${DEFAULT_RANGE_DAYS - 1} days`),
       end: DayParam.optional().describe('The last day, `YYYY-MM-DD`, inclusive; default today (UTC)'),
-      interpolate: BooleanParam.default(false).describe('`true` (or `1`): estimate days between two stored values linearly; default `false`'),
+      interpolate: queryBoolean(false).describe('`true` (or `1`): estimate days between two stored values linearly; default `false`'),
     }),
     responses: { 200: { description: 'One element per day of the range, oldest first', schema: z.array(DailyResponse) } },
   },

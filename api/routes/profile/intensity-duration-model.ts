@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { sendComputed } from '../../activities/computed.ts';
-import { DateParam, DurationsParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
+import { DateParam, durationsParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { SportParam } from '../../activities/query.ts';
 import { firstDayOfWindow, todayUtc } from '../../activities/range.ts';
 import { curvesOf, packInt32 } from '../../../db/curves.ts';
@@ -48,8 +48,11 @@ export const intensityDurationModelRoute = defineRoute(
     auth: { scopes: ['data:read'] },
     query: z.object({
       by: z.enum(['intensity']).default('intensity'),
-      date: DateParam.optional(),
-      index: DurationsParam,
+      date: DateParam.optional().describe('The last day of the 90-day window, `YYYY-MM-DD`, inclusive; default today (UTC)'),
+      index: durationsParam(
+        'The durations (s) of the curve: comma-separated seconds, or `all` (every second to 180 s, then every 5 s to 600 s, 10 s to 1800 s, 30 s to 3600 s, 60 s beyond, up to the longest effort)',
+        'all',
+      ),
       metric: MeanMaxMetricParam.default('power'),
       sport: SportParam.optional(),
     }),

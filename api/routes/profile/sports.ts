@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { BooleanParam } from '../../activities/query.ts';
+import { queryBoolean } from '../../activities/query.ts';
 import { sportsOf } from '../../../db/profile.ts';
 import { rootSport } from '../../../lib/sports.ts';
 
@@ -27,7 +27,7 @@ export const profileSportsRoute = defineRoute(
     tags: ['profile'],
     auth: { scopes: ['data:read'] },
     query: z.object({
-      only_root: BooleanParam.default(false).describe('Only the root codes (`true`/`false`, also `1`/`0`; default false)'),
+      only_root: queryBoolean(false).describe('Only the root codes (`true`/`false`, also `1`/`0`; default false)'),
     }),
     responses: { 200: { description: 'The sports, sorted and unique', schema: z.array(z.string()) } },
   },
