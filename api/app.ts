@@ -21,7 +21,7 @@ import { sourceRoutes } from './routes/sources.ts';
 import { profileRoutes } from './routes/profile/index.ts';
 import { traceRoutes } from './routes/traces/index.ts';
 import { dailyRoutes } from './routes/dailies/index.ts';
-import { docsPage, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
+import { docsPage, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
@@ -71,6 +71,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   });
   router.get('/docs', docsPage);
   router.get('/docs/assets/:file', swaggerAsset);
+  router.get('/docs/:file', oauth2Redirect);
   router.get('/static/:file', siteAsset);
   router.get('/static/vendor/:file', vendorAsset);
 

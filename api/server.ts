@@ -11,6 +11,7 @@ import { loadSecretBox } from '../lib/secret-box.ts';
 import { sealWebhookSecrets } from '../db/applications.ts';
 import type { Deps } from './context.ts';
 import { createApp } from './app.ts';
+import { ensureDocsClient } from './docs-client.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { createChannelColumns } from '../engine/samples/channel-columns.ts';
@@ -31,6 +32,7 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   const keys = new KeyStore(db, box, now);
   await keys.init();
   await sealWebhookSecrets(db, box);
+  await ensureDocsClient(db, config);
   const pool = createEnginePool({ threads: config.ENGINE_THREADS });
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();

@@ -36,6 +36,19 @@ export async function createApplication(db: Db, app: NewApplication): Promise<Ap
   );
 }
 
+/**
+ * A built-in application (no owner), created or brought up to date at start: its fields follow the
+ * configuration (the redirect URI holds BASE_URL). Secrets, consents and grants are kept.
+ */
+export async function upsertBuiltinApplication(db: Db, app: Omit<NewApplication, 'owner_id' | 'page_slug'> & { id: string }): Promise<void> {
+  const { id, ...fields } = app;
+  await db
+    .insertInto('applications')
+    .values({ id, owner_id: null, ...fields })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ owner_id: null, ...fields, updated_at: new Date() }))
+    .execute();
+}
+
 /** The owner's applications, newest first. */
 export function listOwnedApplications(db: Db, ownerId: string): Promise<Application[]> {
   return db.selectFrom('applications').selectAll().where('owner_id', '=', ownerId).orderBy('created_at', 'desc').orderBy('id').execute();

@@ -43,7 +43,7 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 export interface ApplicationsTable {
   /** The OAuth client id. */
   id: string;
-  owner_id: string;
+  owner_id: string | null;
   name: string;
   description: string | null;
   url: string | null;

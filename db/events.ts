@@ -89,12 +89,13 @@ export async function fanOutEvent(db: Db, eventId: string, now: Date): Promise<{
 }
 
 /** A test event from an application's owner to that application's endpoints only; returns its deliveries. */
-export async function createTestEvent(db: Db, application: { id: string; owner_id: string; webhook_endpoints: string[] }, now: Date): Promise<string[]> {
-  if (!application.webhook_endpoints.length) return [];
+export async function createTestEvent(db: Db, application: { id: string; owner_id: string | null; webhook_endpoints: string[] }, now: Date): Promise<string[]> {
+  const owner = application.owner_id;
+  if (!application.webhook_endpoints.length || !owner) return [];
   return db.transaction().execute(async (trx) => {
     const event = await trx
       .insertInto('events')
-      .values({ user_id: application.owner_id, type: TEST_EVENT, resource_id: application.id, occurred_at: now, fanned_out_at: now })
+      .values({ user_id: owner, type: TEST_EVENT, resource_id: application.id, occurred_at: now, fanned_out_at: now })
       .returning('id')
       .executeTakeFirstOrThrow();
     const rows = await trx

@@ -260,7 +260,7 @@ test('the OpenAPI document describes the profile endpoints and the template-week
   }
   const appMetadata = doc.paths['/api/v1/profile/app-metadata'];
   t.truthy(appMetadata.get && appMetadata.put && appMetadata.delete);
-  t.deepEqual(appMetadata.put.security, [{ bearer: ['data:write'] }]);
+  t.deepEqual(appMetadata.put.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }]);
   t.truthy(appMetadata.put.responses['413']);
   const description: string = doc.paths['/api/v1/profile/template-week'].get.description;
   for (const part of ['84', 'local date', 'first activity', 'median', 'mean', 'distinct days', 'alphabetically', 'PT0S']) t.true(description.includes(part), part);

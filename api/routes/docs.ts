@@ -51,11 +51,36 @@ const DOCS_PAGE = `<!doctype html>
 </body>
 </html>`;
 
+/**
+ * What Swagger UI needs and nothing more: its scripts and styles from here (it also sets inline
+ * styles), images of its own or as data: URIs, fetches to this origin (the document, the API, the
+ * token endpoint). The Authorize dialog opens /oauth/authorize in a popup, which is a navigation.
+ */
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
 export function docsPage(ctx: Ctx) {
   ctx.type = 'html';
-  // Swagger UI sets inline styles and loads images as data: URIs.
-  ctx.set('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'");
+  ctx.set('Content-Security-Policy', DOCS_CSP);
   ctx.body = DOCS_PAGE;
+}
+
+/**
+ * Swagger UI's OAuth 2.0 redirect page (`/docs/oauth2-redirect.html`, the docs client's redirect URI)
+ * and its script, from the package: it hands the code back to the /docs window that opened the popup.
+ */
+const REDIRECT_FILES: Record<string, string> = {
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': 'application/javascript; charset=utf-8',
+};
+export function oauth2Redirect(ctx: Ctx) {
+  const name = ctx.params.file ?? '';
+  const type = Object.hasOwn(REDIRECT_FILES, name) ? REDIRECT_FILES[name] : undefined;
+  if (!type) return;
+  ctx.type = type;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = createReadStream(path.join(SWAGGER_DIR, name));
 }
 
 function serve(dir: string, assets: Record<string, string>) {
