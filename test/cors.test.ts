@@ -15,7 +15,7 @@ let probe: { url: string; server: http.Server };
 // A route that fails with an unexpected error, and a rate limit of 1 request per minute: served by a
 // second app on the same dependencies (the rate limiter is per Deps object, so it starts afresh).
 const boom = defineRoute(
-  { method: 'get', path: '/api/v1/test-boom', operationId: 'boom', summary: 'boom', tags: ['test'], auth: 'none', responses: {} },
+  { method: 'get', path: '/api/v1/test-boom', operationId: 'boom', summary: 'boom', tags: ['operations'], auth: 'none', responses: {} },
   () => {
     throw new Error('internal detail');
   },

@@ -16,7 +16,7 @@ const echo = defineRoute(
     path: '/api/v1/test-echo/{item_id}',
     operationId: 'echo',
     summary: 'echo',
-    tags: ['test'],
+    tags: ['operations'],
     auth: { scopes: ['data:write'] },
     params: z.object({ item_id: z.string().regex(/^\d+$/) }),
     query: z.object({ limit: z.coerce.number().int().max(1000).default(50) }),
@@ -28,7 +28,7 @@ const echo = defineRoute(
   },
 );
 const boom = defineRoute(
-  { method: 'get', path: '/api/v1/test-boom', operationId: 'boom', summary: 'boom', tags: ['test'], auth: 'none', responses: {} },
+  { method: 'get', path: '/api/v1/test-boom', operationId: 'boom', summary: 'boom', tags: ['operations'], auth: 'none', responses: {} },
   () => {
     throw new Error('secret internal detail at /srv/db');
   },
