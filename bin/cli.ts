@@ -13,7 +13,7 @@ import { createPersonalToken } from '../api/oauth/issue.ts';
 import { parseScopes } from '../api/auth/scopes.ts';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createBackfill } from '../db/backfills.ts';
+import { startBackfill } from '../db/backfills.ts';
 import { watchBackfill, type FailedFile } from '../db/backfill-progress.ts';
 import { barReporter, jsonReporter, plainReporter, rateMeter, type Reporter, type Snapshot } from './backfill-report.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
@@ -145,7 +145,12 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
     const reader = await openHistory(path.resolve(target), kind, { maxEntryBytes: config.UPLOAD_MAX_FILE_BYTES }).catch((err) => {
       throw new UsageError(`${target}: ${(err as Error).message}`);
     });
-    const row = await createBackfill(db, { user_id: user.id, origin: 'cli', filename: path.basename(path.resolve(target)) });
+    const started = await startBackfill(db, { user_id: user.id, origin: 'cli', filename: path.basename(path.resolve(target)) });
+    if ('busy' in started) {
+      reader.close();
+      throw new UsageError(`${email} has a history import in progress (${started.busy.id}, ${started.busy.filename}, ${started.busy.status}): imports of one user run one at a time`);
+    }
+    const row = started.backfill;
     const log = createLogger('warn');
     let result;
     try {

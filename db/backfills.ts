@@ -5,6 +5,26 @@ export function createBackfill(db: Db, values: { user_id: string; origin: 'api' 
   return db.insertInto('backfills').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A backfill still being read or loaded: scanning or loading. */
+export function backfillInProgress(db: Db, userId: string): Promise<Backfill | undefined> {
+  return db.selectFrom('backfills').selectAll().where('user_id', '=', userId).where('status', 'in', ['scanning', 'loading']).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+}
+
+/**
+ * Start a user's backfill unless one of theirs is still in progress (then `{ busy }`, nothing stored):
+ * a user's history imports run one at a time, which bounds the archive work one user can put on the
+ * workers to one archive (BACKFILL_MAX_ARCHIVE_BYTES, its entries' limits) at once. Two requests at
+ * once are serialised by a per-user transaction lock, so exactly one of them starts.
+ */
+export async function startBackfill(db: Db, values: { user_id: string; origin: 'api' | 'cli'; filename: string }): Promise<{ backfill: Backfill } | { busy: Backfill }> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtext('backfill:' || ${values.user_id}))`.execute(trx);
+    const busy = await backfillInProgress(trx, values.user_id);
+    if (busy) return { busy };
+    return { backfill: await createBackfill(trx, values) };
+  });
+}
+
 export function findBackfill(db: Db, id: string): Promise<Backfill | undefined> {
   return db.selectFrom('backfills').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -264,3 +264,37 @@ test('a backfill job run again after its scan finished queues what is left and d
   t.deepEqual(await process({ data: { backfillId: row.id } } as Job<BackfillJob>), { queued: 0 });
   t.is((await backfillOf(service, user.id)).status, 'loading');
 });
+
+test.serial("a user's history imports run one at a time: another while one is in progress is 409 before its archive is read, two at once start one; other users are not held up", async (t) => {
+  // No workers: a backfill stays `scanning` until the test completes it.
+  const idle = await startTestService({ workers: false });
+  t.teardown(() => idle.close());
+  const { user, token } = await athlete(idle);
+  const archive = await yazlZip([{ name: 'ride-1.fit', data: ride(1) }]);
+
+  const [a, b] = await Promise.all([postBackfill(idle, token, archive, 'a.zip'), postBackfill(idle, token, archive, 'b.zip')]);
+  t.deepEqual([a.status, b.status].sort(), [202, 409], 'two at once: exactly one starts');
+  const first = (a.status === 202 ? a.body : b.body) as { id: string };
+  const refused = (a.status === 409 ? a.body : b.body) as { detail: string };
+  t.regex(refused.detail, new RegExp(`${first.id}.*scanning.*one at a time`));
+  const rows = await idle.deps.db.selectFrom('backfills').select(['id', 'status']).where('user_id', '=', user.id).execute();
+  t.deepEqual(rows, [{ id: first.id, status: 'scanning' }], 'nothing stored for the refused one');
+
+  // Refused before the archive is read: a declared body far over what the drain reads still gets its 409.
+  const huge = await fetch(`${idle.url}/api/v1/activities/backfill`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(3 * 1024 ** 3) },
+    body: new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(64 * 1024)) }),
+    duplex: 'half',
+  } as RequestInit).catch((err: Error) => err);
+  t.false(huge instanceof Error, String(huge));
+  t.is((huge as Response).status, 409);
+
+  // Another user is not held up.
+  const other = await athlete(idle);
+  t.is((await postBackfill(idle, other.token, archive)).status, 202);
+
+  // Once the first has completed, the user may start the next.
+  await idle.deps.db.updateTable('backfills').set({ status: 'completed', completed_at: new Date() }).where('id', '=', first.id).execute();
+  t.is((await postBackfill(idle, token, archive, 'c.zip')).status, 202);
+});

@@ -107,7 +107,8 @@ export async function startWorkers(
   });
 
   const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
-  startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 1, longJobs: true, completed: 'info' });
+  // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
+  startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, completed: 'info' });
   startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
 
   const webhookDeps = {

@@ -1,10 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { UnprocessableEntity } from '../../errors.ts';
+import { Conflict, UnprocessableEntity } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
-import { createBackfill, earliestActivityStart, latestBackfill } from '../../../db/backfills.ts';
+import { backfillInProgress, earliestActivityStart, latestBackfill, startBackfill } from '../../../db/backfills.ts';
+import type { Backfill } from '../../../db/database.ts';
 import { watchBackfill } from '../../../db/backfill-progress.ts';
 import { archivePath, moveInto } from '../../../lib/storage.ts';
 import { enqueueBackfill } from '../../../workers/queues.ts';
@@ -12,6 +13,9 @@ import { enqueueBackfill } from '../../../workers/queues.ts';
 const BackfillForm = z
   .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
   .meta({ id: 'BackfillUpload' });
+
+const busy = (running: Backfill) =>
+  new Conflict(`A history import (${running.id}, ${running.filename}) is still ${running.status}: imports run one at a time; follow it on GET /api/v1/activities/backfill-status and send this one when it has completed`);
 
 export const startBackfillRoute = defineRoute(
   {
@@ -25,19 +29,30 @@ export const startBackfillRoute = defineRoute(
       'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
-      'Content-Length pass it). The part\'s Content-Type does not matter (none is fine).',
+      'Content-Length pass it). The part\'s Content-Type does not matter (none is fine). A user\'s imports run one at a time: ' +
+      'while one is still `scanning` or `loading`, another is refused with 409 (before its archive is read), naming the one in progress.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: BackfillForm,
-    responses: { 202: { description: 'The backfill, `scanning`', schema: BackfillOut }, 413: { description: 'The archive is larger than the limit' } },
+    responses: {
+      202: { description: 'The backfill, `scanning`', schema: BackfillOut },
+      409: { description: 'Another history import of this user is still in progress (`scanning` or `loading`): imports run one at a time' },
+      413: { description: 'The archive is larger than the limit' },
+    },
   },
   async (ctx) => {
     const { db, config, queues } = ctx.deps;
+    const userId = ctx.state.principal!.userId;
+    // Refused before the archive is read when the answer is already known; startBackfill decides races.
+    const running = await backfillInProgress(db, userId);
+    if (running) throw busy(running);
     const body = await readMultipart(ctx, { fileField: 'archive', maxFiles: 1, maxFileBytes: config.BACKFILL_MAX_ARCHIVE_BYTES, fields: [] });
     try {
       const [archive] = body.files;
       if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
-      const backfill = await createBackfill(db, { user_id: ctx.state.principal!.userId, origin: 'api', filename: archive.filename.slice(0, 255) });
+      const started = await startBackfill(db, { user_id: userId, origin: 'api', filename: archive.filename.slice(0, 255) });
+      if ('busy' in started) throw busy(started.busy);
+      const { backfill } = started;
       await moveInto(archive.path, archivePath(config.DATA_DIR, backfill.id));
       await enqueueBackfill(queues, backfill.id);
       ctx.status = 202;
