@@ -7,6 +7,7 @@ import { PARQUET_MEDIA_TYPE, parquetDisposition, wantsJson } from './content-neg
 import { type Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
 import { cacheKey, storeCacheEntry } from './cache-store.ts';
+import { notModified, versionTag } from '../conditional.ts';
 
 /**
  * Computed responses (curves, frames): off the event loop, bounded in time, computed once.
@@ -20,6 +21,9 @@ import { cacheKey, storeCacheEntry } from './cache-store.ts';
  *   after a change, no earlier result is found, and the earlier results are deleted when the first
  *   new one is stored (cache-store.ts, which also bounds the cache's size). Without Redis the
  *   response is computed anyway.
+ * - Validators: the answer's strong ETag is derived from the same (user, data version, path and
+ *   identity, which holds the representation: JSON or Parquet), so a request whose If-None-Match
+ *   names it is answered 304 before the cache is read or anything computed (api/conditional.ts).
  */
 export interface Computed {
   body: Buffer;
@@ -41,6 +45,8 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   const userId = ctx.state.principal!.userId;
   const version = await dataVersion(deps.db, userId);
   const digest = createHash('sha256').update(JSON.stringify([ctx.path, identity])).digest('base64url');
+  ctx.vary('Accept'); // frames are negotiated on Accept
+  if (notModified(ctx, computedTag(ctx, version, identity))) return;
   const key = cacheKey(deps, 'computed', userId, version, digest);
   let result = await cached(deps, key);
   if (!result) {
@@ -55,11 +61,15 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
     }
     result = await running;
   }
-  ctx.vary('Accept'); // frames are negotiated on Accept
   ctx.type = result.type;
   for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
   if (result.type === PARQUET_MEDIA_TYPE) ctx.set('Content-Disposition', parquetDisposition(ctx.path));
   ctx.body = result.body;
+}
+
+/** The ETag of a computed answer at the user's data `version`: `identity` names the representation (JSON or Parquet included). */
+export function computedTag(ctx: Ctx, version: string, identity: unknown): string {
+  return versionTag('computed', ctx.state.principal!.userId, version, ctx.path, identity);
 }
 
 /** Run `compute` with a signal that aborts after COMPUTE_TIMEOUT_MS; an abort becomes a 503. */

@@ -2,14 +2,16 @@ import { createHash } from 'node:crypto';
 import type { Ctx, Deps } from '../context.ts';
 import { readVersion } from '../../db/read-version.ts';
 import { cacheKey, storeCacheEntry } from './cache-store.ts';
+import { notModified, versionTag } from '../conditional.ts';
+import { setPageLinks } from '../pagination.ts';
 
 /** Bodies larger than this (a page of 1,000 activities with many traces) are served but not cached. */
 const MAX_CACHED_BYTES = 4 * 1024 * 1024;
 
-/** A page ready to send: the encoded JSON and its ETag. */
+/** A page ready to send: the encoded JSON and whether rows follow it (its `Link: rel="next"`). */
 interface Page {
   body: Buffer;
-  etag: string;
+  more: boolean;
   /** Date.now() after which the process's memory no longer serves it. */
   until: number;
 }
@@ -64,22 +66,26 @@ function memoryOf(deps: Deps): PageMemory | undefined {
   return memory;
 }
 
-const etagOf = (body: Buffer) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-/** Every ETag is this long: Redis holds a page as its ETag followed by its body. */
-const ETAG_BYTES = 34;
 /**
- * Part of every key's digest: pages stored in another form (before they carried their ETag) are
+ * Part of every key's digest: pages stored in another form (before, their ETag then their body) are
  * under other keys, so no process reads a value it does not understand during a rolling update.
  */
-const STORED_FORM = 'etag+body';
+const STORED_FORM = 'more+body';
 
-const stored = (page: Page) => Buffer.concat([Buffer.from(page.etag, 'latin1'), page.body]);
+/** Redis holds a page as one byte (`1` when rows follow it, else `0`) followed by its body. */
+const stored = (page: Page) => Buffer.concat([Buffer.from(page.more ? '1' : '0', 'latin1'), page.body]);
 /** The body is copied out of the reply, so that memory keeps no larger buffer alive. */
-const pageOf = (value: Buffer, until: number): Page => ({ etag: value.toString('latin1', 0, ETAG_BYTES), body: Buffer.from(value.subarray(ETAG_BYTES)), until });
+const pageOf = (value: Buffer, until: number): Page => ({ more: value[0] === 0x31, body: Buffer.from(value.subarray(1)), until });
+
+/** What a read builds: the value sent as JSON and, on a paginated list, whether rows follow it. */
+export interface Built {
+  value: unknown;
+  more?: boolean;
+}
 
 /**
  * JSON reads that clients poll (the activity list, the latest activity), cached for
- * READ_CACHE_SECONDS as the encoded body with its ETag: in Redis, shared by every API process, and in each
+ * READ_CACHE_SECONDS as the encoded body: in Redis, shared by every API process, and in each
  * process's memory (READ_CACHE_MEMORY_MB), which answers a repeated poll with no round trip. The key
  * holds the user's `read_version`, which every change to what these reads show bumps in its own
  * transaction (db/read-version.ts), the reading application (each sees its own app metadata) and the
@@ -88,59 +94,49 @@ const pageOf = (value: Buffer, until: number): Page => ({ etag: value.toString('
  * the credential check, api/auth/authenticate.ts), so a cached body is never older than the version
  * it is filed under. Without Redis the page is built anyway.
  *
- * Every page carries a strong ETag (a hash of the body); a request whose If-None-Match names it is
- * answered 304 with no body.
+ * Every page carries a strong ETag derived from the same things as its key (api/conditional.ts): a
+ * request whose If-None-Match names it is answered 304 with no body before any cache is read. With
+ * `paging`, the page's `Link` header (api/pagination.ts) says whether rows follow it.
  */
-export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Promise<unknown>): Promise<void> {
+export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Promise<Built>, paging?: { limit: number; offset: number }): Promise<void> {
   const { deps } = ctx;
   const { userId, clientId, readVersion: checkedVersion } = ctx.state.principal!;
+  const version = checkedVersion ?? (await readVersion(deps.db, userId));
+  if (notModified(ctx, versionTag('reads', userId, version, clientId ?? null, ctx.path, query))) return;
   const seconds = deps.config.READ_CACHE_SECONDS;
   if (!seconds) {
-    const body = Buffer.from(JSON.stringify(await build()), 'utf8');
-    send(ctx, { body, etag: etagOf(body), until: 0 });
+    send(ctx, built(await build(), 0), paging);
     return;
   }
-  const version = checkedVersion ?? (await readVersion(deps.db, userId));
   const digest = createHash('sha256').update(JSON.stringify([STORED_FORM, ctx.path, query])).digest('base64url');
   const key = cacheKey(deps, 'reads', userId, version, `${clientId ?? '-'}:${digest}`);
   const memory = memoryOf(deps);
   const now = Date.now();
   const remembered = memory?.get(key, now);
   if (remembered) {
-    send(ctx, remembered);
+    send(ctx, remembered, paging);
     return;
   }
   const until = now + seconds * 1000;
   const value = await deps.redis.getBuffer(key).catch(() => null);
-  if (value && value.length >= ETAG_BYTES) {
+  if (value && value.length >= 1) {
     const page = pageOf(value, until);
     memory?.put(key, page);
-    send(ctx, page);
+    send(ctx, page, paging);
     return;
   }
-  const body = Buffer.from(JSON.stringify(await build()), 'utf8');
-  const page = { body, etag: etagOf(body), until };
-  if (body.length <= MAX_CACHED_BYTES) {
+  const page = built(await build(), until);
+  if (page.body.length <= MAX_CACHED_BYTES) {
     await storeCacheEntry(deps, 'reads', userId, version, key, stored(page), seconds);
     memory?.put(key, page);
   }
-  send(ctx, page);
+  send(ctx, page, paging);
 }
 
-function send(ctx: Ctx, page: Page): void {
+const built = ({ value, more }: Built, until: number): Page => ({ body: Buffer.from(JSON.stringify(value), 'utf8'), more: more ?? false, until });
+
+function send(ctx: Ctx, page: Page, paging: { limit: number; offset: number } | undefined): void {
   ctx.type = 'json';
   ctx.body = page.body;
-  ctx.set('ETag', page.etag);
-  const condition = ctx.get('if-none-match');
-  if (condition && matchesAny(condition, page.etag)) ctx.status = 304;
-}
-
-/**
- * RFC 9110 §13.1.2, as the origin server: `*`, or any listed tag equal to ours by weak comparison.
- * (Not Koa's ctx.fresh, which, written for caches, ignores the condition when the request says
- * `Cache-Control: no-cache`, and fetch() adds that to every request with an If-None-Match.)
- */
-function matchesAny(condition: string, etag: string): boolean {
-  if (condition.trim() === '*') return true;
-  return condition.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  if (paging) setPageLinks(ctx, { ...paging, more: page.more });
 }

@@ -10,6 +10,7 @@ import { linkedActivity } from '../../traces/links.ts';
 import { findSource } from '../../../db/sources.ts';
 import { isUuid } from '../../../lib/ids.ts';
 import { originalPath, removeFiles, samplePath } from '../../../lib/storage.ts';
+import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
 
 export const ActivityParams = z.object({ activity_id: z.string() });
 
@@ -26,13 +27,22 @@ export const getActivityRoute = defineRoute(
     path: '/api/v1/activities/{activity_id}',
     operationId: 'get_activity',
     summary: 'One activity with its laps, traces, distance and devices',
+    description:
+      'Carries a strong `ETag` (derived from the user\'s data version and the application) and `Cache-Control: private, no-cache`: a request ' +
+      'whose `If-None-Match` names it is answered 304 without a body while nothing the activity shows (its traces, app metadata) changed.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
-    responses: { 200: { description: 'The activity', schema: ActivityDetails }, 404: { description: 'No such activity of this user' } },
+    responses: {
+      200: { description: 'The activity', schema: ActivityDetails, headers: VALIDATOR_HEADERS },
+      304: NOT_MODIFIED,
+      404: { description: 'No such activity of this user' },
+    },
   },
   async (ctx, { params }) => {
+    const etag = await readTag(ctx, 'details');
     const activity = await ownActivity(ctx, params.activity_id);
+    if (notModified(ctx, etag)) return;
     const { userId, clientId } = ctx.state.principal!;
     ctx.body = await linkedActivity(ctx.deps.db, userId, clientId, activity);
   },

@@ -3,6 +3,7 @@ import { defineRoute } from '../../route.ts';
 import { AwdMetricParam, FormatParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { awdFrame } from '../../../engine/frames/curve-frames.ts';
 import { activityAwd } from '../../../db/curves.ts';
 import { accumulatedWorkDuration } from '../../../engine/curves/awd.ts';
@@ -25,7 +26,7 @@ export const activityAwdRoute = defineRoute(
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
     query: z.object({ metric: AwdMetricParam.optional(), format: FormatParam }),
-    responses: { 200: frameResponse('Accumulated work duration, descending by level'), 404: { description: 'No such activity of this user' } },
+    responses: { 200: frameResponse('Accumulated work duration, descending by level'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {
     const activity = await ownActivity(ctx, params.activity_id);

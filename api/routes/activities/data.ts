@@ -5,6 +5,7 @@ import { NotFound, UnprocessableEntity } from '../../errors.ts';
 import { DEFAULT_METRICS, FormatParam, MetricsParam, SegmentationOnParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
 import type { ActivityRow } from '../../../db/database.ts';
 import type { SampleFile } from '../../../engine/samples/sample-file.ts';
@@ -28,7 +29,7 @@ export const activityDataRoute = defineRoute(
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
     query: z.object({ metrics: MetricsParam, segmentation_on: SegmentationOnParam, format: FormatParam }),
-    responses: { 200: frameResponse('The time series'), 404: { description: 'No such activity of this user' } },
+    responses: { 200: frameResponse('The time series'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {
     const activity = await ownActivity(ctx, params.activity_id);

@@ -5,9 +5,8 @@ import { Limit, Offset, queryArray, SportParam, timeFilter, TimeBoundParam } fro
 import { listActivities, listActivitySummaries } from '../../../db/activities.ts';
 import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';
 import { sendCachedJson } from '../../activities/read-cache.ts';
-
-const PAGE_ETAG = 'A strong validator of this page (a hash of its bytes): send it in `If-None-Match` to be answered 304 while nothing changed';
-const NOT_MODIFIED = { description: 'Not Modified: `If-None-Match` named the current ETag (no body)' };
+import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
+import { LINK_HEADER, pageOf } from '../../pagination.ts';
 
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
@@ -23,7 +22,9 @@ export const listActivitiesRoute = defineRoute(
       'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them. `traces` lists the ' +
       'traces whose timestamp lies within each activity. Pages are cached per user, application and query, and every change they ' +
       'show (activities, traces, app metadata) invalidates them in its own transaction: a read after a write always shows it. ' +
-      'Every page has a strong `ETag`: a request whose `If-None-Match` names it is answered 304 without a body.',
+      'Every page has a strong `ETag` (derived from the user\'s data version, the application and the query) and `Cache-Control: private, no-cache`: ' +
+      'a request whose `If-None-Match` names it is answered 304 without a body. `Link` gives the `next` (unless this is the last page), `prev` ' +
+      '(unless `offset` is 0) and `first` pages.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({
@@ -35,22 +36,31 @@ export const listActivitiesRoute = defineRoute(
       sports: Sports.meta({ deprecated: true }),
       tags: queryArray(z.string().min(1).max(64)).optional(),
     }),
-    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ETag: PAGE_ETAG } }, 304: NOT_MODIFIED },
+    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER } }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
     const { userId, clientId } = ctx.state.principal!;
-    await sendCachedJson(ctx, query, async () => {
-      const rows = await listActivitySummaries(
-        db,
-        userId,
-        clientId,
-        { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
-        { limit: query.limit, offset: query.offset },
-      );
-      const traces = await tracesOfActivities(db, userId, clientId, rows);
-      return rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] }));
-    });
+    const paging = { limit: query.limit, offset: query.offset };
+    await sendCachedJson(
+      ctx,
+      query,
+      async () => {
+        const { rows, more } = pageOf(
+          await listActivitySummaries(
+            db,
+            userId,
+            clientId,
+            { ...timeFilter(query.start, query.end), sports: [...(query.sport ?? []), ...(query.sports ?? [])], tags: query.tags },
+            { limit: query.limit + 1, offset: query.offset },
+          ),
+          query.limit,
+        );
+        const traces = await tracesOfActivities(db, userId, clientId, rows);
+        return { value: rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] })), more };
+      },
+      paging,
+    );
   },
 );
 
@@ -62,18 +72,18 @@ export const latestActivityRoute = defineRoute(
     summary: 'The most recent activity (optionally of a sport), or null',
     description:
       'Answers 200 with JSON `null` when the user has no matching activity. Cached like the list, and invalidated by the same changes; ' +
-      'a request whose `If-None-Match` names the `ETag` is answered 304 without a body.',
+      'a request whose `If-None-Match` names the `ETag` is answered 304 without a body (`Cache-Control: private, no-cache`).',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({ sport: Sports }),
-    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable(), headers: { ETag: PAGE_ETAG } }, 304: NOT_MODIFIED },
+    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable(), headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
     const { userId, clientId } = ctx.state.principal!;
     await sendCachedJson(ctx, query, async () => {
       const [row] = await listActivities(db, userId, { sports: query.sport }, { limit: 1, offset: 0 });
-      return row ? linkedActivity(db, userId, clientId, row) : null;
+      return { value: row ? await linkedActivity(db, userId, clientId, row) : null };
     });
   },
 );

@@ -3,6 +3,7 @@ import { defineRoute } from '../../route.ts';
 import { AwdMetricParam, FormatParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { queryArray, SportParam } from '../../activities/query.ts';
 import { rangeFilter, RangeQuery, resolveRange } from '../../activities/range.ts';
 import { DEPRECATION_HEADERS, deprecationHeaders } from '../../activities/deprecation.ts';
@@ -34,7 +35,7 @@ export const longitudinalAwdRoute = defineRoute(
       metric: AwdMetricParam.optional(),
       format: FormatParam,
     }),
-    responses: { 200: frameResponse('Longitudinal accumulated work duration', DEPRECATION_HEADERS) },
+    responses: { 200: frameResponse('Longitudinal accumulated work duration', DEPRECATION_HEADERS), 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const sports = query.sport ?? [];

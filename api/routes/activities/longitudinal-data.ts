@@ -7,8 +7,11 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { FormatParam, MetricsParam, SegmentationOnParam, DEFAULT_METRICS, type TimeSeriesMetric } from '../../activities/curve-params.ts';
-import { jsonRequested, withTimeout } from '../../activities/computed.ts';
+import { computedTag, jsonRequested, withTimeout } from '../../activities/computed.ts';
+import { notModified } from '../../conditional.ts';
+import { dataVersion } from '../../../db/curves.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { activityColumns } from '../../../engine/frames/curve-frames.ts';
 import { queryArray, SportParam, timeFilter, TimeBoundParam } from '../../activities/query.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/time-series.ts';
@@ -39,12 +42,18 @@ export const longitudinalDataRoute = defineRoute(
       segmentation_on: SegmentationOnParam,
       format: FormatParam,
     }),
-    responses: { 200: frameResponse('The time series of the matching activities') },
+    responses: { 200: frameResponse('The time series of the matching activities'), 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { deps } = ctx;
     const asked = uniqueMetrics(query.metrics?.length ? query.metrics : DEFAULT_METRICS);
     const metrics: TimeSeriesMetric[] = asked.includes('duration') ? asked : ['duration', ...asked];
+    const json = jsonRequested(ctx, query.format);
+    ctx.vary('Accept');
+    // Like a computed answer's (api/activities/computed.ts): the version is read before the scan.
+    const version = await dataVersion(deps.db, ctx.state.principal!.userId);
+    const identity = [query.start ?? null, query.end ?? null, query.sport ?? [], metrics, query.segmentation_on ?? null, json];
+    if (notModified(ctx, computedTag(ctx, version, identity))) return;
     const activities = await activitiesForScan(deps.db, ctx.state.principal!.userId, { ...timeFilter(query.start, query.end), sports: query.sport });
     const dir = tmpDir(deps.config.DATA_DIR);
     await mkdir(dir, { recursive: true });
@@ -69,12 +78,10 @@ export const longitudinalDataRoute = defineRoute(
       await rm(file, { force: true });
       throw error;
     }
-    const json = jsonRequested(ctx, query.format);
     const body = json ? Readable.from(parquetToJsonStream(deps.engine.samples, file)) : createReadStream(file);
     body.once('close', () => void rm(file, { force: true }));
     ctx.type = json ? 'application/json; charset=utf-8' : PARQUET_MEDIA_TYPE;
     if (!json) ctx.set('Content-Disposition', parquetDisposition(ctx.path));
-    ctx.vary('Accept');
     ctx.body = body;
   },
 );

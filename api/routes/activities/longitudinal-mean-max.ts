@@ -4,6 +4,7 @@ import { UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { AfterParam, DurationsParam, FormatParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { afterWorkCurve, storedLevelCurve } from '../../activities/longitudinal-mean-max.ts';
 import { queryArray, SportParam } from '../../activities/query.ts';
 import { rangeDays, rangeFilter, RangeQuery, resolveRange, YEAR_DAYS } from '../../activities/range.ts';
@@ -39,7 +40,7 @@ export const longitudinalMeanMaxRoute = defineRoute(
       by: z.enum(['duration', 'intensity']).optional().describe('Axis of the curve: default `duration` with `after` and metric=power, else `intensity`'),
       format: FormatParam,
     }),
-    responses: { 200: frameResponse('The longitudinal curve', DEPRECATION_HEADERS) },
+    responses: { 200: frameResponse('The longitudinal curve', DEPRECATION_HEADERS), 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const metric = query.metric;

@@ -4,6 +4,7 @@ import { DurationsParam, durationsFor, FormatParam, MeanMaxMetricParam } from '.
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { queryBoolean } from '../../activities/query.ts';
+import { NOT_MODIFIED } from '../../conditional.ts';
 import { activityMeanMax } from '../../../db/curves.ts';
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import type { Frame } from '../../../engine/frames/frame.ts';
@@ -26,7 +27,7 @@ export const activityMeanMaxRoute = defineRoute(
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
     query: z.object({ durations: DurationsParam, metric: MeanMaxMetricParam.optional(), segmentation: queryBoolean(false).describe('Compute the curve from the segmented samples (see `/data`): within 5 W (0.05 m/s) of the exact curve'), format: FormatParam }),
-    responses: { 200: frameResponse('The mean-max curve'), 404: { description: 'No such activity of this user' } },
+    responses: { 200: frameResponse('The mean-max curve'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {
     const activity = await ownActivity(ctx, params.activity_id);

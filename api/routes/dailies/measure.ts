@@ -17,6 +17,7 @@ import {
   type DailyOut,
 } from '../../dailies/model.ts';
 import { dailiesBetween, deleteDaily, upsertDaily } from '../../../db/dailies.ts';
+import { NOT_MODIFIED, sendTaggedJson, VALIDATOR_HEADERS } from '../../conditional.ts';
 
 export const upsertDailyRoute = defineRoute(
   {
@@ -62,7 +63,8 @@ export const getDailiesRoute = defineRoute(
       '`{date, value: null, status: "missing", source: null}`. With `interpolate=true`, a day without a value that lies strictly between two ' +
       'stored values — the nearest stored value before it and the nearest after it, either of which may lie outside the requested range — ' +
       'gets the linear estimate between those two (`status: "estimated"`, `source: null`); days before the first or after the last stored ' +
-      'value of the measure stay missing. Estimates are computed on reading, never stored.',
+      'value of the measure stay missing. Estimates are computed on reading, never stored. The answer carries a strong `ETag` (a hash of the body) ' +
+      'and `Cache-Control: private, no-cache`: a request whose `If-None-Match` names it is answered 304 without a body.',
     tags: ['dailies'],
     auth: { scopes: ['data:read'] },
     params: DailyParams,
@@ -71,12 +73,12 @@ export const getDailiesRoute = defineRoute(
       end: DayParam.optional().describe('The last day, `YYYY-MM-DD`, inclusive; default today (UTC)'),
       interpolate: queryBoolean(false).describe('`true` (or `1`): estimate days between two stored values linearly; default `false`'),
     }),
-    responses: { 200: { description: 'One element per day of the range, oldest first', schema: z.array(DailyResponse) } },
+    responses: { 200: { description: 'One element per day of the range, oldest first', schema: z.array(DailyResponse), headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
   },
   async (ctx, { params, query }) => {
     const { start, end } = dailyRange(query, todayUtc(ctx.deps.now()));
     const stored = await dailiesBetween(ctx.deps.db, ctx.state.principal!.userId, params.measure, start, end, { neighbours: query.interpolate });
-    ctx.body = dailySeries(start, end, stored, query.interpolate);
+    sendTaggedJson(ctx, dailySeries(start, end, stored, query.interpolate));
   },
 );
 

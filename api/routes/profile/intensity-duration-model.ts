@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { sendComputed } from '../../activities/computed.ts';
+import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
 import { DateParam, durationsParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { SportParam } from '../../activities/query.ts';
 import { firstDayOfWindow, todayUtc } from '../../activities/range.ts';
@@ -56,7 +57,7 @@ export const intensityDurationModelRoute = defineRoute(
       metric: MeanMaxMetricParam.default('power'),
       sport: SportParam.optional(),
     }),
-    responses: { 200: { description: 'The model curve and its parameters', schema: ModelOut } },
+    responses: { 200: { description: 'The model curve and its parameters', schema: ModelOut, headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const end = query.date ?? todayUtc(ctx.deps.now());

@@ -8,6 +8,7 @@ import { linkedTraces } from '../../traces/links.ts';
 import { createTrace, deleteTrace, findTrace, replaceTrace } from '../../../db/traces.ts';
 import type { TraceRow } from '../../../db/database.ts';
 import { isUuid } from '../../../lib/ids.ts';
+import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
 
 export const TraceParams = z.object({ trace_id: z.string() });
 
@@ -55,13 +56,21 @@ export const getTraceRoute = defineRoute(
     path: '/api/v1/traces/{trace_id}',
     operationId: 'get_trace',
     summary: 'One trace, with the activity and lap containing it',
+    description: 'Carries a strong `ETag` and `Cache-Control: private, no-cache`: a matching `If-None-Match` is answered 304 without a body.',
     tags: ['traces'],
     auth: { scopes: ['data:read'] },
     params: TraceParams,
-    responses: { 200: { description: 'The trace', schema: TraceDetails }, 404: { description: 'No such trace of this user' } },
+    responses: {
+      200: { description: 'The trace', schema: TraceDetails, headers: VALIDATOR_HEADERS },
+      304: NOT_MODIFIED,
+      404: { description: 'No such trace of this user' },
+    },
   },
   async (ctx, { params }) => {
-    ctx.body = await details(ctx, await ownTrace(ctx, params.trace_id));
+    const etag = await readTag(ctx, 'details');
+    const trace = await ownTrace(ctx, params.trace_id);
+    if (notModified(ctx, etag)) return;
+    ctx.body = await details(ctx, trace);
   },
 );
 
