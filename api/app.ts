@@ -10,6 +10,7 @@ import { corsForApi } from './middleware/cors.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
 import { drainUnread } from './middleware/drain-unread.ts';
+import { compression } from './middleware/compression.ts';
 import { healthRoutes } from './routes/health.ts';
 import { userinfo } from './routes/oauth/userinfo.ts';
 import { tokenRoutes } from './routes/oauth/token.ts';
@@ -125,6 +126,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   app.use(drainUnread(drainBounds));
   app.use(requestContext);
   app.use(corsForApi()); // the API, discovery and JWKS answer any origin, without credentials; web pages stay same-origin
+  app.use(compression());
   app.use(errorHandler);
   app.use(securityHeaders);
   app.use(body);

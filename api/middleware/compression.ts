@@ -1,0 +1,43 @@
+import { constants } from 'node:zlib';
+import compress from 'koa-compress';
+import type { Mw } from '../context.ts';
+
+/**
+ * Response compression (koa-compress), negotiated on `Accept-Encoding`: br (quality 4) or gzip
+ * (level 6), the client's preference first and br on a tie; fast levels, so a 2 MB JSON frame costs
+ * milliseconds, not tens of them. Every answer says `Vary: Accept-Encoding`.
+ *
+ * - Compressed: JSON (API bodies, `/openapi.json`, frames as JSON), NDJSON, HTML, CSS, JavaScript
+ *   (the Swagger UI bundle, /static) and other text (a CSV original file), when the body is at least
+ *   THRESHOLD bytes or of unknown length (a stream).
+ * - Not compressed: Parquet (already zstd), FIT original files (compact binary records: gzip saves
+ *   little on them and the download keeps its Content-Length), images, HEAD, 204/304, small bodies,
+ *   requests without `Accept-Encoding` (identity), and anything else binary.
+ * - NDJSON streams (the backfill progress) flush after every write (gzip `Z_SYNC_FLUSH`, brotli
+ *   `BROTLI_OPERATION_FLUSH`), so each line reaches the client when it is written; other streams
+ *   (longitudinal JSON) compress in blocks.
+ * - A compressed answer's strong ETag becomes weak (`W/"…"`, as nginx does): its bytes differ per
+ *   coding. If-None-Match compares weakly (api/conditional.ts), so either form revalidates.
+ */
+export const THRESHOLD = 1024;
+const COMPRESSIBLE = /^(?:text\/[\w.+-]+|application\/(?:json|x-ndjson|javascript|xml|[\w.-]+\+(?:json|xml))|image\/svg\+xml)$/i;
+const NDJSON = 'application/x-ndjson';
+
+export function compression(): Mw {
+  const encode = compress({
+    filter: (type) => COMPRESSIBLE.test(type),
+    threshold: THRESHOLD,
+    gzip: (type) => ({ level: 6, ...(type === NDJSON ? { flush: constants.Z_SYNC_FLUSH } : {}) }),
+    br: (type) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: 4 }, ...(type === NDJSON ? { flush: constants.BROTLI_OPERATION_FLUSH } : {}) }),
+    // gzip and br only, whatever zlib of this Node offers (Node 22 has zstd).
+    deflate: false,
+    zstd: false,
+  });
+  return async function compression(ctx, next) {
+    await encode(ctx, next);
+    // Again after the answer: the error handler drops the headers an answer had before an error.
+    ctx.vary('Accept-Encoding');
+    const etag = ctx.response.get('ETag');
+    if (etag && !etag.startsWith('W/') && ctx.response.get('Content-Encoding')) ctx.set('ETag', `W/${etag}`);
+  };
+}
