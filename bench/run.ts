@@ -21,6 +21,7 @@ import { benchCurves } from './curves.ts';
 import { benchMeanMax } from './engine-mean-max.ts';
 import { benchLongitudinal } from './longitudinal.ts';
 import { benchSoak } from './soak.ts';
+import { benchCompression } from './compression.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -45,11 +46,13 @@ import { benchSoak } from './soak.ts';
  *   with 5 `after` values over a year, on a synthetic history of 1,000 rides (bench/curves.ts).
  * - longitudinal: longitudinal mean-max from raw streams (`after`) at 100 / 1,000 / 5,000 rides in a
  *   year, beside a DuckDB + numpy script over the same sample files (bench/longitudinal.ts).
+ * - compression: bytes and time to the last byte of a 4 h ride's JSON data frame with no
+ *   Accept-Encoding, gzip and br (bench/compression.ts).
  * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
  *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
  *   default (it takes 10 minutes): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, soak: benchSoak } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, soak: benchSoak } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
