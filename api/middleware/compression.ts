@@ -23,6 +23,10 @@ export const THRESHOLD = 1024;
 const COMPRESSIBLE = /^(?:text\/[\w.+-]+|application\/(?:json|x-ndjson|javascript|xml|[\w.-]+\+(?:json|xml))|image\/svg\+xml)$/i;
 const NDJSON = 'application/x-ndjson';
 
+/** `Content-Encoding` of a compressible answer, for the route specs (OpenAPI). */
+export const CONTENT_ENCODING_HEADER =
+  '`br` or `gzip` as `Accept-Encoding` allows (JSON, NDJSON, text from 1 KiB; never Parquet), with `Vary: Accept-Encoding`; absent when sent as is';
+
 export function compression(): Mw {
   const encode = compress({
     filter: (type) => COMPRESSIBLE.test(type),

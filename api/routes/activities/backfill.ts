@@ -8,6 +8,7 @@ import { backfillInProgress, earliestActivityStart, latestBackfill, startBackfil
 import type { Backfill } from '../../../db/database.ts';
 import { watchBackfill } from '../../../db/backfill-progress.ts';
 import { archivePath, moveInto } from '../../../lib/storage.ts';
+import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
 import { enqueueBackfill } from '../../../workers/queues.ts';
 
 const BackfillForm = z
@@ -82,7 +83,14 @@ export const backfillStatusRoute = defineRoute(
       'line with the earliest activity they have (or null) and the stream ends.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
-    responses: { 200: { description: 'NDJSON: one JSON object per line, each a BackfillStatus or a BackfillError', contentType: 'application/x-ndjson', schema: StatusLine } },
+    responses: {
+      200: {
+        description: 'NDJSON: one JSON object per line, each a BackfillStatus or a BackfillError',
+        contentType: 'application/x-ndjson',
+        schema: StatusLine,
+        headers: { 'Content-Encoding': `${CONTENT_ENCODING_HEADER}. Compressed, the stream is flushed after every line, so each line arrives when it is written` },
+      },
+    },
   },
   async (ctx) => {
     const { db, config, log, now } = ctx.deps;

@@ -7,6 +7,7 @@ import { linkedActivity, tracesOfActivities } from '../../traces/links.ts';
 import { sendCachedJson } from '../../activities/read-cache.ts';
 import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
 import { LINK_HEADER, pageOf } from '../../pagination.ts';
+import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
 
 const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
@@ -36,7 +37,7 @@ export const listActivitiesRoute = defineRoute(
       sports: Sports.meta({ deprecated: true }),
       tags: queryArray(z.string().min(1).max(64)).optional(),
     }),
-    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER } }, 304: NOT_MODIFIED },
+    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER, 'Content-Encoding': CONTENT_ENCODING_HEADER } }, 304: NOT_MODIFIED },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
