@@ -18,6 +18,12 @@ import type { Mw } from '../context.ts';
  *   (longitudinal JSON) compress in blocks.
  * - A compressed answer's strong ETag becomes weak (`W/"…"`, as nginx does): its bytes differ per
  *   coding. If-None-Match compares weakly (api/conditional.ts), so either form revalidates.
+ * - BREACH (guessing a secret from compressed sizes over many requests) finds no oracle here: API
+ *   answers need a bearer token a third party cannot make the browser send, secrets shown once are
+ *   answers to POSTs (the SameSite=Lax cookie is not sent on cross-site POSTs), and the consent
+ *   page's ticket is single-use.
+ * - A JSON object body is serialised twice (Koa measures it for the threshold, then koa-compress
+ *   encodes it); the large polled bodies (cached pages, frames, tagged JSON) are Buffers already.
  */
 export const THRESHOLD = 1024;
 const COMPRESSIBLE = /^(?:text\/[\w.+-]+|application\/(?:json|x-ndjson|javascript|xml|[\w.-]+\+(?:json|xml))|image\/svg\+xml)$/i;
