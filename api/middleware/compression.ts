@@ -18,10 +18,11 @@ import type { Mw } from '../context.ts';
  *   (longitudinal JSON) compress in blocks.
  * - A compressed answer's strong ETag becomes weak (`W/"…"`, as nginx does): its bytes differ per
  *   coding. If-None-Match compares weakly (api/conditional.ts), so either form revalidates.
- * - BREACH (guessing a secret from compressed sizes over many requests) finds no oracle here: API
- *   answers need a bearer token a third party cannot make the browser send, secrets shown once are
- *   answers to POSTs (the SameSite=Lax cookie is not sent on cross-site POSTs), and the consent
- *   page's ticket is single-use.
+ * - BREACH (guessing a secret from compressed sizes over many requests that reflect a guess) finds
+ *   no secret to guess: API reads hold the user's data but no credential (tokens travel in headers;
+ *   the token endpoint's answers need the client's code or refresh token, which a third party does
+ *   not have), secrets shown once are answers to POSTs (the SameSite=Lax cookie is not sent on
+ *   cross-site POSTs), and the consent page's ticket is single-use.
  * - A JSON object body is serialised twice (Koa measures it for the threshold, then koa-compress
  *   encodes it); the large polled bodies (cached pages, frames, tagged JSON) are Buffers already.
  */
