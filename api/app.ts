@@ -22,7 +22,7 @@ import { sourceRoutes } from './routes/sources.ts';
 import { profileRoutes } from './routes/profile/index.ts';
 import { traceRoutes } from './routes/traces/index.ts';
 import { dailyRoutes } from './routes/dailies/index.ts';
-import { docsPage, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
+import { docsPage, favicon, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
 import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
@@ -32,6 +32,7 @@ import { revokeConnection, showConnections } from './web/connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
 import { deleteActivityFromForm, showActivities, showActivity } from './web/activities.ts';
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './web/data.ts';
+import { showUpload } from './web/upload.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -75,6 +76,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/docs/:file', oauth2Redirect);
   router.get('/static/:file', siteAsset);
   router.get('/static/vendor/:file', vendorAsset);
+  router.get('/favicon.ico', favicon);
 
   router.get('/', home);
   router.get('/signup', showSignUp);
@@ -99,6 +101,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.post('/settings/tokens/:id/revoke', revokeToken);
   router.get('/settings/connections', showConnections);
   router.post('/settings/connections/:id/revoke', revokeConnection);
+  router.get('/upload', showUpload);
   router.get('/activities', showActivities);
   router.get('/activities/:id', showActivity);
   router.post('/activities/:id/delete', deleteActivityFromForm);

@@ -146,6 +146,7 @@ ${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older"
     { title: 'Activities', user: { name: displayName(user) } },
     html`<h1>Activities</h1>
 ${notice(message)}
+<p><a href="/upload" id="upload-link">Upload files</a> (FIT or CSV) or import your history (a zip).</p>
 ${activities.length
   ? html`<table class="wide" id="activities">
 <thead><tr><th>Start</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
@@ -161,7 +162,7 @@ ${activities.length
 </table>`
   : pageNo > 1
     ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
-    : html`<p id="no-activities">You have no activities yet. Upload FIT or CSV files with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>) or connect an application that sends them.</p>`}
+    : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT or CSV files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`}
 ${pager}`,
   );
 }
@@ -225,7 +226,7 @@ async function ownActivity(ctx: Ctx, opts: { post: boolean }): Promise<{ user: W
   if (!user) return undefined;
   const activity = isUuid(id) ? await findActivity(ctx.deps.db, user.id, id) : undefined;
   if (!activity) {
-    notFound(ctx, 'Activity not found.');
+    notFound(ctx, 'Activity not found.', user);
     return undefined;
   }
   return { user, activity };
@@ -244,7 +245,7 @@ export async function deleteActivityFromForm(ctx: Ctx) {
     sendHtml(ctx, 422, detailsPage(found.user, found.activity, { confirmError: 'Tick the box to confirm: a deleted activity cannot be restored.' }));
     return;
   }
-  if (!(await removeActivity(ctx.deps, found.user.id, found.activity.id))) return notFound(ctx, 'Activity not found.');
+  if (!(await removeActivity(ctx.deps, found.user.id, found.activity.id))) return notFound(ctx, 'Activity not found.', found.user);
   ctx.status = 303;
   ctx.redirect('/activities?deleted=1');
 }
