@@ -97,3 +97,10 @@ function serve(dir: string, assets: Record<string, string>) {
 export const swaggerAsset = serve(SWAGGER_DIR, SWAGGER_ASSETS);
 export const siteAsset = serve(STATIC_DIR, SITE_ASSETS);
 export const vendorAsset = serve(UPLOT_DIR, VENDOR_ASSETS);
+
+/** GET /favicon.ico: browsers that ask for it (pages link /static/favicon.svg) get the same SVG, not a 404. */
+export function favicon(ctx: Ctx) {
+  ctx.type = TYPES['.svg']!;
+  ctx.set('Cache-Control', 'public, max-age=86400');
+  ctx.body = createReadStream(path.join(STATIC_DIR, 'favicon.svg'));
+}

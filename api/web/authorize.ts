@@ -21,6 +21,8 @@ import { matchRedirectUri } from '../oauth/redirect-uris.ts';
 import { isPrivate } from '../applications/model.ts';
 import { html } from './html.ts';
 import { errorPage, page } from './layout.ts';
+import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
+import { displayName } from './web-common.ts';
 import { formBody } from './forms.ts';
 
 /** How long the consent screen stays valid. */
@@ -89,11 +91,11 @@ export async function decide(ctx: Ctx) {
   const pending = stored ? (JSON.parse(stored) as PendingConsent) : undefined;
   // The ticket is single-use and bound to the session that was shown the screen (CSRF protection).
   if (!pending || pending.sessionId !== user.sessionId) {
-    return untrusted(ctx, 'This authorization request has expired or was already answered. Start again from the application.');
+    return untrusted(ctx, 'This authorization request has expired or was already answered. Start again from the application.', 400, user);
   }
   const { request } = pending;
   const app = await findApplication(ctx.deps.db, request.clientId);
-  if (!app || !matchRedirectUri(app.redirect_uris, request.redirectUri)) return untrusted(ctx, 'The application has changed; start again from it.');
+  if (!app || !matchRedirectUri(app.redirect_uris, request.redirectUri)) return untrusted(ctx, 'The application has changed; start again from it.', 400, user);
   const answer = (a: Record<string, string | undefined>) => answerUri(request.redirectUri, { ...a, state: request.state, iss: ctx.deps.config.BASE_URL });
   ctx.status = 303;
   if (decision !== 'allow') {
@@ -133,10 +135,10 @@ async function issueCode(ctx: Ctx, user: User, request: Omit<AuthorizationReques
   return answerUri(request.redirectUri, { code, state: request.state, iss: ctx.deps.config.BASE_URL });
 }
 
-function untrusted(ctx: Ctx, message: string, status = 400) {
+function untrusted(ctx: Ctx, message: string, status = 400, user?: User) {
   ctx.status = status;
   ctx.type = 'html';
-  ctx.body = errorPage(status, message);
+  ctx.body = errorPage(status, message, user ? { name: displayName(user) } : undefined);
 }
 
 /** The form may send the browser to the redirect URI, so CSP form-action must allow its origin. */
@@ -154,14 +156,14 @@ async function consentScreen(ctx: Ctx, app: Application, user: User & { sessionI
   const target = new URL(request.redirectUri);
   ctx.set(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action ${formAction(request.redirectUri)}; frame-ancestors 'none'; base-uri 'none'`,
+    `default-src 'none'; style-src 'self'; img-src 'self' https: data:; script-src 'self'; form-action ${formAction(request.redirectUri)}; frame-ancestors 'none'; base-uri 'none'`,
   );
   ctx.set('Cache-Control', 'no-store');
   ctx.type = 'html';
   ctx.body = page(
-    { title: `Authorize ${app.name}`, user: { name: `${user.first_name} ${user.last_name}` } },
+    { title: `Authorize ${app.name}`, user: { name: `${user.first_name} ${user.last_name}` }, scripts: [APP_ICON_SCRIPT] },
     html`<section class="consent">
-${app.image ? html`<img class="app-image" src="${app.image}" alt="" width="64" height="64">` : ''}
+${appIcon(app, 64)}
 <h1><span id="app-name">${app.name}</span> wants to access your account</h1>
 ${isPrivate(app)
   ? html`<p class="notice" id="private-notice" role="note">This application is private: it is still in development and has not published its description, website, image and privacy statement. Only you, its owner, can connect it.</p>`

@@ -5,6 +5,7 @@ import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { html } from './html.ts';
 import { page, settingsNav } from './layout.ts';
+import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
 import { displayName, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
 
 function describe(scope: string): string {
@@ -13,7 +14,7 @@ function describe(scope: string): string {
 
 function connectionsPage(user: WebUser, apps: ConnectedApplication[], message?: string) {
   return page(
-    { title: 'Connected applications', user: { name: displayName(user) } },
+    { title: 'Connected applications', user: { name: displayName(user) }, scripts: [APP_ICON_SCRIPT] },
     html`<h1>Connected applications</h1>
 ${settingsNav('/settings/connections')}
 ${notice(message)}
@@ -21,7 +22,7 @@ ${notice(message)}
 ${apps.length
   ? html`<ul class="connections" id="connections">${apps.map(
       (a) => html`<li data-application-id="${a.application_id}">
-${a.image ? html`<img src="${a.image}" alt="" class="app-icon" width="48" height="48">` : ''}
+${appIcon(a, 48)}
 <div>
 <h2 class="app-name">${a.name}</h2>
 <p class="muted">First authorized ${when(a.created_at)}${a.updated_at.getTime() !== a.created_at.getTime() ? html`, last ${when(a.updated_at)}` : ''}</p>
@@ -56,7 +57,7 @@ export async function revokeConnection(ctx: Ctx) {
   const applicationId = ctx.params.id ?? '';
   // Deletes the consent and every grant of the pair: refresh and access tokens stop working at once.
   const { found, grantIds } = await deleteConsent(ctx.deps.db, user.id, applicationId);
-  if (!found && !grantIds.length) return notFound(ctx, 'This application is not connected to your account.');
+  if (!found && !grantIds.length) return notFound(ctx, 'This application is not connected to your account.', user);
   ctx.status = 303;
   ctx.redirect(`/settings/connections?revoked=${encodeURIComponent(applicationId)}`);
 }

@@ -234,7 +234,7 @@ export async function deleteTraceFromForm(ctx: Ctx) {
   const user = await formUser(ctx);
   if (!user) return;
   const id = ctx.params.id ?? '';
-  if (!isUuid(id) || !(await deleteTrace(ctx.deps.db, user.id, id, ctx.deps.now()))) return notFound(ctx, 'Trace not found.');
+  if (!isUuid(id) || !(await deleteTrace(ctx.deps.db, user.id, id, ctx.deps.now()))) return notFound(ctx, 'Trace not found.', user);
   redirectBack(ctx, 'trace_deleted', 'traces');
 }
 
@@ -243,6 +243,6 @@ export async function deleteDailyFromForm(ctx: Ctx) {
   if (!user) return;
   const measure = ctx.params.measure ?? '';
   const day = parseDay(ctx.params.date ?? '');
-  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day))) return notFound(ctx, 'Daily value not found.');
+  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day))) return notFound(ctx, 'Daily value not found.', user);
   redirectBack(ctx, 'daily_deleted', 'dailies');
 }

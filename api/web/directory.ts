@@ -6,6 +6,7 @@ import { currentWebUser } from '../auth/web-session.ts';
 import { isPrivate, pageUrl, slugProblem } from '../applications/model.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
+import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
 import { displayName, notFound, sendHtml } from './web-common.ts';
 
 async function headerUser(ctx: Ctx) {
@@ -25,13 +26,13 @@ export async function showDirectory(ctx: Ctx) {
     ctx,
     200,
     page(
-      { title: 'Applications', user: await headerUser(ctx) },
+      { title: 'Applications', user: await headerUser(ctx), scripts: [APP_ICON_SCRIPT] },
       html`<h1>Applications</h1>
 <p>Applications that work with your training data. Connecting one asks for your consent first; you can revoke it at any time in <a href="/settings/connections">Settings</a>.</p>
 ${apps.length
   ? html`<ul class="directory" id="directory">${apps.map(
       (a) => html`<li data-application-id="${a.id}">
-${a.image ? html`<img src="${a.image}" alt="" class="app-icon" width="64" height="64">` : ''}
+${appIcon(a, 64)}
 <div>
 <h2 class="app-name">${a.page_slug ? html`<a href="/pages/${a.page_slug}/">${a.name}</a>` : a.name}</h2>
 ${a.description ? html`<p>${a.description}</p>` : ''}
@@ -64,7 +65,7 @@ function throwawayChallenge(): string {
 /** GET /pages/{slug}: to the canonical address with a trailing slash, query kept. */
 export async function redirectToPage(ctx: Ctx) {
   const slug = ctx.params.slug ?? '';
-  if (slugProblem(slug)) return notFound(ctx, 'Page not found.');
+  if (slugProblem(slug)) return notFound(ctx, 'Page not found.', await currentWebUser(ctx));
   ctx.status = 301;
   ctx.redirect(`/pages/${slug}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
 }
@@ -76,7 +77,7 @@ export async function showApplicationPage(ctx: Ctx) {
   const app = slugProblem(slug) ? undefined : await findApplicationBySlug(ctx.deps.db, slug);
   const user = await currentWebUser(ctx);
   const live = app !== undefined && isLive(app);
-  if (!app || (!live && app.owner_id !== user?.id)) return notFound(ctx, 'Page not found.');
+  if (!app || (!live && app.owner_id !== user?.id)) return notFound(ctx, 'Page not found.', user);
 
   const { config } = ctx.deps;
   const self = pageUrl(config, slug);
@@ -97,7 +98,7 @@ export async function showApplicationPage(ctx: Ctx) {
     ctx,
     200,
     page(
-      { title: app.name, user: user ? { name: displayName(user) } : undefined },
+      { title: app.name, user: user ? { name: displayName(user) } : undefined, scripts: [APP_ICON_SCRIPT] },
       html`${live ? '' : html`<p class="banner" id="preview-banner" role="status">Preview: not published. Only you see this page until the application is published.</p>`}
 ${error
   ? html`<p class="error" role="alert" id="connect-result">Not connected: ${errorText}</p>`
@@ -105,7 +106,7 @@ ${error
     ? html`<p class="notice" role="status" id="connect-result">Connected to ${app.name}</p>`
     : ''}
 <article class="app-page" data-application-id="${app.id}">
-${app.image ? html`<img src="${app.image}" alt="" class="app-icon" width="96" height="96">` : ''}
+${appIcon(app, 96)}
 <h1>${app.name}</h1>
 ${app.description ? html`<p class="description">${app.description}</p>` : ''}
 <p class="links">

@@ -19,6 +19,7 @@ export function page(opts: PageOptions, body: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${opts.title} · Training data service</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/site.css">
 ${opts.charts ? html`<link rel="stylesheet" href="/static/vendor/uPlot.min.css">
 <script src="/static/vendor/uPlot.iife.min.js" defer></script>` : ''}
@@ -31,6 +32,7 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
   <nav>
     ${opts.user
       ? html`<a href="/activities">Activities</a>
+        <a href="/upload">Upload</a>
         <a href="/data">Traces and dailies</a>
         <a href="/settings">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
@@ -45,8 +47,9 @@ ${body}
 </html>`.value;
 }
 
-export function errorPage(status: number, message: string): string {
-  return page({ title: `Error ${status}` }, html`<h1>Error ${status}</h1><p class="error" role="alert">${message}</p><p><a href="/">Home</a></p>`);
+/** An error page; `user` (the signed-in user, when the request has a valid session) is shown in the header. */
+export function errorPage(status: number, message: string, user?: { name: string }): string {
+  return page({ title: `Error ${status}`, user }, html`<h1>Error ${status}</h1><p class="error" role="alert">${message}</p><p><a href="/">Home</a></p>`);
 }
 
 /** A labelled input; `error` renders next to it and marks it invalid. */

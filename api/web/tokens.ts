@@ -121,7 +121,7 @@ export async function revokeToken(ctx: Ctx) {
   if (!user) return;
   const grant = await findGrant(ctx.deps.db, ctx.params.id ?? '');
   // Only the user's own personal tokens; anything else is as absent as a missing one.
-  if (!grant || grant.user_id !== user.id || grant.application_id !== null) return notFound(ctx, 'Token not found.');
+  if (!grant || grant.user_id !== user.id || grant.application_id !== null) return notFound(ctx, 'Token not found.', user);
   await deleteGrant(ctx.deps.db, grant.id);
   ctx.status = 303;
   ctx.redirect('/settings/tokens?revoked=1');

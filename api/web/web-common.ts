@@ -29,9 +29,12 @@ export function sendHtml(ctx: Ctx, status: number, body: string): void {
   ctx.body = body;
 }
 
-/** A 404 page: also the answer for another user's resource, so its existence is not revealed. */
-export function notFound(ctx: Ctx, message = 'Not found'): void {
-  sendHtml(ctx, 404, errorPage(404, message));
+/**
+ * A 404 page: also the answer for another user's resource, so its existence is not revealed. Pass
+ * the signed-in user, when there is one, so the header shows them rather than Sign in.
+ */
+export function notFound(ctx: Ctx, message = 'Not found', user?: Pick<User, 'first_name' | 'last_name'>): void {
+  sendHtml(ctx, 404, errorPage(404, message, user ? { name: displayName(user) } : undefined));
 }
 
 /** A timestamp as `2026-05-18 15:32 UTC` in a <time> element; a dash when absent. */

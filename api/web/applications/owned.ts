@@ -12,7 +12,7 @@ export async function ownedApplication(ctx: Ctx, opts: { post: boolean }): Promi
   if (!user) return undefined;
   const app = await findOwnedApplication(ctx.deps.db, id, user.id);
   if (!app) {
-    notFound(ctx, 'Application not found.');
+    notFound(ctx, 'Application not found.', user);
     return undefined;
   }
   return { user, app };
