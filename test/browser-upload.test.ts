@@ -216,3 +216,9 @@ test('a zip history import shows its upload progress, the backfill progress and 
   console.check(t);
   await page.context().close();
 });
+
+test('signed out, the upload page sends you to sign in', async (t) => {
+  const res = await fetch(`${suite.service.url}/upload`, { redirect: 'manual' });
+  t.is(res.status, 303);
+  t.is(res.headers.get('location'), '/signin?next=%2Fupload');
+});

@@ -35,8 +35,8 @@ function uploadPage(name: string): string {
 <h2 id="files-heading">Activity files</h2>
 <form id="upload-form" class="stack" data-max-files="${MAX_FILES_PER_UPLOAD}" data-extensions="${UPLOAD_EXTENSIONS.join(' ')}">
   <div class="drop-zone" id="drop-zone">
-    <p>Drop up to ${MAX_FILES_PER_UPLOAD} files here, or</p>
-    <label for="files" class="button">Choose files</label>
+    <p>Drop up to ${MAX_FILES_PER_UPLOAD} files here</p>
+    <label for="files">or choose them</label>
     <input type="file" id="files" name="files" multiple accept=".fit,.csv,.gz">
     <p class="hint">FIT or CSV, optionally gzip-compressed (${UPLOAD_EXTENSIONS.join(', ')}); at most ${MAX_FILES_PER_UPLOAD} at a time. Each file is uploaded on its own, with its own progress.</p>
   </div>
