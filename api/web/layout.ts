@@ -32,8 +32,8 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
   <nav>
     ${opts.user
       ? html`<a href="/activities">Activities</a>
-        <a href="/upload">Upload</a>
         <a href="/data">Traces and dailies</a>
+        <a href="/upload">Upload</a>
         <a href="/settings">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
       : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`}
