@@ -60,7 +60,7 @@ function uploadPage(name: string): string {
   <p class="error" role="alert" id="history-error" hidden></p>
 </form>
 <div id="history" class="history" hidden>
-  <p><span id="history-name"></span> <progress id="history-progress" max="100" value="0"></progress> <span id="history-percent">0 %</span></p>
+  <p><span id="history-name"></span> <progress id="history-progress" max="100" value="0" aria-label="Upload of the archive"></progress> <span id="history-percent">0 %</span></p>
   <p id="history-state" role="status"></p>
   <p>Loaded back to: <strong id="history-loaded-until">nothing yet</strong></p>
   <ul class="history-errors" id="history-errors"></ul>

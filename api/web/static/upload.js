@@ -104,7 +104,7 @@ function refusal(files) {
 class UploadRow {
   constructor(file) {
     this.file = file;
-    this.progress = el('progress', { max: '100', value: '0' });
+    this.progress = el('progress', { max: '100', value: '0', 'aria-label': `Upload of ${file.name}` });
     this.percent = el('span', { class: 'percent', text: '0 %' });
     this.status = el('span', { class: 'status', text: 'Waiting' });
     this.result = el('div', { class: 'result' });
