@@ -2,6 +2,7 @@ import type { Ctx } from '../context.ts';
 import type { ActivityRow } from '../../db/database.ts';
 import { findActivity, listActivities } from '../../db/activities.ts';
 import { isUuid } from '../../lib/ids.ts';
+import { rootSport } from '../../lib/sports.ts';
 import { formatInstant, formatLocal } from '../../lib/time.ts';
 import { removeActivity } from '../routes/activities/activity.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
@@ -95,13 +96,13 @@ function summaryTable(summary: Record<string, unknown> | null): Html {
   const channels = CHANNELS.filter((c) => statsOf(summary, c.key));
   if (!channels.length) return html`<p id="no-summary" class="muted">No summary statistics.</p>`;
   const stats = STATS.filter(([s]) => channels.some((c) => statsOf(summary, c.key)?.[s] !== undefined));
-  return html`<table class="wide" id="summary">
+  return html`<div class="table-scroll"><table class="wide" id="summary">
 <thead><tr><th>Channel</th>${stats.map(([, label]) => html`<th>${label}</th>`)}<th>Unit</th></tr></thead>
 <tbody>${channels.map((c) => {
     const s = statsOf(summary, c.key)!;
     return html`<tr data-channel="${c.key}"><th scope="row">${c.label}</th>${stats.map(([k]) => html`<td data-stat="${k}">${statValue(c, s[k])}</td>`)}<td>${c.unit}</td></tr>`;
   })}</tbody>
-</table>`;
+</table></div>`;
 }
 
 /** Lap columns: what a lap most often is read for, each shown only when some lap has it. */
@@ -121,14 +122,58 @@ function lapsTable(activity: ActivityRow): Html {
   const offset = activity.utc_offset_seconds;
   const hasDistance = laps.some((l) => statsOf(l, 'distance')?.sum !== undefined);
   const columns = LAP_COLUMNS.filter((col) => laps.some((l) => statsOf(l, col.channel)?.[col.stat] !== undefined));
-  return html`<table class="wide" id="laps">
+  return html`<div class="table-scroll"><table class="wide" id="laps">
 <thead><tr><th>Lap</th><th>Start</th><th>Duration</th>${hasDistance ? html`<th>Distance</th>` : ''}${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
 <tbody>${laps.map(
     (lap, i) => html`<tr data-lap="${i + 1}"><td>${i + 1}</td><td>${localTime(new Date(lap.start), offset, { seconds: true, timeOnly: true })}</td><td>${clockDuration(lap.end - lap.start)}</td>${
       hasDistance ? html`<td>${km(statsOf(lap, 'distance')?.sum as number | undefined) ?? ''}</td>` : ''
     }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
   )}</tbody>
-</table>`;
+</table></div>`;
+}
+
+// Charts -----------------------------------------------------------------------------------------
+
+const CURVE_LABELS: Record<string, string> = { power: 'Power', speed: 'Speed', heart_rate: 'Heart rate' };
+
+/** A select of the curve metrics the activity records (the first is chosen); nothing when it records none. */
+function metricSelect(id: string, label: string, metrics: string[]): Html {
+  return html`<label for="${id}">${label}</label>
+<select id="${id}">${metrics.map((m) => html`<option value="${m}">${CURVE_LABELS[m] ?? m}</option>`)}</select>`;
+}
+
+/**
+ * Where the page's script (static/activity.js) draws the activity from the public API: the time series
+ * of every recorded channel, the route when positions were recorded, the mean-max curve (power, else
+ * speed) and the accumulated work duration (power for cycling, else speed, else heart rate).
+ */
+function chartsSection(a: ActivityRow): Html {
+  const has = (m: string) => a.metrics.includes(m);
+  const meanMax = ['power', 'speed'].filter(has);
+  const preferred = rootSport(a.sport) === 'cycling' ? ['power', 'speed', 'heart_rate'] : ['speed', 'power', 'heart_rate'];
+  const awd = preferred.filter(has);
+  const route = has('latitude') && has('longitude');
+  return html`<section id="activity-charts" class="activity-charts" data-activity-id="${a.id}" data-state="loading" aria-label="Recorded channels over time">
+<p id="charts-status" class="muted" role="status">Loading the recorded channels…</p>
+<div id="best-window" class="best-window" hidden><span id="best-window-text"></span> <button type="button" id="reset-zoom" class="small">Whole activity</button></div>
+<div id="timeseries" class="timeseries"></div>
+<p class="hint">Hover to read every channel at one instant; drag across a chart to zoom, double-click to see the whole activity.</p>
+</section>
+<div class="activity-panels">
+${route ? html`<section class="panel" id="route-panel"><h2>Route</h2><p id="route-status" class="muted" hidden></p><div id="route" class="route"></div></section>` : ''}
+${meanMax.length
+  ? html`<section class="panel" id="mean-max-panel"><h2>Mean-max curve</h2>
+<div class="panel-controls">${metricSelect('mean-max-metric', 'Metric', meanMax)}</div>
+<p id="mean-max-status" class="muted" hidden></p><div id="mean-max-chart" class="curve-chart"></div>
+<p class="hint">The best average over each duration. Click a point to see that effort in the charts above.</p></section>`
+  : ''}
+${awd.length
+  ? html`<section class="panel" id="awd-panel"><h2>Accumulated work duration</h2>
+<div class="panel-controls">${metricSelect('awd-metric', 'Metric', awd)}</div>
+<p id="awd-status" class="muted" hidden></p><div id="awd-chart" class="curve-chart"></div>
+<p class="hint">Total time at or above each level.</p></section>`
+  : ''}
+</div>`;
 }
 
 // Pages ------------------------------------------------------------------------------------------
@@ -171,7 +216,13 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
   const offset = a.utc_offset_seconds;
   const distance = km(a.distance);
   return page(
-    { title: `${sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`, user: { name: displayName(user) } },
+    {
+      title: `${sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`,
+      user: { name: displayName(user) },
+      charts: true,
+      styles: ['/static/activity.css'],
+      scripts: ['/static/activity.js'],
+    },
     html`<p><a href="/activities">← All activities</a></p>
 <h1 id="activity-title">${sportLabel(a.sport)}, ${localTime(a.start_time, offset)}</h1>
 <dl id="activity" data-activity-id="${a.id}">
@@ -186,6 +237,7 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
   <dt>Id</dt><dd><code id="activity-id">${a.id}</code></dd>
 </dl>
 <p><a href="/api/v1/activities/${a.id}/download" id="download" download>Download original file</a></p>
+${chartsSection(a)}
 <h2>Summary</h2>
 ${summaryTable(a.summary)}
 <h2>Laps</h2>

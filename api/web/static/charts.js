@@ -11,6 +11,10 @@ export const PALETTE = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '
  * `options` are uPlot's; `height` defaults to 300 px.
  */
 export function drawChart(container, options, data) {
+  // Drawing again into the same container (another metric chosen) replaces the chart before.
+  container.chart?.destroy();
+  if (container.onChartResize) window.removeEventListener('resize', container.onChartResize);
+  delete container.dataset.drawn;
   const width = () => Math.max(200, container.clientWidth);
   const chart = new uPlot(
     {
@@ -27,11 +31,59 @@ export function drawChart(container, options, data) {
   );
   container.chart = chart;
   let pending = 0;
-  window.addEventListener('resize', () => {
+  container.onChartResize = () => {
     cancelAnimationFrame(pending);
     pending = requestAnimationFrame(() => chart.setSize({ width: width(), height: chart.height }));
-  });
+  };
+  window.addEventListener('resize', container.onChartResize);
   return chart;
+}
+
+/** Durations worth a tick on a log-duration axis (s): 1s, 2s, 5s, 10s, 30s, 1m, 2m, 5m, 10m, 20m, 1h, 2h, 5h, 10h, 1d. */
+export const DURATION_TICKS = [1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200, 18000, 36000, 86400];
+
+/** A duration as a tick label: `1s`, `30s`, `1m`, `1m30s`, `20m`, `1h`, `1h30m`. */
+export function durationLabel(seconds) {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return s % 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s / 60}m`;
+  const m = Math.round((s % 3600) / 60);
+  return m ? `${Math.floor(s / 3600)}h${m}m` : `${s / 3600}h`;
+}
+
+/** A uPlot log scale for durations in seconds (`scales: { x: logDurationScale() }`). */
+export function logDurationScale() {
+  return { distr: 3, log: 10 };
+}
+
+/** A uPlot axis for a log-duration scale: ticks at DURATION_TICKS within the range, labelled `1s`, `5m`, `1h`. */
+export function logDurationAxis(overrides = {}) {
+  const minGap = overrides.space ?? 24; // CSS px between labelled ticks
+  return {
+    splits: (u, axisIdx, min, max) => {
+      const ticks = DURATION_TICKS.filter((d) => d >= min && d <= max);
+      if (!ticks.length) return [min, max];
+      // Thin the ticks to keep `minGap` px between them on this chart's size (log positions).
+      const horizontal = u.axes[axisIdx].side % 2 === 0;
+      const px = (horizontal ? u.bbox.width : u.bbox.height) / (devicePixelRatio || 1);
+      const span = Math.log(max) - Math.log(min);
+      if (!(px > 0) || !(span > 0)) return ticks;
+      const kept = [];
+      let last = -Infinity;
+      for (const d of ticks) {
+        const at = ((Math.log(d) - Math.log(min)) / span) * px;
+        if (at - last >= minGap) {
+          kept.push(d);
+          last = at;
+        }
+      }
+      return kept;
+    },
+    // uPlot's log axes label only powers of ten by default; every tick here gets its label.
+    filter: (u, splits) => splits,
+    values: (u, splits) => splits.map((s) => (s == null ? '' : durationLabel(s))),
+    ...overrides,
+  };
 }
 
 /** `1:02:03`, `2:03` or `45 s` for a duration in seconds (axis labels, hover). */

@@ -1,0 +1,164 @@
+// The activity page's time series: one uPlot chart per recorded channel, stacked, sharing the x axis
+// (seconds since the activity's start). Their cursors are synced (hovering one shows every channel's
+// value at that instant in each chart's legend), dragging across one zooms all, double-clicking one
+// shows the whole activity again. Laps are drawn as alternating bands behind the series, numbered on
+// the top chart; a window (a mean-max best) can be highlighted and zoomed to.
+
+import { PALETTE, drawChart, formatDuration } from './charts.js';
+
+/** The channels charted over time, in this order, with the unit shown and the conversion from the API's SI value. */
+export const TIME_SERIES_CHANNELS = [
+  { key: 'power', label: 'Power', unit: 'W', digits: 0 },
+  { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
+  { key: 'speed', label: 'Speed', unit: 'km/h', factor: 3.6, digits: 1 },
+  { key: 'cadence', label: 'Cadence', unit: 'rpm', digits: 0 },
+  { key: 'altitude', label: 'Altitude', unit: 'm', digits: 0 },
+  { key: 'temperature', label: 'Temperature', unit: '°C', digits: 1 },
+  { key: 'core_temperature', label: 'Core temperature', unit: '°C', digits: 2 },
+  { key: 'smo2', label: 'SmO₂', unit: '%', digits: 1 },
+  { key: 'respiration_rate', label: 'Respiration rate', unit: 'br/min', digits: 1 },
+];
+
+/** Tick steps of the elapsed-time axis (s): seconds up to whole hours. */
+const TIME_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+const Y_AXIS_SIZE = 56;
+const LAP_FILL = 'rgba(36, 83, 214, 0.08)';
+const HIGHLIGHT_FILL = 'rgba(255, 127, 14, 0.22)';
+
+/** A channel's values in display units (nulls kept: they are pauses, drawn as gaps). */
+function displayValues(channel, values) {
+  if (!channel.factor) return values;
+  return values.map((v) => (v === null ? null : v * channel.factor));
+}
+
+/**
+ * Draw the stacked charts into `container`.
+ * `x`: seconds since the start per row; `frame`: the `/data` JSON frame; `laps`: [{start, end}] in
+ * seconds since the start; `channels`: the TIME_SERIES_CHANNELS present in the frame.
+ * Returns a controller: `charts`, `zoomTo(min, max)`, `reset()`, `highlight(window | null)`,
+ * `onCursor(fn)` (called with the row index under the cursor, or null).
+ */
+export function drawTimeSeries(container, { x, frame, laps, channels }) {
+  const charts = [];
+  const cursorListeners = [];
+  const syncKey = `activity-${Math.random().toString(36).slice(2)}`;
+  let highlighted = null;
+  let syncing = false;
+
+  const clock = (idx) => (idx == null ? '' : (frame.timestamp_local?.[idx] ?? '').slice(11, 19));
+  const distance = frame.distance;
+  const timeValue = (u, v, si, idx) => {
+    if (v == null) return '–';
+    const parts = [formatDuration(v), clock(idx)];
+    if (distance && idx != null && distance[idx] != null) parts.push(`${(distance[idx] / 1000).toFixed(2)} km`);
+    return parts.filter(Boolean).join(' · ');
+  };
+
+  /** Alternating lap bands (and the highlighted window) behind the series; lap numbers on the top chart. */
+  const bands = (numbered) => (u) => {
+    const { ctx, bbox } = u;
+    const dpr = devicePixelRatio || 1;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(bbox.left, bbox.top, bbox.width, bbox.height);
+    ctx.clip();
+    if (laps.length > 1) {
+      ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      ctx.textBaseline = 'top';
+      laps.forEach((lap, i) => {
+        const x0 = u.valToPos(lap.start, 'x', true);
+        const x1 = u.valToPos(lap.end, 'x', true);
+        if (i % 2 === 0) {
+          ctx.fillStyle = LAP_FILL;
+          ctx.fillRect(x0, bbox.top, x1 - x0, bbox.height);
+        }
+        if (numbered && x1 - x0 > 16 * dpr) {
+          ctx.fillStyle = '#5b6475';
+          ctx.fillText(String(i + 1), Math.max(x0, bbox.left) + 3 * dpr, bbox.top + 3 * dpr);
+        }
+      });
+    }
+    if (highlighted) {
+      const x0 = u.valToPos(highlighted.min, 'x', true);
+      const x1 = u.valToPos(highlighted.max, 'x', true);
+      ctx.fillStyle = HIGHLIGHT_FILL;
+      ctx.fillRect(x0, bbox.top, Math.max(x1 - x0, 2 * dpr), bbox.height);
+    }
+    ctx.restore();
+  };
+
+  /** A zoom (drag, double-click, zoomTo) of one chart applies to all of them. */
+  const followZoom = (u, key) => {
+    if (key !== 'x' || syncing || charts.length < channels.length) return;
+    const { min, max } = u.scales.x;
+    syncing = true;
+    for (const other of charts) if (other !== u && (other.scales.x.min !== min || other.scales.x.max !== max)) other.setScale('x', { min, max });
+    syncing = false;
+  };
+
+  channels.forEach((channel, i) => {
+    const last = i === channels.length - 1;
+    const el = document.createElement('div');
+    el.className = 'ts-chart';
+    el.id = `${channel.key}-chart`;
+    el.dataset.channel = channel.key;
+    container.append(el);
+    const chart = drawChart(
+      el,
+      {
+        height: last ? 170 : 140,
+        cursor: { sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
+        scales: { x: { time: false } },
+        legend: { live: true },
+        series: [
+          { label: 'Time', value: timeValue },
+          {
+            label: `${channel.label} (${channel.unit})`,
+            stroke: PALETTE[i % PALETTE.length],
+            width: 1,
+            points: { show: false },
+            value: (u, v) => (v == null ? '–' : v.toFixed(channel.digits)),
+          },
+        ],
+        axes: [
+          last
+            ? { incrs: TIME_INCRS, values: (u, splits) => splits.map(formatDuration), space: 60 }
+            : { incrs: TIME_INCRS, values: (u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
+          { size: Y_AXIS_SIZE, space: 30 },
+        ],
+        hooks: {
+          drawClear: [bands(i === 0)],
+          setScale: [followZoom],
+          // The cursors are synced, so the top chart's follows whichever chart is hovered.
+          setCursor: i === 0 ? [(u) => cursorListeners.forEach((fn) => fn(u.cursor.idx ?? null))] : [],
+        },
+      },
+      [x, displayValues(channel, frame[channel.key])],
+    );
+    el.dataset.laps = String(laps.length);
+    charts.push(chart);
+  });
+
+  const redraw = () => charts.forEach((c) => c.redraw(false));
+  return {
+    charts,
+    zoomTo(min, max) {
+      syncing = true;
+      for (const c of charts) c.setScale('x', { min, max });
+      syncing = false;
+    },
+    reset() {
+      if (!x.length) return;
+      this.zoomTo(x[0], x[x.length - 1]);
+    },
+    highlight(window) {
+      const same = highlighted === window || (highlighted && window && highlighted.min === window.min && highlighted.max === window.max);
+      if (same) return;
+      highlighted = window;
+      redraw();
+    },
+    onCursor(fn) {
+      cursorListeners.push(fn);
+    },
+  };
+}
