@@ -39,7 +39,7 @@ async function screenshots(t: ExecutionContext, page: Page, name: string) {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
     await page.waitForTimeout(150); // the charts follow the window's width on the next frame
-    t.true(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `no horizontal overflow at ${width} px`);
+    t.true(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= width, `no horizontal overflow at ${width} px`);
     const file = path.join(os.tmpdir(), `activity-page-${name}-${width}.png`);
     await page.screenshot({ path: file, fullPage: true });
     t.true(statSync(file).size > 0);
@@ -69,10 +69,10 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   for (const c of channels) await page.waitForSelector(`#${c}-chart[data-drawn]`);
   await page.waitForSelector('#mean-max-chart[data-drawn]');
   await page.waitForSelector('#awd-chart[data-drawn]');
-  t.true(await page.$eval('#charts-status', (el) => (el as HTMLElement).hidden));
+  t.true(await page.$eval('#charts-status', (el) => (el as unknown as { hidden: boolean }).hidden));
 
   // One chart per recorded channel, each with every row of the API's frame (pauses as gaps).
-  t.deepEqual(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as HTMLElement).dataset.channel)), channels);
+  t.deepEqual(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel)), channels);
   const t0 = Date.parse(activity.start);
   for (const c of channels) {
     const state = await chartState(page, `#${c}-chart`);
@@ -88,7 +88,7 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   const positions = frame.latitude!.filter((v, i) => v !== null && frame.longitude![i] !== null).length;
   t.true(positions > 8000);
   t.is(await page.$$eval('#route svg polyline', (els) => els.length), 1);
-  t.is(await page.$eval('#route svg polyline', (el) => (el as unknown as SVGPolylineElement).points.numberOfItems), positions);
+  t.is(await page.$eval('#route svg polyline', (el) => (el as unknown as { points: { numberOfItems: number } }).points.numberOfItems), positions);
 
   // The mean-max curve: every duration of the API's frame, on a log axis; the AWD: every level.
   const mm = await chartState(page, '#mean-max-chart');
@@ -148,8 +148,8 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   await page.click('#reset-zoom');
   for (const c of channels) {
     const s = await chartState(page, `#${c}-chart`);
-    t.is(s.min, s.x[0]);
-    t.is(s.max, s.x[rows - 1]);
+    t.is(s.min, s.x[0]!);
+    t.is(s.max, s.x[rows - 1]!);
   }
   t.false(await page.isVisible('#best-window'));
 
@@ -172,6 +172,10 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   t.deepEqual([whole.min, whole.max], [whole.x[0], whole.x[rows - 1]]);
 
   await screenshots(t, page, 'power-gps');
+  // The list of activities fits a phone too (its table scrolls inside its box).
+  await page.goto(`${suite.service.url}/activities`);
+  t.truthy(await page.$(`tr[data-activity-id="${id}"]`));
+  t.true(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= 390, 'the list fits 390 px');
   await page.context().close();
   t.deepEqual(errors, [], 'no console or page errors');
   t.deepEqual(csp, [], 'no CSP violations');
@@ -193,9 +197,9 @@ test('a ride without power: laps as bands, the speed mean-max curve, heart rate 
   await signIn(page, suite.service.url, user.email, `/activities/${id}`);
   await page.waitForSelector('#mean-max-chart[data-drawn]');
   await page.waitForSelector('#awd-chart[data-drawn]');
-  t.is(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as HTMLElement).dataset.channel).join(',')), 'heart_rate,speed,altitude,temperature');
+  t.is(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel).join(',')), 'heart_rate,speed,altitude,temperature');
   t.is(await page.getAttribute('#heart_rate-chart', 'data-laps'), '8');
-  t.is(await page.$$eval('#mean-max-metric option', (els) => els.map((el) => (el as HTMLOptionElement).value).join(',')), 'speed');
+  t.is(await page.$$eval('#mean-max-metric option', (els) => els.map((el) => (el as unknown as { value: string }).value).join(',')), 'speed');
   const mm = await chartState(page, '#mean-max-chart');
   t.deepEqual(mm.x, speed.duration);
   t.deepEqual(
@@ -205,7 +209,10 @@ test('a ride without power: laps as bands, the speed mean-max curve, heart rate 
   );
 
   await page.selectOption('#awd-metric', 'heart_rate');
-  await page.waitForFunction((n) => (document.getElementById('awd-chart') as any)?.chart?.data[0].length === n && document.getElementById('awd-chart')!.dataset.drawn, hrAwd.duration!.length);
+  await page.waitForFunction((n) => {
+    const el = (globalThis as any).document.getElementById('awd-chart');
+    return el.chart?.data[0].length === n && el.dataset.drawn === 'true';
+  }, hrAwd.duration!.length);
   t.deepEqual((await chartState(page, '#awd-chart')).x, [...hrAwd.heart_rate!].reverse());
 
   await screenshots(t, page, 'laps');

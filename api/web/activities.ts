@@ -153,7 +153,7 @@ function chartsSection(a: ActivityRow): Html {
   const preferred = rootSport(a.sport) === 'cycling' ? ['power', 'speed', 'heart_rate'] : ['speed', 'power', 'heart_rate'];
   const awd = preferred.filter(has);
   const route = has('latitude') && has('longitude');
-  return html`<section id="activity-charts" class="activity-charts" data-activity-id="${a.id}" data-state="loading" aria-label="Recorded channels over time">
+  return html`<section id="activity-charts" class="activity-charts" data-activity-id="${a.id}" data-metrics="${a.metrics.join(',')}" data-state="loading" aria-label="Recorded channels over time">
 <p id="charts-status" class="muted" role="status">Loading the recorded channels…</p>
 <div id="best-window" class="best-window" hidden><span id="best-window-text"></span> <button type="button" id="reset-zoom" class="small">Whole activity</button></div>
 <div id="timeseries" class="timeseries"></div>
@@ -188,12 +188,12 @@ ${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older"
 </nav>`
       : '';
   return page(
-    { title: 'Activities', user: { name: displayName(user) } },
+    { title: 'Activities', user: { name: displayName(user) }, styles: ['/static/activity.css'] },
     html`<h1>Activities</h1>
 ${notice(message)}
 <p><a href="/upload" id="upload-link">Upload files</a> (FIT or CSV) or import your history (a zip).</p>
 ${activities.length
-  ? html`<table class="wide" id="activities">
+  ? html`<div class="table-scroll"><table class="wide" id="activities">
 <thead><tr><th>Start</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
 <tbody>${activities.map(
       (a) => html`<tr data-activity-id="${a.id}">
@@ -204,7 +204,7 @@ ${activities.length
 <td>${a.metrics.map(metricLabel).join(', ')}</td>
 </tr>`,
     )}</tbody>
-</table>`
+</table></div>`
   : pageNo > 1
     ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
     : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT or CSV files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`}

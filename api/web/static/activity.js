@@ -22,17 +22,16 @@ function showStatus(el, message, isError = false) {
 const secondsSince = (t0) => (iso) => (iso == null ? null : (Date.parse(iso) - t0) / 1000);
 
 async function main() {
-  const activity = await apiJson(base);
-  const t0 = Date.parse(activity.start);
-  const elapsed = secondsSince(t0);
-  const recorded = new Set(activity.metrics);
+  // The channels recorded come with the page, so the samples are fetched beside the activity.
+  const recorded = new Set((section.dataset.metrics ?? '').split(',').filter(Boolean));
   const channels = TIME_SERIES_CHANNELS.filter((c) => recorded.has(c.key));
   const extra = ['distance', 'latitude', 'longitude'].filter((k) => recorded.has(k));
+  const metrics = [...channels.map((c) => c.key), ...extra].join(',');
+  const [activity, frame] = await Promise.all([apiJson(base), metrics ? apiFrame(`${base}/data?metrics=${metrics}`) : undefined]);
+  const elapsed = secondsSince(Date.parse(activity.start));
 
   let series;
-  if (channels.length || extra.length) {
-    const metrics = [...channels.map((c) => c.key), ...extra].join(',');
-    const frame = await apiFrame(`${base}/data?metrics=${metrics}`);
+  if (frame) {
     const x = frame.timestamp.map(elapsed);
     const laps = (activity.laps ?? []).map((lap) => ({ start: elapsed(lap.start), end: elapsed(lap.end) }));
     const container = document.getElementById('timeseries');
