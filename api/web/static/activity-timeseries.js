@@ -107,7 +107,7 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
       el,
       {
         height: last ? 170 : 140,
-        cursor: { sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
+        cursor: { y: false, sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
         scales: { x: { time: false } },
         legend: { live: true },
         series: [
