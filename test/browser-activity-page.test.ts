@@ -21,8 +21,7 @@ type Frame = Record<string, (number | string | null)[]>;
 function watch(page: Page) {
   const errors: string[] = [];
   page.on('console', (m) => {
-    // The favicon is issue 18 item 6, added elsewhere: its 404 is not this page's error.
-    if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) errors.push(`${m.text()} (${m.location().url})`);
+    if (m.type() === 'error') errors.push(`${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => errors.push(String(e)));
   return errors;
