@@ -47,7 +47,14 @@ redis.call('HSET', sizes, entry, size .. ' ' .. userIndex)
 local total = redis.call('HINCRBY', sizes, '#total', size)
 local extra = redis.call('ZCARD', userIndex) - maxEntries
 if extra > 0 then
-  for _, m in ipairs(redis.call('ZRANGE', userIndex, 0, extra - 1)) do if m ~= entry then drop(m) end end
+  -- The entry just stored is never the one dropped: look one further, so that exactly \`extra\` go.
+  local dropped = 0
+  for _, m in ipairs(redis.call('ZRANGE', userIndex, 0, extra)) do
+    if dropped < extra and m ~= entry then
+      drop(m)
+      dropped = dropped + 1
+    end
+  end
 end
 total = tonumber(redis.call('HGET', sizes, '#total'))
 while total > maxBytes do
