@@ -160,3 +160,22 @@ test.serial('SIGTERM while a job outlasts SHUTDOWN_TIMEOUT_MS: the worker exits 
   }
 });
 
+
+test.serial('a worker process over WORKER_MAX_RSS_MB takes no job (it waits in the queue); a worker under its cap then runs it', async (t) => {
+  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-04T06:00:00Z');
+  // Any process is over 1 MB: this one takes nothing.
+  const capped = await startWorkerProcess(service.config, { WORKER_MAX_RSS_MB: '1' });
+  try {
+    await new Promise((r) => setTimeout(r, 4_000));
+    t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was not taken');
+    t.like(await waitForSourceState(sourceId), { status: 'processing' });
+  } finally {
+    await kill(capped, 'SIGTERM');
+  }
+  const next = await startWorkerProcess(service.config);
+  try {
+    await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
+  } finally {
+    await kill(next, 'SIGTERM');
+  }
+});

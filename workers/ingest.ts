@@ -50,8 +50,8 @@ export function ingestProcessor(deps: IngestDeps) {
     const rows: NewActivity[] = result.activities.map((activity, index) => activityRow(activityId(source.id, index), index, activity));
     const written = (async () => {
       for (const [index, activity] of result.activities.entries()) await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, rows[index]!.id), activity);
-      // An attempt killed while writing leaves its temporary file behind; a retry clears it.
-      if (job.attemptsMade > 0 || job.stalledCounter > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
+      // An attempt killed while writing leaves its temporary file behind; a retry (or a requeued job) clears it.
+      if (job.attemptsMade > 0 || job.stalledCounter > 0 || (job.data.requeues ?? 0) > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
     })();
     written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
     const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });

@@ -3,6 +3,10 @@ import { Worker, type Job, type Processor } from 'bullmq';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { POOL_CLOSE_TIMEOUT_MS, type Lifecycle } from '../lib/lifecycle.ts';
+import { gateOnMemory } from './memory-gate.ts';
+
+/** How often a worker process compares its memory with WORKER_MAX_RSS_MB. */
+const MEMORY_CHECK_MS = 1_000;
 import { createDb, type Db } from '../db/database.ts';
 import { createRedis, waitForRedis } from './connections.ts';
 import { createQueues, closeQueues, QUEUE_NAMES } from './queues.ts';
@@ -94,7 +98,7 @@ export async function startWorkers(
   startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now }), concurrency: 1, longJobs: false, completed: 'info' });
 
   const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
-  startWorker({
+  const ingestWorker = startWorker({
     queue: QUEUE_NAMES.ingest,
     processor: ingestProcessor(ingestDeps),
     concurrency: config.INGEST_CONCURRENCY,
@@ -108,8 +112,12 @@ export async function startWorkers(
 
   const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
-  startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, completed: 'info' });
-  startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
+  const backfillWorker = startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, completed: 'info' });
+  const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
+  /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
+  const heavy = [ingestWorker, backfillWorker, curvesWorker] as unknown as Worker[];
+  // Checked at once, in the tick the workers were made: an oversized process takes not even a first job.
+  const stopGate = config.WORKER_MAX_RSS_MB > 0 ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log }) : () => {};
 
   const webhookDeps = {
     db,
@@ -133,7 +141,11 @@ export async function startWorkers(
   // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
   // All at once, within SHUTDOWN_TIMEOUT_MS: a job still running then is handed back (its lock
   // released without finishing it, the worker closed by force), and another worker runs it again.
-  lifecycle.add('workers', () => closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log));
+  lifecycle.add('workers', async () => {
+    stopGate();
+    await closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log);
+  });
+
 
   await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
   const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
