@@ -33,6 +33,7 @@ import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory }
 import { deleteActivityFromForm, showActivities, showActivity } from './web/activities.ts';
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './web/data.ts';
 import { showUpload } from './web/upload.ts';
+import { showCurves } from './web/curves.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -105,6 +106,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/activities', showActivities);
   router.get('/activities/:id', showActivity);
   router.post('/activities/:id/delete', deleteActivityFromForm);
+  router.get('/curves', showCurves);
   router.get('/data', showData);
   router.post('/data/traces/:id/delete', deleteTraceFromForm);
   router.post('/data/dailies/:measure/:date/delete', deleteDailyFromForm);

@@ -32,6 +32,7 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
   <nav>
     ${opts.user
       ? html`<a href="/activities">Activities</a>
+        <a href="/curves">Curves</a>
         <a href="/data">Traces and dailies</a>
         <a href="/upload">Upload</a>
         <a href="/settings">${opts.user.name}</a>

@@ -1,0 +1,314 @@
+// The curves page (/curves): the longitudinal power- or speed-duration curve of a sport over a date
+// range, compared with a second range, with fatigue-state curves (`after`), the value-indexed view
+// and the intensity-duration model. Everything comes from the public API; the choices live in the
+// URL query (shareable; the back button returns to the previous choices).
+
+import { apiFrame, apiJson, ApiError } from './api-client.js';
+import { durationCurve, levelCurve, sampledCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
+import { formatMetric, isoDay, rootSport, sportLabel } from './labels.js';
+
+const PRESETS = {
+  '6w': { label: 'Last 6 weeks', days: 42 },
+  '90d': { label: 'Last 90 days', days: 90 },
+  year: { label: 'This year' },
+  all: { label: 'All time' },
+};
+const MAX_AFTER = 5;
+const YEAR_DAYS = 366;
+const MODEL_COLOR = '#1d2330';
+
+const $ = (id) => document.getElementById(id);
+
+/** The page's choices from a URL query, with defaults. */
+export function readState(search) {
+  const q = new URLSearchParams(search);
+  const pick = (key, allowed, fallback) => (allowed.includes(q.get(key)) ? q.get(key) : fallback);
+  const ranges = [...Object.keys(PRESETS), 'custom'];
+  return {
+    sport: q.get('sport'),
+    metric: pick('metric', ['power', 'speed'], null),
+    range: pick('range', ranges, '90d'),
+    start: q.get('start') ?? '',
+    end: q.get('end') ?? '',
+    compare: pick('compare', ['none', ...ranges], 'none'),
+    compareStart: q.get('compare_start') ?? '',
+    compareEnd: q.get('compare_end') ?? '',
+    after: q.get('after') ?? '',
+    view: pick('view', ['duration', 'value'], 'duration'),
+    model: q.get('model') === '1',
+  };
+}
+
+/** The URL query of the choices (defaults left out, except the sport and metric, so a shared link shows the same curve). */
+export function queryOf(s) {
+  const q = new URLSearchParams();
+  if (s.sport !== null) q.set('sport', s.sport);
+  if (s.metric) q.set('metric', s.metric);
+  q.set('range', s.range);
+  if (s.range === 'custom') {
+    if (s.start) q.set('start', s.start);
+    if (s.end) q.set('end', s.end);
+  }
+  if (s.compare !== 'none') q.set('compare', s.compare);
+  if (s.compare === 'custom') {
+    if (s.compareStart) q.set('compare_start', s.compareStart);
+    if (s.compareEnd) q.set('compare_end', s.compareEnd);
+  }
+  if (s.after.trim()) q.set('after', s.after.trim());
+  if (s.view !== 'duration') q.set('view', s.view);
+  if (s.model) q.set('model', '1');
+  return q.toString();
+}
+
+/** `{start, end, label}` of a range choice; start null for all time. Dates are UTC days, as the API's "today". */
+export function resolveRange(key, start, end) {
+  const today = isoDay();
+  if (key === 'custom') {
+    const e = end || today;
+    return { start: start || null, end: e, label: `${start || 'first activity'} to ${e}` };
+  }
+  const preset = PRESETS[key];
+  const from = preset.days ? isoDay(new Date(), 1 - preset.days) : key === 'year' ? `${today.slice(0, 4)}-01-01` : null;
+  return { start: from, end: today, label: preset.label };
+}
+
+/** The fatigue states asked for: up to 5 non-negative numbers, or an error message. */
+export function parseAfter(text) {
+  const parts = text.split(/[\s,;]+/).filter(Boolean);
+  if (parts.length > MAX_AFTER) return { error: `At most ${MAX_AFTER} fatigue states.` };
+  if (parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return { error: 'Fatigue states are non-negative numbers separated by commas.' };
+  return { values: parts.map(Number) };
+}
+
+function curvePath(state, range, extra = {}) {
+  const q = new URLSearchParams();
+  if (state.sport) q.set('sport', state.sport);
+  q.set('metric', state.metric);
+  if (range.start) q.set('start', range.start);
+  q.set('end', range.end);
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  return `/api/v1/activities/longitudinal-mean-max?${q}`;
+}
+
+/** With `after` the API takes at most a year: the range's last year. */
+function afterRange(range) {
+  const yearBefore = isoDay(new Date(Date.parse(`${range.end}T00:00:00Z`)), 1 - YEAR_DAYS);
+  const clamped = !range.start || range.start < yearBefore;
+  return { range: { ...range, start: clamped ? yearBefore : range.start }, clamped };
+}
+
+function afterLabel(value, metric) {
+  return metric === 'power' ? `after ${value} kJ` : `after ${value} m`;
+}
+
+/** Fetch everything the choices need, then build the curves. */
+async function loadCurves(state) {
+  const { metric, view } = state;
+  const main = resolveRange(state.range, state.start, state.end);
+  const compare = state.compare === 'none' ? null : resolveRange(state.compare, state.compareStart, state.compareEnd);
+  const after = parseAfter(state.after);
+  if (after.error) throw new ApiError(422, after.error);
+  const afterWindow = after.values.length ? afterRange(main) : null;
+  const byDuration = view === 'duration' && metric === 'power';
+  const modelQuery = new URLSearchParams({ metric, date: main.end });
+  if (state.sport) modelQuery.set('sport', state.sport);
+
+  const [mainFrame, compareFrame, afterFrame, model] = await Promise.all([
+    apiFrame(curvePath(state, main)),
+    compare ? apiFrame(curvePath(state, compare)) : null,
+    afterWindow
+      ? apiFrame(curvePath(state, afterWindow.range, { after: after.values.join(','), by: byDuration ? 'duration' : 'intensity', ...(byDuration ? { durations: 'all' } : {}) }))
+      : null,
+    state.model ? apiJson(`/api/v1/profile/intensity-duration-model?${modelQuery}`) : null,
+  ]);
+
+  const toCurve = view === 'value' ? levelCurve : durationCurve;
+  const curves = [{ label: main.label, role: 'main', ...toCurve(mainFrame, metric) }];
+  if (compare) curves.push({ label: compare.label, role: 'compare', ...toCurve(compareFrame, metric) });
+  if (afterFrame) {
+    for (const part of splitByAfter(afterFrame)) {
+      curves.push({ label: afterLabel(part.after, metric), role: 'after', ...(byDuration ? sampledCurve(part.frame, metric) : toCurve(part.frame, metric)) });
+    }
+  }
+  if (model?.parameters) {
+    const x = model.curve.map((p) => p.duration);
+    const y = model.curve.map((p) => p.intensity);
+    const points = view === 'value' ? { x: y.reverse(), y: x.reverse() } : { x, y };
+    curves.push({ label: 'Model', role: 'model', ...points, color: MODEL_COLOR, dash: [6, 4] });
+  }
+  return { main, compare, afterWindow, model, curves };
+}
+
+function showModel(model, state, end) {
+  const section = $('model-section');
+  section.hidden = !state.model;
+  if (!state.model) return;
+  const dl = $('model-parameters');
+  const note = $('model-note');
+  if (!model?.parameters) {
+    dl.replaceChildren();
+    note.textContent = `Too few best efforts in the 90 days up to ${end} to fit the model.`;
+    return;
+  }
+  const p = model.parameters;
+  const power = p.metric === 'power';
+  const rows = [
+    [power ? 'Critical power' : 'Critical speed', formatMetric(p.critical_intensity, p.metric), 'critical'],
+    [power ? 'W′' : 'D′', power ? `${(p.work_capacity / 1000).toFixed(1)} kJ` : `${Math.round(p.work_capacity)} m`, 'work-capacity'],
+    [power ? 'Pmax' : 'Highest speed', formatMetric(p.max_intensity, p.metric), 'max'],
+    ['Fit error (RMSE)', formatMetric(p.rmse, p.metric), 'rmse'],
+    ['Best efforts fitted', String(p.efforts), 'efforts'],
+  ];
+  dl.replaceChildren(
+    ...rows.flatMap(([term, value, key]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = term;
+      const dd = document.createElement('dd');
+      dd.textContent = value;
+      dd.dataset.parameter = key;
+      return [dt, dd];
+    }),
+  );
+  note.textContent = `3-parameter critical power model fitted to the best efforts (up to 30 minutes) from ${p.start} to ${p.end}.`;
+}
+
+function describe(loaded, state) {
+  const main = loaded.curves.find((c) => c.role === 'main');
+  const activities = new Set(main.activity.filter(Boolean)).size;
+  const what = `${state.sport ? sportLabel(state.sport) : 'All sports'}, ${state.metric}`;
+  if (!main.x.length) return `${what}: no ${state.metric} data in ${loaded.main.label.toLowerCase()}.`;
+  const parts = [`${what}: the curve's points come from ${activities} ${activities === 1 ? 'activity' : 'activities'} (${loaded.main.label.toLowerCase()}).`];
+  if (loaded.afterWindow?.clamped) parts.push(`Fatigue states cover at most a year: from ${loaded.afterWindow.range.start}.`);
+  return parts.join(' ');
+}
+
+// Controls ---------------------------------------------------------------------------------------
+
+function setControls(s) {
+  $('sport').value = s.sport ?? '';
+  $('metric').value = s.metric;
+  for (const b of document.querySelectorAll('#range-presets button')) b.setAttribute('aria-pressed', String(b.dataset.range === s.range));
+  const main = resolveRange(s.range, s.start, s.end);
+  $('start').value = main.start ?? '';
+  $('end').value = main.end;
+  $('compare').value = s.compare;
+  const compare = s.compare === 'none' ? null : resolveRange(s.compare, s.compareStart, s.compareEnd);
+  $('compare-dates').hidden = s.compare !== 'custom';
+  $('compare-start').value = compare?.start ?? '';
+  $('compare-end').value = compare?.end ?? '';
+  $('after').value = s.after;
+  $('after-unit').textContent = s.metric === 'speed' ? 'm' : 'kJ';
+  for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === s.view;
+  $('model').checked = s.model;
+}
+
+function stateFromControls(previous, changed) {
+  const s = {
+    ...previous,
+    sport: $('sport').value,
+    metric: $('metric').value,
+    compare: $('compare').value,
+    after: $('after').value,
+    view: document.querySelector('input[name="view"]:checked')?.value ?? 'duration',
+    model: $('model').checked,
+  };
+  if (changed === 'start' || changed === 'end') Object.assign(s, { range: 'custom', start: $('start').value, end: $('end').value });
+  if (changed === 'compare-start' || changed === 'compare-end') Object.assign(s, { compare: 'custom', compareStart: $('compare-start').value, compareEnd: $('compare-end').value });
+  if (changed === 'compare' && s.compare === 'custom' && !s.compareStart) {
+    const main = resolveRange(previous.range, previous.start, previous.end);
+    Object.assign(s, { compareStart: main.start ?? '', compareEnd: main.end });
+  }
+  if (changed === 'sport') s.metric = defaultMetric(s.sport);
+  return s;
+}
+
+function defaultMetric(sport) {
+  return sport && rootSport(sport) !== 'cycling' ? 'speed' : 'power';
+}
+
+function fillSports(sports) {
+  const select = $('sport');
+  const roots = [...new Set(sports.map(rootSport))].sort();
+  const option = (value, label) => Object.assign(document.createElement('option'), { value, textContent: label });
+  select.replaceChildren(
+    option('', 'All sports'),
+    ...roots.map((r) => option(r, sportLabel(r))),
+    ...sports.filter((s) => !roots.includes(s)).map((s) => option(s, `  ${sportLabel(s)}`)),
+  );
+  return roots;
+}
+
+// Rendering --------------------------------------------------------------------------------------
+
+let renderSeq = 0;
+
+async function render(state) {
+  const seq = ++renderSeq;
+  const chartEl = $('curve-chart');
+  const status = $('curve-status');
+  status.classList.remove('error');
+  status.textContent = 'Loading…';
+  chartEl.setAttribute('aria-busy', 'true');
+  try {
+    const loaded = await loadCurves(state);
+    if (seq !== renderSeq) return;
+    drawCurveChart(chartEl, loaded.curves, { metric: state.metric, view: state.view, readout: $('curve-readout') });
+    chartEl.dataset.query = location.search.slice(1);
+    $('curve-readout').replaceChildren(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }));
+    showModel(loaded.model, state, loaded.main.end);
+    status.textContent = describe(loaded, state);
+  } catch (err) {
+    if (seq !== renderSeq) return;
+    status.classList.add('error');
+    status.textContent = err instanceof ApiError ? `Could not draw the curve: ${typeof err.detail === 'string' ? err.detail : err.detail?.[0]?.msg ?? err.message}` : String(err);
+  } finally {
+    if (seq === renderSeq) chartEl.removeAttribute('aria-busy');
+  }
+}
+
+async function start() {
+  let state = readState(location.search);
+  const sports = await apiJson('/api/v1/profile/sports/');
+  const roots = fillSports(sports);
+  if (!sports.length) {
+    $('curves-empty').hidden = false;
+    $('curves-main').hidden = true;
+    return;
+  }
+  if (state.sport === null || (state.sport && !roots.includes(state.sport) && !sports.includes(state.sport))) {
+    state.sport = roots.includes('cycling') ? 'cycling' : roots[0];
+  }
+  state.metric ??= defaultMetric(state.sport);
+  history.replaceState(null, '', `?${queryOf(state)}`);
+  setControls(state);
+
+  const change = (changed) => {
+    state = stateFromControls(state, changed);
+    if (changed !== 'after' || !parseAfter(state.after).error) history.pushState(null, '', `?${queryOf(state)}`);
+    setControls(state);
+    render(state);
+  };
+  for (const id of ['sport', 'metric', 'start', 'end', 'compare', 'compare-start', 'compare-end', 'after', 'model']) {
+    $(id).addEventListener('change', () => change(id));
+  }
+  for (const r of document.querySelectorAll('input[name="view"]')) r.addEventListener('change', () => change('view'));
+  for (const b of document.querySelectorAll('#range-presets button')) {
+    b.addEventListener('click', () => {
+      state = { ...state, range: b.dataset.range };
+      change('range');
+    });
+  }
+  $('curve-controls').addEventListener('submit', (e) => e.preventDefault());
+  window.addEventListener('popstate', () => {
+    state = { ...readState(location.search) };
+    state.metric ??= defaultMetric(state.sport);
+    setControls(state);
+    render(state);
+  });
+  render(state);
+}
+
+start().catch((err) => {
+  $('curve-status').classList.add('error');
+  $('curve-status').textContent = `Could not load your sports: ${err.message}`;
+});
