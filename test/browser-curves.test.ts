@@ -42,10 +42,10 @@ interface ChartState {
 
 /** Wait until the chart shows the page's current URL query, then read its state. */
 async function drawnChart(page: Page): Promise<ChartState> {
-  await page.waitForFunction(() => {
-    const el = document.querySelector<HTMLElement>('#curve-chart');
+  await page.waitForFunction(`(() => {
+    const el = document.querySelector('#curve-chart');
     return el?.dataset.drawn === 'true' && el.dataset.query === location.search.slice(1);
-  });
+  })()`);
   return page.$eval('#curve-chart', (el: any) => ({
     labels: el.chart.series.map((s: { label: string }) => s.label),
     data: el.chart.data.map((a: ArrayLike<number | null>) => Array.from(a)),
@@ -167,14 +167,14 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
   const box = (await over.boundingBox())!;
   await page.mouse.move(box.x + at.left + 1, box.y + at.top);
   await page.waitForSelector('#curve-readout li a.readout-activity');
-  const lines = await page.$$eval('#curve-readout li', (lis) =>
-    lis.map((li) => ({ text: li.textContent ?? '', href: li.querySelector('a')?.getAttribute('href') ?? null, duration: (li as HTMLElement).dataset.duration })),
+  const lines = await page.$$eval('#curve-readout li', (lis: any[]) =>
+    lis.map((li) => ({ text: li.textContent ?? '', href: li.querySelector('a')?.getAttribute('href') ?? null, duration: li.dataset.duration as string })),
   );
   t.is(lines.length, 5);
   t.is(lines[0]!.duration, String(sixWeeks[0]!.duration), "the curve's point nearest 1 s: its shortest");
   t.regex(lines[0]!.text, new RegExp(`^Last 6 weeks: 800 W for ${sixWeeks[0]!.duration} s`));
   t.is(lines[0]!.href, `/activities/${sixWeeks[0]!.activity}`);
-  t.is(sixWeeks[0]!.activity, seed.rides[0], 'the 1 s best of the last 6 weeks is the ride of 10 days ago');
+  t.is(sixWeeks[0]!.activity, seed.rides[0]!, 'the 1 s best of the last 6 weeks is the ride of 10 days ago');
   t.regex(lines[1]!.text, new RegExp(`^All time: ${Math.round(800 * RIDES[4].scale)} W for ${all[0]!.duration} s`));
   t.is(lines[1]!.href, `/activities/${seed.rides[4]}`);
   t.is(lines[4]!.href, null, 'the model owns no activity');
@@ -195,7 +195,7 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
   const href = await page.getAttribute('#curve-readout li:first-child a.readout-activity', 'href');
   await page.click('#curve-readout li:first-child a.readout-activity');
   await page.waitForURL((u) => u.pathname === href);
-  t.is(await page.textContent('#activity-id'), href!.split('/').pop());
+  t.is(await page.textContent('#activity-id'), href!.split('/').pop()!);
 
   await page.goBack();
   await drawnChart(page);

@@ -28,7 +28,7 @@ export const PHONE = { width: 390, height: 844 };
 
 /** The page's width beyond its viewport (0 when nothing overflows horizontally). */
 export async function overflow(page: Page): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 }
 
 /** A full-page screenshot under os.tmpdir(); returns its size in bytes. */
