@@ -42,10 +42,11 @@ interface ChartState {
 
 /** Wait until the chart shows the page's current URL query, then read its state. */
 async function drawnChart(page: Page): Promise<ChartState> {
-  await page.waitForFunction(`(() => {
-    const el = document.querySelector('#curve-chart');
-    return el?.dataset.drawn === 'true' && el.dataset.query === location.search.slice(1);
-  })()`);
+  await page.waitForFunction(() => {
+    const w = globalThis as any;
+    const el = w.document.querySelector('#curve-chart');
+    return el?.dataset.drawn === 'true' && el.dataset.query === w.location.search.slice(1);
+  });
   return page.$eval('#curve-chart', (el: any) => ({
     labels: el.chart.series.map((s: { label: string }) => s.label),
     data: el.chart.data.map((a: ArrayLike<number | null>) => Array.from(a)),

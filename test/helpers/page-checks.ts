@@ -28,7 +28,11 @@ export const PHONE = { width: 390, height: 844 };
 
 /** The page's width beyond its viewport (0 when nothing overflows horizontally). */
 export async function overflow(page: Page): Promise<number> {
-  return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+  // The callback runs in the page (no DOM types here): a function, since the page's CSP forbids evaluating strings.
+  return page.evaluate(() => {
+    const w = globalThis as any;
+    return w.document.documentElement.scrollWidth - w.innerWidth;
+  });
 }
 
 /** A full-page screenshot under os.tmpdir(); returns its size in bytes. */
