@@ -2,7 +2,7 @@ import test from 'ava';
 import type { Page } from 'playwright-core';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { api } from './helpers/activities.ts';
-import { collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
+import { chartsResized, collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { daysAgo, RIDES, seedTraining, type Seeded } from './helpers/training-seed.ts';
 
 const suite = browserSuite(test, { workers: true });
@@ -201,6 +201,7 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
   await page.goBack();
   await drawnChart(page);
   await page.setViewportSize(PHONE);
+  await chartsResized(page);
   t.true((await overflow(page)) <= 0, 'no horizontal overflow at 390 px');
   t.true((await screenshot(page, 'curves-compare-phone')) > 0);
   await page.context().close();

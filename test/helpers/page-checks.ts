@@ -41,3 +41,11 @@ export async function screenshot(page: Page, name: string): Promise<number> {
   await page.screenshot({ path: file, fullPage: true });
   return statSync(file).size;
 }
+
+/** After a viewport change: wait until every chart (a container with `.chart`, see static/charts.js) has followed its container's width. */
+export async function chartsResized(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const charts = [...(globalThis as any).document.querySelectorAll('.chart')].filter((el: any) => el.chart);
+    return charts.every((el: any) => el.chart.width <= Math.max(200, el.clientWidth));
+  });
+}
