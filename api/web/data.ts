@@ -123,6 +123,25 @@ ${hasOlder ? html`<a href="${at(pageNo + 1)}" rel="next" id="${kind}-older">Olde
 </nav>`;
 }
 
+/** Containers of the charts static/data-charts.js draws from the API: dailies, traces on a timeline, the template week. */
+function dataCharts(): Html {
+  return html`<section class="chart-page" id="data-charts" aria-label="Charts">
+<h2 id="daily-charts-heading">Daily measures over the last year</h2>
+<p class="muted">Measured days are points; the dashed line is the API's interpolation between them (<code>interpolate=true</code>).</p>
+<p id="daily-charts-status" role="status"></p>
+<div id="daily-charts"></div>
+<p id="no-daily-charts" class="muted" hidden>No daily measures in the last year.</p>
+<h2 id="traces-chart-heading">Traces over time</h2>
+<p id="traces-chart-status" role="status"></p>
+<div id="traces-chart" class="chart" aria-labelledby="traces-chart-heading"></div>
+<p id="no-traces-chart" class="muted" hidden>No traces with values yet.</p>
+<h2 id="template-week-heading">Template week</h2>
+<p class="muted">Training per weekday over the 12 weeks before today: the average and the typical (median) day.</p>
+<p id="template-week-status" role="status"></p>
+<div id="template-week-chart" class="chart" aria-labelledby="template-week-heading"></div>
+</section>`;
+}
+
 interface DataView {
   pages: Pages;
   traces: TraceRow[];
@@ -137,26 +156,27 @@ interface DataView {
 function dataPage(user: WebUser, v: DataView): string {
   const { pages } = v;
   return page(
-    { title: 'Traces and daily measures', user: { name: displayName(user) } },
+    { title: 'Traces and daily measures', user: { name: displayName(user) }, charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/data-charts.js'] },
     html`<h1>Traces and daily measures</h1>
 ${notice(v.message)}
 <p>What applications have stored for you through the API. Check it here and delete what was written wrongly.</p>
+${dataCharts()}
 <h2 id="traces">Traces</h2>
 ${v.traces.length
-  ? html`<table class="wide" id="traces-table">
+  ? html`<div class="table-scroll"><table class="wide" id="traces-table">
 <thead><tr><th>Local time</th><th>Sport</th><th>Values</th><th>Notes</th><th>Activity</th><th>Application metadata</th><th></th></tr></thead>
 <tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages))}</tbody>
-</table>`
+</table></div>`
   : pages.traces > 1
     ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`
     : html`<p id="no-traces">No traces yet. Applications write timestamped measurements (lactate, power, heart rate, …) with <code>POST /api/v1/traces/</code>; see the <a href="/docs">API docs</a>.</p>`}
 ${pager('traces', pages, v.olderTraces)}
 <h2 id="dailies">Daily measures</h2>
 ${v.dailies.length
-  ? html`<table class="wide" id="dailies-table">
+  ? html`<div class="table-scroll"><table class="wide" id="dailies-table">
 <thead><tr><th>Date</th><th>Measure</th><th>Value</th><th>Source</th><th></th></tr></thead>
 <tbody>${v.dailies.map((d) => dailyRow(d, pages))}</tbody>
-</table>`
+</table></div>`
   : pages.dailies > 1
     ? html`<p id="no-dailies">No daily measures on this page. <a href="${dataUrl({ ...pages, dailies: 1 }, { hash: 'dailies' })}">Back to the newest</a>.</p>`
     : html`<p id="no-dailies">No daily measures yet. Applications write one value per day (body mass, resting heart rate, sleep, …) with <code>POST /api/v1/dailies/{measure}</code>; see the <a href="/docs">API docs</a>.</p>`}
