@@ -23,7 +23,7 @@ import { profileRoutes } from './routes/profile/index.ts';
 import { traceRoutes } from './routes/traces/index.ts';
 import { dailyRoutes } from './routes/dailies/index.ts';
 import { docsPage, favicon, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
-import { home, showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
+import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
 import { authorizeRoute, decide } from './web/authorize.ts';
 import { changePassword, saveName, showSettings } from './web/settings.ts';
 import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './web/applications/index.ts';
@@ -34,6 +34,7 @@ import { deleteActivityFromForm, showActivities, showActivity } from './web/acti
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './web/data.ts';
 import { showUpload } from './web/upload.ts';
 import { showCurves } from './web/curves.ts';
+import { home } from './web/home.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [

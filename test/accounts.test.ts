@@ -45,7 +45,7 @@ test('sign-up creates the account, stores a salted scrypt hash and starts a sess
   t.is(((await me.json()) as { email: string }).email, address);
 });
 
-test('the home page links to sign-in, or to settings once signed in', async (t) => {
+test('the home page links to sign-in, or, once signed in, greets the person, links their settings and loads their training', async (t) => {
   const anonymous = await (await new WebClient(service.url).get('/')).text();
   t.regex(anonymous, /href="\/signin"/);
   t.regex(anonymous, /href="\/docs"/);
@@ -53,8 +53,9 @@ test('the home page links to sign-in, or to settings once signed in', async (t) 
   const web = new WebClient(service.url);
   await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
   const signedIn = await (await web.get('/')).text();
-  t.regex(signedIn, /Go to your settings/);
-  t.regex(signedIn, /Dorothy Vaughan/);
+  t.regex(signedIn, /<h1>Hello, Dorothy<\/h1>/);
+  t.regex(signedIn, /<a href="\/settings">Dorothy Vaughan<\/a>/);
+  t.regex(signedIn, /<script type="module" src="\/static\/home\.js"><\/script>/);
 });
 
 test('a repeated form field counts once, as its first value', async (t) => {

@@ -4,6 +4,7 @@ import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { api } from './helpers/activities.ts';
 import { chartsResized, collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { daysAgo, RIDES, seedTraining, type Seeded } from './helpers/training-seed.ts';
+import { expectedCurve, type Frame } from './helpers/curve-points.ts';
 
 const suite = browserSuite(test, { workers: true });
 let seed: Seeded;
@@ -11,27 +12,10 @@ test.serial.before(async () => {
   seed = await seedTraining(suite.service);
 });
 
-type Frame = Record<string, (number | string | null)[]>;
-
 async function frame(path: string): Promise<Frame> {
   const res = await api(suite.service, seed.token, 'GET', `${path}&format=json`);
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
-}
-
-/**
- * The power-duration curve of a value-indexed frame, written from its definition: at each distinct
- * duration of the frame, the highest level sustained at least that long, and that row's activity.
- */
-function expectedCurve(f: Frame, metric = 'power') {
-  const levels = f[metric] as number[];
-  const durations = f.duration as number[];
-  const xs = [...new Set(durations.filter((d) => d >= 1))].sort((a, b) => a - b);
-  return xs.map((d) => {
-    let best = -1;
-    for (let k = 0; k < levels.length; k++) if (durations[k]! >= d && (best < 0 || levels[k]! > levels[best]!)) best = k;
-    return { duration: d, value: levels[best]!, activity: f.activity_id![best] as string };
-  });
 }
 
 interface ChartState {

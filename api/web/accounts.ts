@@ -167,15 +167,3 @@ export async function signOut(ctx: Ctx) {
   ctx.status = 303;
   ctx.redirect('/signin');
 }
-
-export async function home(ctx: Ctx) {
-  const user = await currentWebUser(ctx);
-  ctx.type = 'html';
-  ctx.body = page(
-    { title: 'Home', user: user && { name: `${user.first_name} ${user.last_name}` } },
-    html`<h1>Training data service</h1>
-<p>Your activities, traces and daily measures, served to the applications you choose.</p>
-${user ? html`<p><a href="/settings">Go to your settings</a></p>` : html`<p><a href="/signup">Create an account</a> or <a href="/signin">sign in</a>.</p>`}
-<p>Developers: the <a href="/docs">API documentation</a> and the <a href="/openapi.json">OpenAPI document</a>.</p>`,
-  );
-}

@@ -1,0 +1,67 @@
+import type { Ctx } from '../context.ts';
+import { currentWebUser } from '../auth/web-session.ts';
+import { html } from './html.ts';
+import { page } from './layout.ts';
+import { displayName, sendHtml } from './web-common.ts';
+
+/**
+ * GET /: for a signed-in person, their latest activities, the 90-day curve and this week against the
+ * template week, drawn by static/home.js from the public API; with no activity yet, what to do first
+ * (upload, connect an app, create a token). Signed out: what the service is, and where to sign in.
+ */
+export async function home(ctx: Ctx) {
+  const user = await currentWebUser(ctx);
+  if (!user) {
+    sendHtml(
+      ctx,
+      200,
+      page(
+        { title: 'Home' },
+        html`<h1>Training data service</h1>
+<p>Your activities, traces and daily measures, served to the applications you choose.</p>
+<p><a href="/signup">Create an account</a> or <a href="/signin">sign in</a>.</p>
+<p>Developers: the <a href="/docs">API documentation</a> and the <a href="/openapi.json">OpenAPI document</a>.</p>`,
+      ),
+    );
+    return;
+  }
+  sendHtml(
+    ctx,
+    200,
+    page(
+      { title: 'Home', user: { name: displayName(user) }, charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/home.js'] },
+      html`<div class="chart-page home">
+<h1>Hello, ${user.first_name}</h1>
+<p id="home-status" role="status"></p>
+<section id="home-start" hidden aria-labelledby="home-start-heading">
+  <h2 id="home-start-heading">Get started</h2>
+  <p>No activities yet. Bring your training in one of these ways:</p>
+  <ol class="start-steps">
+    <li><a id="start-upload" href="/upload">Upload your files</a>: up to 10 <code>.fit</code> or <code>.csv</code> files at a time, or a zip of your history.</li>
+    <li><a id="start-apps" href="/apps">Connect an app</a> that sends your training here.</li>
+    <li><a id="start-token" href="/settings/tokens">Create a personal token</a> for your own scripts, and read the <a href="/docs">API docs</a>.</li>
+  </ol>
+</section>
+<div id="home-training" hidden>
+<section aria-labelledby="latest-heading">
+  <h2 id="latest-heading">Latest activities</h2>
+  <ul id="latest-activities" class="latest"></ul>
+  <p><a href="/activities">All activities</a> · <a href="/upload">Upload more</a></p>
+</section>
+<section aria-labelledby="home-curve-heading">
+  <h2 id="home-curve-heading">Best efforts of the last 90 days</h2>
+  <p id="home-curve-status" class="muted" role="status"></p>
+  <div id="home-curve-chart" class="chart"></div>
+  <ul id="home-curve-readout" class="readout"></ul>
+  <p><a id="home-curve-link" href="/curves?range=90d">Open in Curves</a></p>
+</section>
+<section aria-labelledby="home-week-heading">
+  <h2 id="home-week-heading">This week against your template week</h2>
+  <p class="muted">Hours of training per day this week (Monday to today), beside the average day of the 12 weeks before.</p>
+  <div id="home-week-chart" class="chart"></div>
+</section>
+</div>
+</div>`,
+    ),
+  );
+}

@@ -1,0 +1,84 @@
+// The signed-in home page (/): latest activities, the 90-day curve and this week against the template
+// week, from the public API; with no activity yet, the first steps instead.
+
+import { apiFrame, apiJson } from './api-client.js';
+import { formatDuration } from './charts.js';
+import { drawCurveChart, durationCurve } from './curve-chart.js';
+import { isoDay, isoDurationSeconds, localMinute, rootSport, sportLabel } from './labels.js';
+import { drawWeekChart, templateHours, WEEKDAYS } from './week-chart.js';
+
+const LATEST = 5;
+const $ = (id) => document.getElementById(id);
+
+function activityItem(a) {
+  const li = document.createElement('li');
+  li.dataset.activityId = a.id;
+  const link = document.createElement('a');
+  link.href = `/activities/${a.id}`;
+  link.textContent = `${sportLabel(a.sport)}, ${localMinute(a.start_local)}`;
+  const facts = [formatDuration(isoDurationSeconds(a.duration))];
+  const km = a.summary?.distance?.sum;
+  if (typeof km === 'number') facts.push(`${(km / 1000).toFixed(1)} km`);
+  const power = a.summary?.power?.mean;
+  if (typeof power === 'number') facts.push(`${Math.round(power)} W average`);
+  li.append(link, ` · ${facts.join(' · ')}`);
+  return li;
+}
+
+async function drawCurve() {
+  const sports = await apiJson('/api/v1/profile/sports/');
+  const roots = [...new Set(sports.map(rootSport))].sort();
+  const sport = roots.includes('cycling') ? 'cycling' : roots[0];
+  const metric = sport === 'cycling' ? 'power' : 'speed';
+  const start = isoDay(new Date(), -89);
+  const end = isoDay();
+  const frame = await apiFrame(`/api/v1/activities/longitudinal-mean-max?sport=${encodeURIComponent(sport)}&metric=${metric}&start=${start}&end=${end}`);
+  const curve = durationCurve(frame, metric);
+  $('home-curve-link').href = `/curves?${new URLSearchParams({ sport, metric, range: '90d' })}`;
+  $('home-curve-status').textContent = curve.x.length
+    ? `${sportLabel(sport)}, ${metric}, ${start} to ${end}.`
+    : `No ${metric} from ${sportLabel(sport).toLowerCase()} in the last 90 days.`;
+  drawCurveChart($('home-curve-chart'), [{ label: 'Last 90 days', ...curve }], { metric, readout: $('home-curve-readout'), height: 260 });
+}
+
+/** Hours trained per weekday this week (Monday to today, by the local date of each activity's start); null for the days to come. */
+export function thisWeekHours(activities, today) {
+  const weekday = (day) => (new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7;
+  const todayIndex = weekday(today);
+  const hours = WEEKDAYS.map((_, i) => (i <= todayIndex ? 0 : null));
+  for (const a of activities) {
+    const day = a.start_local.slice(0, 10);
+    const i = weekday(day);
+    if (hours[i] !== null) hours[i] += (Date.parse(a.end) - Date.parse(a.start)) / 3_600_000;
+  }
+  return hours;
+}
+
+async function drawWeek() {
+  const today = isoDay();
+  const monday = isoDay(new Date(`${today}T00:00:00Z`), -((new Date(`${today}T00:00:00Z`).getUTCDay() + 6) % 7));
+  const [template, week] = await Promise.all([
+    apiJson('/api/v1/profile/template-week'),
+    apiJson(`/api/v1/activities/?start=${monday}&end=${today}&limit=1000`),
+  ]);
+  drawWeekChart($('home-week-chart'), [
+    { label: 'Template (average)', hours: templateHours(template, 'avg_training_duration') },
+    { label: 'This week', hours: thisWeekHours(week, today) },
+  ]);
+}
+
+async function start() {
+  const latest = await apiJson(`/api/v1/activities/?limit=${LATEST}`);
+  if (!latest.length) {
+    $('home-start').hidden = false;
+    return;
+  }
+  $('home-training').hidden = false;
+  $('latest-activities').replaceChildren(...latest.map(activityItem));
+  await Promise.all([drawCurve(), drawWeek()]);
+}
+
+start().catch((err) => {
+  $('home-status').classList.add('error');
+  $('home-status').textContent = `Could not load your training: ${err.message}`;
+});
