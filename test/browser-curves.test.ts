@@ -192,11 +192,17 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
   t.deepEqual(errors, []);
 });
 
-test.serial('a fatigue state that is not a number is explained, not requested', async (t) => {
+test.serial('a range without rides draws an empty chart; a fatigue state that is not a number is explained, not requested', async (t) => {
   const { page } = await openPage(suite.browser);
   const errors = collectErrors(page);
   await signIn(page, suite.service.url, seed.user.email, '/curves?sport=cycling&metric=power&range=6w');
   await drawnChart(page);
+  // A range without rides: an empty chart and words saying so, no error.
+  await page.goto(`${suite.service.url}/curves?sport=cycling&metric=power&range=custom&start=${daysAgo(3)}&end=${daysAgo(2)}`);
+  const empty = await drawnChart(page);
+  t.deepEqual(seriesPoints(empty, 1), []);
+  t.regex((await page.textContent('#curve-status')) ?? '', /no power data/);
+
   await page.fill('#after', '100, lots');
   await page.dispatchEvent('#after', 'change');
   await page.waitForSelector('#curve-status.error');
@@ -218,6 +224,35 @@ test.serial('a person without activities is told to upload; signed out, /curves 
   await page.waitForSelector('#curves-empty:not([hidden])');
   t.is(await page.getAttribute('#curves-empty a[href="/upload"]', 'href'), '/upload');
   t.true(await page.isHidden('#curves-main'));
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
+
+test.serial('choosing a sport without power draws its speed curve, with fatigue states in metres', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await signIn(page, suite.service.url, seed.user.email, '/curves?sport=cycling&metric=power&range=90d');
+  await drawnChart(page);
+  t.deepEqual(await page.$$eval('#sport option', (os: any[]) => os.map((o) => o.value)), ['', 'cycling', 'running', 'cycling.road']);
+  await page.selectOption('#sport', 'running');
+  let chart = await drawnChart(page);
+  let url = new URL(page.url());
+  t.is(url.searchParams.get('sport'), 'running');
+  t.is(url.searchParams.get('metric'), 'speed', 'speed is the metric of a sport other than cycling');
+  const speed = expectedCurve(await frame(`/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}`), 'speed');
+  t.deepEqual(seriesPoints(chart, 1), speed.map((p) => ({ x: p.duration, y: p.value })));
+  t.is(Math.max(...speed.map((p) => p.value)), 5, 'the run holds 5 m/s for a minute');
+  t.is(speed.find((p) => p.value === 5)!.duration, 60);
+
+  await page.fill('#after', '1000');
+  await page.dispatchEvent('#after', 'change');
+  chart = await drawnChart(page);
+  url = new URL(page.url());
+  t.is(url.searchParams.get('after'), '1000');
+  t.deepEqual(chart.labels, ['Duration', 'Last 90 days', 'after 1000 m']);
+  const after = await frame(`/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}&after=1000&by=intensity`);
+  t.deepEqual(seriesPoints(chart, 2), expectedCurve(after, 'speed').map((p) => ({ x: p.duration, y: p.value })));
+  t.is(await page.textContent('#after-unit'), 'm');
   await page.context().close();
   t.deepEqual(errors, []);
 });

@@ -233,7 +233,7 @@ function fillSports(sports) {
   select.replaceChildren(
     option('', 'All sports'),
     ...roots.map((r) => option(r, sportLabel(r))),
-    ...sports.filter((s) => !roots.includes(s)).map((s) => option(s, `  ${sportLabel(s)}`)),
+    ...sports.filter((s) => !roots.includes(s)).map((s) => option(s, sportLabel(s))),
   );
   return roots;
 }
