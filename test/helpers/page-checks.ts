@@ -12,8 +12,6 @@ import type { Page } from 'playwright-core';
 export function collectErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (m) => {
-    // Chromium asks for /favicon.ico by itself; until the site has one (issue 18 item 6) its 404 is not the page's error.
-    if (/\/favicon\.ico$/.test(m.location().url) && !/Content Security Policy/.test(m.text())) return;
     if (m.type() === 'error' || /Content Security Policy/.test(m.text())) errors.push(`console: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
