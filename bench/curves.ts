@@ -112,43 +112,50 @@ interface Row {
   met: boolean;
 }
 
-async function seedHistory(service: TestService, userId: string, count: number): Promise<{ seconds: number; newest: number }> {
+/**
+ * One synthetic ride stored the way ingestion stores it (source, sample file, row, stored curves),
+ * without parsing a file: power, speed, heart rate and cadence at 1 Hz.
+ */
+export async function seedRide(service: TestService, userId: string, ride: { start: number; seconds: number; seed: number; sport?: string; name?: string }): Promise<string> {
   const { db, engine, config } = service.deps;
+  const { start, seconds } = ride;
+  const samples = simulateRide({ start: new Date(start), seconds, seed: ride.seed });
+  const channels = {
+    power: Float64Array.from(samples, (s) => s.power),
+    speed: Float64Array.from(samples, (s) => s.speed),
+    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
+    cadence: Float64Array.from(samples, (s) => s.cadence),
+  };
+  const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: ride.name ?? `ride-${ride.seed}.fit`, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
+  const id = activityId(source.id, 0);
+  await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start, length: seconds, channels });
+  const curves = await engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
+  const row: NewActivity = {
+    id,
+    session_index: 0,
+    sport: ride.sport ?? 'cycling',
+    start_time: new Date(start),
+    end_time: new Date(start + seconds * 1000),
+    utc_offset_seconds: 3600,
+    metrics: ['power', 'heart_rate', 'speed', 'cadence'],
+    summary: null,
+    laps: null,
+    distance: null,
+    devices: [],
+    samples: seconds,
+    implausible_samples: {},
+    curves,
+  };
+  await storeActivities(db, source, [row], new Date());
+  return id;
+}
+
+/** `count` rides of 30 min to 3 h, one a day up to `newest`, four stored at a time. */
+export async function seedHistory(service: TestService, userId: string, count: number): Promise<{ seconds: number; newest: number }> {
   const t0 = performance.now();
   const newest = Date.UTC(2026, 9, 31, 7);
   let next = 0;
-  const one = async (i: number) => {
-    const seconds = 1800 + ((i * 7919) % 9000);
-    const start = newest - (count - 1 - i) * DAY;
-    const ride = simulateRide({ start: new Date(start), seconds, seed: 1000 + i });
-    const channels = {
-      power: Float64Array.from(ride, (s) => s.power),
-      speed: Float64Array.from(ride, (s) => s.speed),
-      heart_rate: Float64Array.from(ride, (s) => s.heartRate),
-      cadence: Float64Array.from(ride, (s) => s.cadence),
-    };
-    const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: `ride-${i}.fit`, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
-    const id = activityId(source.id, 0);
-    await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start, length: seconds, channels });
-    const curves = await engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
-    const row: NewActivity = {
-      id,
-      session_index: 0,
-      sport: i % 5 === 0 ? 'cycling.road' : 'cycling',
-      start_time: new Date(start),
-      end_time: new Date(start + seconds * 1000),
-      utc_offset_seconds: 3600,
-      metrics: ['power', 'heart_rate', 'speed', 'cadence'],
-      summary: null,
-      laps: null,
-      distance: null,
-      devices: [],
-      samples: seconds,
-      implausible_samples: {},
-      curves,
-    };
-    await storeActivities(db, source, [row], new Date());
-  };
+  const one = (i: number) => seedRide(service, userId, { start: newest - (count - 1 - i) * DAY, seconds: 1800 + ((i * 7919) % 9000), seed: 1000 + i, sport: i % 5 === 0 ? 'cycling.road' : 'cycling' });
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let i = next++; i < count; i = next++) await one(i);

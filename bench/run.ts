@@ -22,6 +22,7 @@ import { benchMeanMax } from './engine-mean-max.ts';
 import { benchLongitudinal } from './longitudinal.ts';
 import { benchSoak } from './soak.ts';
 import { benchCompression } from './compression.ts';
+import { benchWeb } from './web.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -48,11 +49,13 @@ import { benchCompression } from './compression.ts';
  *   year, beside a DuckDB + numpy script over the same sample files (bench/longitudinal.ts).
  * - compression: bytes and time to the last byte of a 4 h ride's JSON data frame with no
  *   Accept-Encoding, gzip and br (bench/compression.ts).
+ * - web: in headless Chromium, navigation to a drawn 4 h activity chart and to the drawn all-time
+ *   curve over 1,000 rides, beside the same API reads fetched by the page (bench/web.ts).
  * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
  *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
  *   default (it takes 10 minutes): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, soak: benchSoak } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, soak: benchSoak } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
