@@ -56,9 +56,16 @@ export async function showCurves(ctx: Ctx) {
     </div>
   </fieldset>
   <div class="control">
-    <label for="after">Fatigue states (<span id="after-unit">kJ</span> done before)</label>
+    <label for="after">Fatigue states (<span id="after-unit">kJ</span> before)</label>
     <input id="after" name="after" inputmode="decimal" placeholder="e.g. 500, 1000" aria-describedby="after-hint">
-    <p class="hint" id="after-hint">Up to 5 values: each draws the curve of what you held after that much work (within a year).</p>
+    <p class="hint" id="after-hint">Up to 5: each draws what you held after that much work (kJ) or distance (m), within a year.</p>
+    <div><button type="button" id="after-defaults" class="small secondary">Typical: <span id="after-typical">500, 1000, 1500 kJ</span></button></div>
+    <label for="after-by">Fatigue curves by</label>
+    <select id="after-by" name="after_by" aria-describedby="after-by-hint">
+      <option value="duration">Duration (sampled)</option>
+      <option value="intensity">Intensity (every level)</option>
+    </select>
+    <p class="hint" id="after-by-hint">Duration: sampled (every second to 3 min, then coarser). Intensity: every level (1 W, 0.01 m/s); speed's only way.</p>
   </div>
   <fieldset class="control">
     <legend>View</legend>

@@ -78,6 +78,24 @@ export function sampledCurve(frame, metric) {
   return out;
 }
 
+/**
+ * A `by=duration` frame in the value-indexed view: x the value, ascending, y the longest sampled
+ * duration held at it (of equal values, the longest duration), with that row's activity and start.
+ */
+export function sampledLevelCurve(frame, metric) {
+  const d = sampledCurve(frame, metric);
+  const order = d.x.map((_, i) => i).sort((a, b) => d.y[a] - d.y[b] || d.x[b] - d.x[a]);
+  const out = { x: [], y: [], activity: [], start: [] };
+  for (const i of order) {
+    if (out.x.length && d.y[i] === out.x[out.x.length - 1]) continue; // the same value held for less time
+    out.x.push(d.y[i]);
+    out.y.push(d.x[i]);
+    out.activity.push(d.activity[i]);
+    out.start.push(d.start[i]);
+  }
+  return out;
+}
+
 function durationSplits(u, axisIdx, min, max) {
   const inRange = DURATION_TICKS.filter((d) => d >= min && d <= max);
   const room = Math.max(2, Math.floor((axisIdx === 0 ? u.bbox.width : u.bbox.height) / devicePixelRatio / 55));

@@ -1,10 +1,11 @@
 // The curves page (/curves): the longitudinal power- or speed-duration curve of a sport over a date
-// range, compared with a second range, with fatigue-state curves (`after`), the value-indexed view
-// and the intensity-duration model. Everything comes from the public API; the choices live in the
+// range, compared with a second range, with fatigue-state curves (`after`: work done in kJ, or
+// distance in metres for speed; computed by duration or by intensity), the value-indexed view and
+// the intensity-duration model. Everything comes from the public API; the choices live in the
 // URL query (shareable; the back button returns to the previous choices).
 
 import { apiFrame, apiJson, ApiError } from './api-client.js';
-import { durationCurve, levelCurve, sampledCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
+import { durationCurve, levelCurve, sampledCurve, sampledLevelCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
 import { formatMetric, isoDay, rootSport, sportLabel } from './labels.js';
 
 const PRESETS = {
@@ -14,6 +15,8 @@ const PRESETS = {
   all: { label: 'All time' },
 };
 const MAX_AFTER = 5;
+/** Typical fatigue states of each unit: kJ of work for power; metres for speed (a ride covers more than a run). */
+const TYPICAL_AFTER = { power: [500, 1000, 1500], speedCycling: [20000, 50000, 100000], speed: [5000, 10000, 20000] };
 const YEAR_DAYS = 366;
 const MODEL_COLOR = '#1d2330';
 
@@ -34,6 +37,7 @@ export function readState(search) {
     compareStart: q.get('compare_start') ?? '',
     compareEnd: q.get('compare_end') ?? '',
     after: q.get('after') ?? '',
+    afterBy: pick('after_by', ['duration', 'intensity'], null),
     view: pick('view', ['duration', 'value'], 'duration'),
     model: q.get('model') === '1',
   };
@@ -54,7 +58,11 @@ export function queryOf(s) {
     if (s.compareStart) q.set('compare_start', s.compareStart);
     if (s.compareEnd) q.set('compare_end', s.compareEnd);
   }
-  if (s.after.trim()) q.set('after', s.after.trim());
+  if (s.after.trim()) {
+    const after = parseAfter(s.after);
+    q.set('after', after.error ? s.after.trim() : after.values.join(','));
+  }
+  if (s.metric === 'power' && s.afterBy === 'intensity') q.set('after_by', 'intensity');
   if (s.view !== 'duration') q.set('view', s.view);
   if (s.model) q.set('model', '1');
   return q.toString();
@@ -70,6 +78,17 @@ export function resolveRange(key, start, end) {
   const preset = PRESETS[key];
   const from = preset.days ? isoDay(new Date(), 1 - preset.days) : key === 'year' ? `${today.slice(0, 4)}-01-01` : null;
   return { start: from, end: today, label: preset.label };
+}
+
+/** How the fatigue-state curves are computed (the API's `by`): by duration (power's default) or by intensity (speed's only). */
+export function afterByOf(s) {
+  return s.metric === 'speed' ? 'intensity' : (s.afterBy ?? 'duration');
+}
+
+/** The typical fatigue states for a metric and sport, in its unit. */
+export function typicalAfter(metric, sport) {
+  if (metric === 'power') return TYPICAL_AFTER.power;
+  return sport && rootSport(sport) === 'cycling' ? TYPICAL_AFTER.speedCycling : TYPICAL_AFTER.speed;
 }
 
 /** The fatigue states asked for: up to 5 non-negative numbers, or an error message. */
@@ -97,7 +116,8 @@ function afterRange(range) {
   return { range: { ...range, start: clamped ? yearBefore : range.start }, clamped };
 }
 
-function afterLabel(value, metric) {
+/** The legend's (and readout's) name of a fatigue state: the work done, or distance covered, before. */
+export function afterLabel(value, metric) {
   return metric === 'power' ? `after ${value} kJ` : `after ${value} m`;
 }
 
@@ -109,7 +129,8 @@ async function loadCurves(state) {
   const after = parseAfter(state.after);
   if (after.error) throw new ApiError(422, after.error);
   const afterWindow = after.values.length ? afterRange(main) : null;
-  const byDuration = view === 'duration' && metric === 'power';
+  const by = afterByOf(state);
+  const byDuration = by === 'duration';
   const modelQuery = new URLSearchParams({ metric, date: main.end });
   if (state.sport) modelQuery.set('sport', state.sport);
 
@@ -117,17 +138,21 @@ async function loadCurves(state) {
     apiFrame(curvePath(state, main)),
     compare ? apiFrame(curvePath(state, compare)) : null,
     afterWindow
-      ? apiFrame(curvePath(state, afterWindow.range, { after: after.values.join(','), by: byDuration ? 'duration' : 'intensity', ...(byDuration ? { durations: 'all' } : {}) }))
+      ? apiFrame(curvePath(state, afterWindow.range, { after: after.values.join(','), by, ...(byDuration ? { durations: 'all' } : {}) }))
       : null,
     state.model ? apiJson(`/api/v1/profile/intensity-duration-model?${modelQuery}`) : null,
   ]);
 
   const toCurve = view === 'value' ? levelCurve : durationCurve;
+  const sampledToCurve = view === 'value' ? sampledLevelCurve : sampledCurve;
   const curves = [{ label: main.label, role: 'main', ...toCurve(mainFrame, metric) }];
   if (compare) curves.push({ label: compare.label, role: 'compare', ...toCurve(compareFrame, metric) });
   if (afterFrame) {
-    for (const part of splitByAfter(afterFrame)) {
-      curves.push({ label: afterLabel(part.after, metric), role: 'after', ...(byDuration ? sampledCurve(part.frame, metric) : toCurve(part.frame, metric)) });
+    // Every state asked for is a series (the legend names it), drawn empty when no activity reaches it.
+    const parts = new Map(splitByAfter(afterFrame).map((p) => [Number(p.after), p.frame]));
+    for (const value of new Set(after.values)) {
+      const frame = parts.get(value) ?? { duration: [], [metric]: [] };
+      curves.push({ label: afterLabel(value, metric), role: 'after', after: value, ...(byDuration ? sampledToCurve(frame, metric) : toCurve(frame, metric)) });
     }
   }
   if (model?.parameters) {
@@ -178,6 +203,8 @@ function describe(loaded, state) {
   const what = `${state.sport ? sportLabel(state.sport) : 'All sports'}, ${state.metric}`;
   if (!main.x.length) return `${what}: no ${state.metric} data in ${loaded.main.label.toLowerCase()}.`;
   const parts = [`${what}: the curve's points come from ${activities} ${activities === 1 ? 'activity' : 'activities'} (${loaded.main.label.toLowerCase()}).`];
+  const unreached = loaded.curves.filter((c) => c.role === 'after' && !c.x.length).map((c) => c.after);
+  if (unreached.length) parts.push(`No activity reached ${unreached.join(', ')} ${state.metric === 'speed' ? 'm' : 'kJ'}: nothing to draw after that.`);
   if (loaded.afterWindow?.clamped) parts.push(`Fatigue states cover at most a year: from ${loaded.afterWindow.range.start}.`);
   return parts.join(' ');
 }
@@ -197,7 +224,13 @@ function setControls(s) {
   $('compare-start').value = compare?.start ?? '';
   $('compare-end').value = compare?.end ?? '';
   $('after').value = s.after;
-  $('after-unit').textContent = s.metric === 'speed' ? 'm' : 'kJ';
+  const unit = s.metric === 'speed' ? 'm' : 'kJ';
+  $('after-unit').textContent = unit;
+  const typical = typicalAfter(s.metric, s.sport);
+  $('after-typical').textContent = `${typical.join(', ')} ${unit}`;
+  $('after').placeholder = `e.g. ${typical.slice(0, 2).join(', ')}`;
+  $('after-by').value = afterByOf(s);
+  $('after-by').querySelector('option[value="duration"]').disabled = s.metric === 'speed';
   for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === s.view;
   $('model').checked = s.model;
 }
@@ -209,6 +242,7 @@ function stateFromControls(previous, changed) {
     metric: $('metric').value,
     compare: $('compare').value,
     after: $('after').value,
+    afterBy: previous.metric === 'speed' ? previous.afterBy : $('after-by').value,
     view: document.querySelector('input[name="view"]:checked')?.value ?? 'duration',
     model: $('model').checked,
   };
@@ -219,6 +253,10 @@ function stateFromControls(previous, changed) {
     Object.assign(s, { compareStart: main.start ?? '', compareEnd: main.end });
   }
   if (changed === 'sport') s.metric = defaultMetric(s.sport);
+  // Another unit (kJ and metres): the states typed mean nothing in it, so the new unit's typical ones.
+  if (s.after.trim() && s.metric !== previous.metric) {
+    s.after = typicalAfter(s.metric, s.sport).join(', ');
+  }
   return s;
 }
 
@@ -288,7 +326,7 @@ async function start() {
     setControls(state);
     render(state);
   };
-  for (const id of ['sport', 'metric', 'start', 'end', 'compare', 'compare-start', 'compare-end', 'after', 'model']) {
+  for (const id of ['sport', 'metric', 'start', 'end', 'compare', 'compare-start', 'compare-end', 'after', 'after-by', 'model']) {
     $(id).addEventListener('change', () => change(id));
   }
   for (const r of document.querySelectorAll('input[name="view"]')) r.addEventListener('change', () => change('view'));
@@ -298,6 +336,10 @@ async function start() {
       change('range');
     });
   }
+  $('after-defaults').addEventListener('click', () => {
+    $('after').value = typicalAfter(state.metric, state.sport).join(', ');
+    change('after');
+  });
   $('curve-controls').addEventListener('submit', (e) => e.preventDefault());
   window.addEventListener('popstate', () => {
     state = { ...readState(location.search) };
