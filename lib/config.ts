@@ -58,6 +58,14 @@ export const ConfigSchema = z
     /** A worker process over this resident memory takes no new ingest, backfill or curves job until it is under 80 % of it; 0: no cap. */
     WORKER_MAX_RSS_MB: z.coerce.number().int().min(0).max(1_048_576).default(2048),
     INGEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+    /**
+     * Housekeeping queues again the ingest of a source still `processing` this long after it was
+     * stored whose job is gone or over (Redis restarted empty, a worker killed twice, retries spent
+     * while PostgreSQL was down); a source whose job waits or runs is never queued twice.
+     */
+    STALE_SOURCE_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(15 * 60),
+    /** How often the workers run housekeeping (the schedule is one per deployment, however many worker processes). */
+    HOUSEKEEPING_EVERY_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(3600),
     /** How long a job stays claimed without its worker's heartbeat: a killed worker's job runs again after this. */
     JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
     /** Threads of the engine's piscina pool in each process (0: one per CPU). */

@@ -16,7 +16,7 @@ import { requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
  * they signed can still be valid; authorization codes a day past expiry (kept that long so a late
  * replay still revokes its tokens); grants without a refresh token whose access tokens have all
  * expired; upload leftovers in DATA_DIR/tmp older than a day. And it queues again the ingest of
- * sources still `processing` after STALE_SOURCE_MINUTES whose job was lost (an API process that
+ * sources still `processing` after STALE_SOURCE_SECONDS (lib/config.ts) whose job was lost (an API process that
  * stopped between storing a source and queueing it, Redis down or restarted empty) or is over (failed
  * for good: a worker killed twice, retries run out during a PostgreSQL outage): see requeueIngest; a
  * source whose job waits or runs is not queued twice, one requeued too often is marked failed. Events (and their delivery log) older than
@@ -37,11 +37,11 @@ export interface HousekeepingResult {
 /** How long events and their webhook delivery log are kept. */
 export const EVENT_RETENTION_DAYS = 30;
 
-export const STALE_SOURCE_MINUTES = 15;
+/** STALE_SOURCE_SECONDS's default. */
+export const STALE_SOURCE_DEFAULT_SECONDS = 15 * 60;
 
-export const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
-
-export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date }) {
+export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date; staleSourceSeconds?: number }) {
+  const staleMs = (deps.staleSourceSeconds ?? STALE_SOURCE_DEFAULT_SECONDS) * 1000;
   return async (job: Job<HousekeepingJob>): Promise<HousekeepingResult> => {
     const data = HousekeepingJob.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`invalid job data: ${data.error.message}`);
@@ -50,7 +50,7 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
-    const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - STALE_SOURCE_MINUTES * 60_000));
+    const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - staleMs));
     const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
     for (const id of exhausted) await markGaveUp(deps, id);
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));

@@ -10,7 +10,7 @@ const MEMORY_CHECK_MS = 1_000;
 import { createDb, type Db } from '../db/database.ts';
 import { createRedis, waitForRedis } from './connections.ts';
 import { createQueues, closeQueues, QUEUE_NAMES } from './queues.ts';
-import { HOUSEKEEPING_EVERY_MS, housekeepingProcessor } from './housekeeping.ts';
+import { housekeepingProcessor } from './housekeeping.ts';
 import { ingestGaveUp, ingestProcessor } from './ingest.ts';
 import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
@@ -95,7 +95,7 @@ export async function startWorkers(
     return worker;
   }
 
-  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now }), concurrency: 1, longJobs: false, completed: 'info' });
+  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS }), concurrency: 1, longJobs: false, completed: 'info' });
 
   const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   const ingestWorker = startWorker({
@@ -151,7 +151,7 @@ export async function startWorkers(
   const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
   lifecycle.add('event relay', () => relay.close());
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
-  const schedule = () => queues.housekeeping.upsertJobScheduler('purge-expired', { every: HOUSEKEEPING_EVERY_MS }, { name: 'purge-expired', data: { task: 'purge-expired' } });
+  const schedule = () => queues.housekeeping.upsertJobScheduler('purge-expired', { every: config.HOUSEKEEPING_EVERY_SECONDS * 1000 }, { name: 'purge-expired', data: { task: 'purge-expired' } });
   await schedule();
   // A Redis restarted empty (or failed over) lost the schedule: declare it again on every reconnection.
   producer.on('ready', () => void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message })));
