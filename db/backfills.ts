@@ -25,6 +25,21 @@ export async function startBackfill(db: Db, values: { user_id: string; origin: '
   });
 }
 
+/** Delete a backfill that is still `scanning` and has no source yet (its scan could not be queued). */
+export async function deleteUnstartedBackfill(db: Db, id: string): Promise<void> {
+  await db
+    .deleteFrom('backfills')
+    .where('id', '=', id)
+    .where('status', '=', 'scanning')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id))))
+    .execute();
+}
+
+/** Backfills still `scanning` or `loading` that were started before `before` (housekeeping checks their jobs). */
+export function staleUnfinishedBackfills(db: Db, before: Date): Promise<Pick<Backfill, 'id' | 'status'>[]> {
+  return db.selectFrom('backfills').select(['id', 'status']).where('status', 'in', ['scanning', 'loading']).where('created_at', '<', before).orderBy('created_at').limit(1000).execute();
+}
+
 export function findBackfill(db: Db, id: string): Promise<Backfill | undefined> {
   return db.selectFrom('backfills').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -21,7 +21,7 @@ import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, t
 // sources are STALE_SOURCE_SECONDS old; the worker runs it every HOUSEKEEPING_EVERY_SECONDS here.
 const BACKFILL_FILES = 400;
 const WORKER_ENV = { STALE_SOURCE_SECONDS: '4', HOUSEKEEPING_EVERY_SECONDS: '2', SHUTDOWN_TIMEOUT_MS: '2000' };
-const SETTLE_MS = 120_000;
+const SETTLE_MS = 20_000;
 
 let service: TestService;
 let redis: OwnRedis;
@@ -64,16 +64,28 @@ const historyRide = (n: number) => buildActivityFit({ sessions: [{ sport: 'cycli
 /** A two-minute ride on a day of 2026 (the single uploads). */
 const uploadRide = (n: number) => buildActivityFit({ sessions: [{ sport: 'running', start: new Date(Date.parse('2026-01-01T07:00:00Z') + n * 3600_000), seconds: 120 }] });
 
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 async function readiness() {
   const res = await fetch(`${service.url}/readyz`);
   return { status: res.status, body: await res.json() };
 }
 
-async function startBackfill(userId: string, token: string) {
-  const archive = await yazlZip(Array.from({ length: BACKFILL_FILES }, (_, n) => ({ name: `history/ride-${n}.fit`, data: historyRide(n) })));
+async function postBackfill(token: string, files = BACKFILL_FILES) {
+  const archive = await yazlZip(Array.from({ length: files }, (_, n) => ({ name: `history/ride-${n}.fit`, data: historyRide(n) })));
   const form = new FormData();
   form.append('archive', new Blob([archive as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), 'export.zip');
-  const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  return fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+}
+
+async function startBackfill(userId: string, token: string, files = BACKFILL_FILES) {
+  const res = await postBackfill(token, files);
   if (res.status !== 202) throw new Error(`backfill: ${res.status} ${await res.text()}`);
   return (await service.deps.db.selectFrom('backfills').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow()).id;
 }
@@ -147,7 +159,8 @@ async function unfinished(userId: string) {
  * processed file has exactly one activity and a failed one none, and the user's sample files are
  * exactly their activities' (none orphaned, none missing, no temporary leftovers).
  */
-async function assertSettled(t: ExecutionContext, userId: string, backfillId: string, accepted: Set<string>, opts: { allProcessed: boolean }) {
+async function assertSettled(t: ExecutionContext, userId: string, backfillId: string, accepted: Set<string>, opts: { allProcessed: boolean; files?: number }) {
+  const files = opts.files ?? BACKFILL_FILES;
   const db = service.deps.db;
   try {
     await poll(
@@ -163,9 +176,9 @@ async function assertSettled(t: ExecutionContext, userId: string, backfillId: st
     throw new Error(`${(err as Error).message}: ${await unfinished(userId)}\nworker output:\n${workerOutput.slice(-4000)}`);
   }
   const backfill = await db.selectFrom('backfills').selectAll().where('id', '=', backfillId).executeTakeFirstOrThrow();
-  t.like(backfill, { status: 'completed', files_total: BACKFILL_FILES, files_skipped: 0 });
+  t.like(backfill, { status: 'completed', files_total: files, files_skipped: 0 });
   const sources = await db.selectFrom('sources').select(['id', 'status', 'backfill_id', 'error_code']).where('user_id', '=', userId).execute();
-  t.is(sources.filter((s) => s.backfill_id === backfillId).length, BACKFILL_FILES, 'every file of the archive is a source');
+  t.is(sources.filter((s) => s.backfill_id === backfillId).length, files, 'every file of the archive is a source');
   const byId = new Map(sources.map((s) => [s.id, s]));
   for (const id of accepted) t.truthy(byId.get(id), `acknowledged upload ${id} is stored`);
   const activities = await db.selectFrom('activities').select(['id', 'source_id']).where('user_id', '=', userId).execute();
@@ -175,13 +188,7 @@ async function assertSettled(t: ExecutionContext, userId: string, backfillId: st
   const failed = sources.filter((s) => s.status === 'failed');
   if (opts.allProcessed) t.deepEqual(failed, [], 'nothing failed');
   else if (failed.length) t.log(`${failed.length} sources failed: ${JSON.stringify(failed.slice(0, 5))}`);
-  let files: string[] = [];
-  try {
-    files = readdirSync(join(service.config.DATA_DIR, 'users', userId, 'activities'));
-  } catch {
-    // none
-  }
-  t.deepEqual(files.sort(), activities.map((a) => `${a.id}.parquet`).sort(), 'no sample file orphaned or missing');
+  t.deepEqual(listDir(join(service.config.DATA_DIR, 'users', userId, 'activities')).sort(), activities.map((a) => `${a.id}.parquet`).sort(), 'no sample file orphaned or missing');
   t.log(`${sources.length} sources (${accepted.size} single uploads), ${activities.length} activities, ${failed.length} failed`);
 }
 
@@ -271,4 +278,65 @@ test.serial('the worker process killed (SIGKILL) mid-backfill: a new one finishe
   );
   await assertSettled(t, user.id, backfillId, uploads.accepted, { allProcessed: true });
   assertWorkerUp(t, 'after its restart');
+});
+
+test.serial('Redis down when a backfill is sent: 503 with Retry-After and nothing stored; sent again once Redis is back, it loads', async (t) => {
+  const { user, token } = await athlete();
+  await redis.kill();
+  try {
+    const archivesBefore = listDir(join(service.config.DATA_DIR, 'backfills'));
+    const res = await postBackfill(token, 5);
+    t.is(res.status, 503, await res.text());
+    t.truthy(res.headers.get('retry-after'));
+    t.deepEqual(await service.deps.db.selectFrom('backfills').select('id').where('user_id', '=', user.id).execute(), [], 'no backfill stored');
+    t.deepEqual(listDir(join(service.config.DATA_DIR, 'backfills')), archivesBefore, 'no archive left behind');
+  } finally {
+    await redis.start();
+  }
+  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  const backfillId = await startBackfill(user.id, token, 5);
+  await assertSettled(t, user.id, backfillId, new Set(), { allProcessed: true, files: 5 });
+});
+
+test.serial('Redis gone as a backfill is queued (after its check): 503, the backfill and its archive are taken back, and the retry is accepted', async (t) => {
+  const { user, token } = await athlete();
+  const queue = service.deps.queues.backfill;
+  const add = queue.add.bind(queue);
+  queue.add = async (...args) => {
+    queue.add = add;
+    await redis.kill();
+    await poll('the API to see Redis gone', async () => service.deps.redis.status !== 'ready');
+    return add(...args);
+  };
+  const archivesBefore = listDir(join(service.config.DATA_DIR, 'backfills'));
+  try {
+    const res = await postBackfill(token, 5);
+    t.is(res.status, 503, await res.text());
+    t.truthy(res.headers.get('retry-after'));
+  } finally {
+    queue.add = add;
+    await redis.start();
+  }
+  t.deepEqual(await service.deps.db.selectFrom('backfills').select('id').where('user_id', '=', user.id).execute(), [], 'no backfill left to block the retry with 409');
+  t.deepEqual(listDir(join(service.config.DATA_DIR, 'backfills')), archivesBefore, 'no archive left behind');
+  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  await poll('the housekeeping schedule restored by the worker process', async () => (await service.deps.queues.housekeeping.getJobSchedulers().catch(() => [])).length === 1, 20_000);
+  const backfillId = await startBackfill(user.id, token, 5);
+  await assertSettled(t, user.id, backfillId, new Set(), { allProcessed: true, files: 5 });
+  assertWorkerUp(t, 'after the outage');
+});
+
+test.serial('Redis restarted empty while a backfill waits to be scanned: housekeeping queues its scan again and it loads', async (t) => {
+  const { user, token } = await athlete();
+  await kill(worker!, 'SIGKILL'); // no worker: the backfill's scan job waits in Redis
+  const backfillId = await startBackfill(user.id, token, 5);
+  t.truthy(await service.deps.queues.backfill.getJob(backfillId), 'its scan is queued');
+  await redis.kill();
+  await redis.start(); // empty: the scan job is gone
+  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  t.is(await service.deps.queues.backfill.getJob(backfillId), undefined, 'the scan job is lost');
+  t.like(await service.deps.db.selectFrom('backfills').select('status').where('id', '=', backfillId).executeTakeFirstOrThrow(), { status: 'scanning' });
+  worker = await startWorker();
+  await assertSettled(t, user.id, backfillId, new Set(), { allProcessed: true, files: 5 });
+  assertWorkerUp(t, 'after the outage');
 });

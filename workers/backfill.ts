@@ -107,7 +107,9 @@ export function backfillProcessor(deps: BackfillDeps) {
     // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
     if (row.status === 'loading') {
       await rm(file, { force: true });
-      return { queued: (await requeue(deps, row.id)).length };
+      const pending = await requeue(deps, row.id);
+      if (!pending.length) await completeBackfillIfDone(deps.db, row.id, deps.now());
+      return { queued: pending.length };
     }
     let reader: HistoryReader;
     try {

@@ -8,8 +8,9 @@ import { staleProcessingSources } from '../db/sources.ts';
 import { markGaveUp } from './ingest.ts';
 import type { Logger } from '../lib/log.ts';
 import { deleteFinishedEvents } from '../db/events.ts';
-import { removeStaleTemporaryFiles } from '../lib/storage.ts';
-import { requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
+import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
+import { requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
+import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } from '../db/backfills.ts';
 
 /**
  * Periodic clean-up: expired web sessions; signing keys retired long enough ago that no token
@@ -19,7 +20,9 @@ import { requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
  * sources still `processing` after STALE_SOURCE_SECONDS (lib/config.ts) whose job was lost (an API process that
  * stopped between storing a source and queueing it, Redis down or restarted empty) or is over (failed
  * for good: a worker killed twice, retries run out during a PostgreSQL outage): see requeueIngest; a
- * source whose job waits or runs is not queued twice, one requeued too often is marked failed. Events (and their delivery log) older than
+ * source whose job waits or runs is not queued twice, one requeued too often is marked failed. Likewise
+ * the scan of a backfill still `scanning` after STALE_SOURCE_SECONDS whose job is gone or over is
+ * queued again (resumed), and a `loading` one with nothing left processing is completed. Events (and their delivery log) older than
  * EVENT_RETENTION_DAYS with nothing pending are deleted. Idempotent: running it twice changes nothing more.
  */
 export interface HousekeepingResult {
@@ -30,6 +33,10 @@ export interface HousekeepingResult {
   requeuedSources: number;
   /** Sources requeued too often already (MAX_REQUEUES), marked failed. */
   failedSources: number;
+  /** Backfill scans queued again; backfills failed (scan requeued too often) or completed here. */
+  requeuedBackfills: number;
+  failedBackfills: number;
+  completedBackfills: number;
   temporaryFiles: number;
   events: number;
 }
@@ -53,8 +60,16 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - staleMs));
     const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
     for (const id of exhausted) await markGaveUp(deps, id);
+    const backfills = await staleUnfinishedBackfills(deps.db, new Date(now.getTime() - staleMs));
+    const scans = await requeueBackfills(deps.queues, backfills.filter((b) => b.status === 'scanning').map((b) => b.id));
+    for (const id of scans.exhausted) {
+      await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
+      await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
+    }
+    let completedBackfills = 0;
+    for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
-    return { sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, temporaryFiles, events };
+    return { sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills, temporaryFiles, events };
   };
 }

@@ -21,6 +21,8 @@ export interface IngestJob {
 /** Read a history archive into sources, then queue their ingest newest first. */
 export interface BackfillJob {
   backfillId: string;
+  /** How many finished jobs of this backfill came before this one (requeueBackfills). */
+  requeues?: number;
 }
 
 /** (Re)compute the stored curves of existing activities: one user's, or every user's. */
@@ -56,8 +58,38 @@ export function createQueues(connection: Redis, prefix: string): Queues {
 }
 
 /** A backfill's scan retries transient failures; its job id is the backfill's, so a retried request queues it once. */
+const BACKFILL_JOB = { attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: 1_000, removeOnFail: 1_000 } as const;
 export async function enqueueBackfill(queues: Queues, backfillId: string): Promise<void> {
-  await queues.backfill.add('backfill', { backfillId }, { jobId: backfillId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: 1_000, removeOnFail: 1_000 });
+  await queues.backfill.add('backfill', { backfillId }, { ...BACKFILL_JOB, jobId: backfillId });
+}
+
+/**
+ * Queue again the scan of backfills still `scanning` whose job is gone (Redis restarted empty) or
+ * over (its retries ran out while PostgreSQL was down): the scan resumes, recognising the files an
+ * earlier attempt stored. As requeueIngest: a job waiting or running is left alone, a finished one
+ * is replaced, and a backfill whose scan was requeued MAX_REQUEUES times is returned in `exhausted`
+ * (the caller fails it).
+ */
+export async function requeueBackfills(queues: Queues, backfillIds: string[]): Promise<{ queued: string[]; exhausted: string[] }> {
+  const queued: string[] = [];
+  const exhausted: string[] = [];
+  for (const backfillId of backfillIds) {
+    const job = await queues.backfill.getJob(backfillId);
+    let requeues = 0;
+    if (job) {
+      const state = await job.getState();
+      if (state !== 'completed' && state !== 'failed') continue;
+      requeues = (job.data.requeues ?? 0) + 1;
+      if (requeues > MAX_REQUEUES) {
+        exhausted.push(backfillId);
+        continue;
+      }
+      await queues.backfill.remove(backfillId);
+    }
+    await queues.backfill.add('backfill', { backfillId, ...(requeues ? { requeues } : {}) }, { ...BACKFILL_JOB, jobId: backfillId });
+    queued.push(backfillId);
+  }
+  return { queued, exhausted };
 }
 
 /** Ingest jobs retry transient failures (database, disk); a file that cannot be read fails at once. */

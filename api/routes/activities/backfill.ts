@@ -1,13 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { Conflict, UnprocessableEntity } from '../../errors.ts';
+import { Conflict, DependencyUnavailable, UnprocessableEntity } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
-import { backfillInProgress, earliestActivityStart, latestBackfill, startBackfill } from '../../../db/backfills.ts';
+import { backfillInProgress, deleteUnstartedBackfill, earliestActivityStart, latestBackfill, startBackfill } from '../../../db/backfills.ts';
 import type { Backfill } from '../../../db/database.ts';
 import { watchBackfill } from '../../../db/backfill-progress.ts';
-import { archivePath, moveInto } from '../../../lib/storage.ts';
+import { archivePath, moveInto, removeFiles } from '../../../lib/storage.ts';
 import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
 import { enqueueBackfill } from '../../../workers/queues.ts';
 
@@ -31,7 +31,8 @@ export const startBackfillRoute = defineRoute(
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
       'Content-Length pass it). The part\'s Content-Type does not matter (none is fine). A user\'s imports run one at a time: ' +
-      'while one is still `scanning` or `loading`, another is refused with 409 (before its archive is read), naming the one in progress.',
+      'while one is still `scanning` or `loading`, another is refused with 409 (before its archive is read), naming the one in progress. ' +
+      'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After and nothing is kept: send the archive again then.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: BackfillForm,
@@ -39,6 +40,7 @@ export const startBackfillRoute = defineRoute(
       202: { description: 'The backfill, `scanning`', schema: BackfillOut },
       409: { description: 'Another history import of this user is still in progress (`scanning` or `loading`): imports run one at a time' },
       413: { description: 'The archive is larger than the limit' },
+      503: { description: 'PostgreSQL or Redis is unreachable; nothing was kept: retry after `Retry-After` seconds' },
     },
   },
   async (ctx) => {
@@ -51,11 +53,24 @@ export const startBackfillRoute = defineRoute(
     try {
       const [archive] = body.files;
       if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
+      // Nothing is stored while Redis is down: the scan could not be queued (503, retry).
+      if (ctx.deps.redis.status !== 'ready') throw new DependencyUnavailable();
       const started = await startBackfill(db, { user_id: userId, origin: 'api', filename: archive.filename.slice(0, 255) });
       if ('busy' in started) throw busy(started.busy);
       const { backfill } = started;
-      await moveInto(archive.path, archivePath(config.DATA_DIR, backfill.id));
-      await enqueueBackfill(queues, backfill.id);
+      const stored = archivePath(config.DATA_DIR, backfill.id);
+      try {
+        await moveInto(archive.path, stored);
+        await enqueueBackfill(queues, backfill.id);
+      } catch (err) {
+        // Redis went away meanwhile: take the backfill back, so the client's retry is not refused
+        // with 409 by a backfill nobody will scan. Should that fail too (PostgreSQL down as well),
+        // housekeeping queues the scan once the backfill is stale.
+        await deleteUnstartedBackfill(db, backfill.id)
+          .then(() => removeFiles([stored]))
+          .catch(() => {});
+        throw err;
+      }
       ctx.status = 202;
       ctx.body = backfillOut(backfill);
     } finally {
