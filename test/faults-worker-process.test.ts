@@ -21,7 +21,7 @@ import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, t
 // sources are STALE_SOURCE_SECONDS old; the worker runs it every HOUSEKEEPING_EVERY_SECONDS here.
 const BACKFILL_FILES = 400;
 const WORKER_ENV = { STALE_SOURCE_SECONDS: '4', HOUSEKEEPING_EVERY_SECONDS: '2', SHUTDOWN_TIMEOUT_MS: '2000' };
-const SETTLE_MS = 20_000;
+const SETTLE_MS = 120_000;
 
 let service: TestService;
 let redis: OwnRedis;
