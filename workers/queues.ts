@@ -57,8 +57,9 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   return queues;
 }
 
-/** A backfill's scan retries transient failures; its job id is the backfill's, so a retried request queues it once. */
 const BACKFILL_JOB = { attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: 1_000, removeOnFail: 1_000 } as const;
+
+/** A backfill's scan retries transient failures; its job id is the backfill's, so a retried request queues it once. */
 export async function enqueueBackfill(queues: Queues, backfillId: string): Promise<void> {
   await queues.backfill.add('backfill', { backfillId }, { ...BACKFILL_JOB, jobId: backfillId });
 }
