@@ -179,3 +179,27 @@ test.serial('a worker process over WORKER_MAX_RSS_MB takes no job (it waits in t
     await kill(next, 'SIGTERM');
   }
 });
+
+test.serial('SIGTERM while a job runs that ends within SHUTDOWN_TIMEOUT_MS: the worker finishes it, then exits', async (t) => {
+  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-05T06:00:00Z');
+  const held = await holdMidJob(sourceId);
+  const worker = await startWorkerProcess(service.config, { SHUTDOWN_TIMEOUT_MS: '15000' });
+  try {
+    await held.waiting();
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    const signalled = Date.now();
+    worker.kill('SIGTERM');
+    // The job goes on a second after the signal, as a job does that was nearly done.
+    await new Promise((r) => setTimeout(r, 1_000));
+    t.is(worker.exitCode, null, 'still finishing its job');
+    await held.release();
+    t.is(await exited, 0);
+    t.true(Date.now() - signalled < 15_000, 'before the timeout');
+    // No other worker ran: the one that was told to stop finished the job.
+    await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 10_000));
+    t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'completed');
+  } finally {
+    await held.release();
+    await kill(worker, 'SIGKILL');
+  }
+});
