@@ -124,6 +124,8 @@ async function benchHttp() {
     await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
     const listOf = `${LIST_ACTIVITIES} activities, traces, app metadata; an application's token`;
     await measure(`GET /api/v1/activities/?limit=50 (${listOf}), read cache on`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}` }, POLLED_TARGET);
+    // What python requests and most HTTP clients send: the page is compressed for each of them.
+    await measure(`the same, with Accept-Encoding: gzip, deflate (python requests' default)`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}`, 'accept-encoding': 'gzip, deflate' }, POLLED_TARGET);
     await measure(
       `GET /api/v1/activities/?limit=50 (${listOf}), READ_CACHE_SECONDS=0: every page built`,
       `http://127.0.0.1:${port + 1000}/api/v1/activities/?limit=50`,

@@ -91,6 +91,35 @@ test('JSON answers are compressed as negotiated (br, gzip, none), decode to the 
   }
 });
 
+test('the polled activity list (read cache) is compressed as negotiated too, coded once and sent the same on every poll', async (t) => {
+  const url = `${service.url}/api/v1/activities/?limit=50`;
+  const identity = await raw(url, auth());
+  t.is(identity.status, 200);
+  t.is(identity.headers['content-encoding'], undefined);
+  t.true(identity.bytes.length > 1024, `a page over the threshold (${identity.bytes.length} bytes)`);
+  for (const [accept, coding] of [
+    ['gzip, deflate', 'gzip'],
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['zstd, deflate', undefined],
+  ] as const) {
+    const first = await raw(url, { ...auth(), 'accept-encoding': accept });
+    const again = await raw(url, { ...auth(), 'accept-encoding': accept });
+    for (const res of [first, again]) {
+      t.is(res.status, 200);
+      t.is(res.headers['content-encoding'], coding, accept);
+      t.regex(String(res.headers.vary), /Accept-Encoding/i);
+      t.is(res.text, identity.text, `${accept}: the same JSON`);
+      t.is(res.headers.etag, coding ? `W/${identity.headers.etag}` : identity.headers.etag);
+      t.is(res.headers.link, identity.headers.link);
+    }
+    t.deepEqual(again.bytes, first.bytes, `${accept}: the same bytes on the next poll`);
+  }
+  const revalidated = await raw(url, { ...auth(), 'accept-encoding': 'gzip', 'if-none-match': `W/${identity.headers.etag}` });
+  t.is(revalidated.status, 304);
+});
+
 test('If-None-Match with the tag of a compressed answer revalidates (304, the tag as the client holds it); HEAD is not compressed', async (t) => {
   const url = `${service.url}/api/v1/activities/${activityId}/data?format=json`;
   const compressed = await raw(url, { ...auth(), 'accept-encoding': 'br' });
