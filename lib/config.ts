@@ -55,7 +55,7 @@ export const ConfigSchema = z
     /** Files one worker process ingests at once (uploads and backfills share the ingest queue). */
     INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     /** A file's parse in the engine (decode, resample, summary, curves) that takes longer fails with `ingest_timeout`; its thread is stopped. */
-    /** A worker process over this resident memory takes no new ingest, backfill or curves job until it is under 80 % of it; 0: no cap. */
+    /** A worker process of its own (`npm run worker`) over this resident memory takes no new ingest, backfill or curves job until it is under 80 % of it; 0: no cap. */
     WORKER_MAX_RSS_MB: z.coerce.number().int().min(0).max(1_048_576).default(2048),
     INGEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
     /**

@@ -116,8 +116,11 @@ export async function startWorkers(
   const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
   const heavy = [ingestWorker, backfillWorker, curvesWorker] as unknown as Worker[];
-  // Checked at once, in the tick the workers were made: an oversized process takes not even a first job.
-  const stopGate = config.WORKER_MAX_RSS_MB > 0 ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log }) : () => {};
+  // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
+  // memory is mostly the API's caches, which a paused worker would never bring down. Checked at once,
+  // in the tick the workers were made: an oversized process takes not even a first job.
+  const gated = !opts.engine && config.WORKER_MAX_RSS_MB > 0;
+  const stopGate = gated ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log }) : () => {};
 
   const webhookDeps = {
     db,
