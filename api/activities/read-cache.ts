@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Ctx, Deps } from '../context.ts';
 import { readVersion } from '../../db/read-version.ts';
 import { cacheKey, storeCacheEntry } from './cache-store.ts';
 import { notModified, versionTag } from '../conditional.ts';
 import { setPageLinks } from '../pagination.ts';
-import { BR_QUALITY, GZIP_LEVEL, THRESHOLD } from '../middleware/compression.ts';
 
 /** Bodies larger than this (a page of 1,000 activities with many traces) are served but not cached. */
 const MAX_CACHED_BYTES = 4 * 1024 * 1024;
@@ -16,18 +14,7 @@ interface Page {
   more: boolean;
   /** Date.now() after which the process's memory no longer serves it. */
   until: number;
-  /** The body compressed, made at the first request that accepts each coding and kept with the page in memory. */
-  coded?: Partial<Record<Coding, Buffer>>;
 }
-
-type Coding = 'br' | 'gzip';
-/** The levels of api/middleware/compression.ts, so that a cached answer is the one it would make. */
-const CODERS: Record<Coding, (body: Buffer) => Buffer> = {
-  br: (body) => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-  gzip: (body) => gzipSync(body, { level: GZIP_LEVEL }),
-};
-
-const sizeOf = (page: Page) => page.body.length + (page.coded?.br?.length ?? 0) + (page.coded?.gzip?.length ?? 0);
 
 /**
  * The pages one API process keeps in memory, least recently used dropped first past
@@ -35,39 +22,36 @@ const sizeOf = (page: Page) => page.body.length + (page.coded?.br?.length ?? 0) 
  * is exactly the one Redis would give: memory only saves the round trip and the copy of the body.
  */
 class PageMemory {
-  /** Each page with the bytes it was counted at (its body and the codings made so far). */
-  readonly #pages = new Map<string, { page: Page; size: number }>();
+  readonly #pages = new Map<string, Page>();
   #bytes = 0;
 
   constructor(readonly limitBytes: number) {}
 
   get(key: string, now: number): Page | undefined {
-    const entry = this.#pages.get(key);
-    if (!entry) return undefined;
+    const page = this.#pages.get(key);
+    if (!page) return undefined;
     this.#pages.delete(key);
-    if (entry.page.until <= now) {
-      this.#bytes -= entry.size;
+    if (page.until <= now) {
+      this.#bytes -= page.body.length;
       return undefined;
     }
-    this.#pages.set(key, entry);
-    return entry.page;
+    this.#pages.set(key, page);
+    return page;
   }
 
-  /** Keep `page` (again, when a coding was added to it: counted at its new size). */
   put(key: string, page: Page): void {
+    if (page.body.length > this.limitBytes) return;
     const old = this.#pages.get(key);
     if (old) {
       this.#pages.delete(key);
-      this.#bytes -= old.size;
+      this.#bytes -= old.body.length;
     }
-    const size = sizeOf(page);
-    if (size > this.limitBytes) return;
-    this.#pages.set(key, { page, size });
-    this.#bytes += size;
-    for (const [oldest, entry] of this.#pages) {
+    this.#pages.set(key, page);
+    this.#bytes += page.body.length;
+    for (const [oldest, { body }] of this.#pages) {
       if (this.#bytes <= this.limitBytes) break;
       this.#pages.delete(oldest);
-      this.#bytes -= entry.size;
+      this.#bytes -= body.length;
     }
   }
 }
@@ -130,7 +114,7 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
   const now = Date.now();
   const remembered = memory?.get(key, now);
   if (remembered) {
-    if (send(ctx, remembered, paging)) memory!.put(key, remembered);
+    send(ctx, remembered, paging);
     return;
   }
   const until = now + seconds * 1000;
@@ -151,42 +135,8 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
 
 const built = ({ value, more }: Built, until: number): Page => ({ body: Buffer.from(JSON.stringify(value), 'utf8'), more: more ?? false, until });
 
-/**
- * Send the page, compressed as the client accepts (br or gzip, past the compression threshold): the
- * coding is made once per page and kept with it, so a polled page costs no compression after the
- * first poll (compressing an 86 KB page each time cost 60 % of the polled throughput). Whether a
- * coding was made (the memory then counts the page again).
- */
-function send(ctx: Ctx, page: Page, paging: { limit: number; offset: number } | undefined): boolean {
+function send(ctx: Ctx, page: Page, paging: { limit: number; offset: number } | undefined): void {
   ctx.type = 'json';
+  ctx.body = page.body;
   if (paging) setPageLinks(ctx, { ...paging, more: page.more });
-  const coding = page.body.length >= THRESHOLD ? codingFor(ctx.get('accept-encoding')) : undefined;
-  if (!coding) {
-    ctx.body = page.body;
-    return false;
-  }
-  const made = !page.coded?.[coding];
-  const coded = (page.coded ??= {})[coding] ??= CODERS[coding](page.body);
-  ctx.set('Content-Encoding', coding);
-  ctx.body = coded;
-  return made;
-}
-
-/**
- * The coding api/middleware/compression.ts would choose (koa-compress: the highest q, br on a tie;
- * nothing when no Accept-Encoding is sent or identity is preferred).
- */
-export function codingFor(acceptEncoding: string): Coding | undefined {
-  if (!acceptEncoding) return undefined;
-  const q = new Map<string, number>();
-  for (const part of acceptEncoding.split(',')) {
-    const [name = '', ...params] = part.trim().toLowerCase().split(';').map((p) => p.trim());
-    const weight = params.find((p) => p.startsWith('q='));
-    const value = weight ? Number(weight.slice(2)) : 1;
-    if (name) q.set(name, Number.isFinite(value) ? value : 0);
-  }
-  const of = (coding: string) => q.get(coding) ?? q.get('*') ?? 0;
-  const best = Math.max(of('br'), of('gzip'));
-  if (best <= 0 || (q.get('identity') ?? 0) > best) return undefined;
-  return of('br') >= of('gzip') ? 'br' : 'gzip';
 }
