@@ -1,11 +1,10 @@
 import test from 'ava';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { poll } from './helpers/curves.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { api, upload, waitForSource } from './helpers/activities.ts';
+import { assertSampleFiles, backgroundUploads, readiness } from './helpers/faults.ts';
 import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
 
 // The service (API and workers, as `npm start` runs them) against a PostgreSQL cluster and a Redis
@@ -30,23 +29,6 @@ test.after.always(async () => {
 
 const fit = (minute: number) => buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date(Date.UTC(2026, 0, 1, 6, minute)), seconds: 600 }] });
 
-async function readiness() {
-  const res = await fetch(`${service.url}/readyz`);
-  return { status: res.status, body: await res.json() };
-}
-
-/** Every activity has its sample file and every sample file its activity. */
-async function assertSampleFiles(t: import('ava').ExecutionContext, userId: string) {
-  const rows = await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', userId).execute();
-  let files: string[] = [];
-  try {
-    files = readdirSync(join(service.config.DATA_DIR, 'users', userId, 'activities'));
-  } catch {
-    // no activity yet
-  }
-  t.deepEqual(files.sort(), rows.map((r) => `${r.id}.parquet`).sort(), 'no sample file orphaned or missing');
-}
-
 test.serial('Redis down: uploads answer 503 with Retry-After and store nothing, /readyz says so; once back, the schedule is restored and uploads work', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
@@ -62,17 +44,17 @@ test.serial('Redis down: uploads answer 503 with Retry-After and store nothing, 
   t.regex(down.body.detail, /temporarily unavailable/);
   const sources = await service.deps.db.selectFrom('sources').select('id').where('user_id', '=', user.id).execute();
   t.is(sources.length, 1, 'the refused upload stored no source');
-  t.like(await readiness(), { status: 503, body: { status: 'unavailable', checks: { postgres: 'ok', redis: 'error' } } });
+  t.like(await readiness(service), { status: 503, body: { status: 'unavailable', checks: { postgres: 'ok', redis: 'error' } } });
   // Reads that need only PostgreSQL still answer.
   t.is((await api(service, token, 'GET', '/api/v1/activities/')).status, 200);
 
   await redis.start(); // empty: the jobs and the housekeeping schedule are gone
-  await poll('Redis back in /readyz', async () => (await readiness()).status === 200);
+  await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200);
   await poll('the housekeeping schedule restored', async () => (await service.deps.queues.housekeeping.getJobSchedulers()).length === 1, 10_000);
   const after = await upload(service, token, [{ name: 'b.fit', bytes: fit(10) }]);
   t.is(after.status, 202, JSON.stringify(after.body));
   t.is((await waitForSource(service, token, after.body.sources[0].id)).status, 'processed');
-  await assertSampleFiles(t, user.id);
+  await assertSampleFiles(t, service, user.id);
 });
 
 test.serial('an upload stored while Redis went away is queued by the same upload sent again', async (t) => {
@@ -94,45 +76,31 @@ test.serial('an upload stored while Redis went away is queued by the same upload
   t.is(stored?.status, 'processing', 'stored with no job');
 
   await redis.start();
-  await poll('Redis back in /readyz', async () => (await readiness()).status === 200);
+  await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200);
   const retry = await upload(service, token, [{ name: 'c.fit', bytes: fit(20) }]);
   t.is(retry.status, 202);
   t.is(retry.body.sources[0].id, stored!.id, 'the same source');
   t.is((await waitForSource(service, token, stored!.id)).status, 'processed');
-  await assertSampleFiles(t, user.id);
+  await assertSampleFiles(t, service, user.id);
 });
 
 test.serial('PostgreSQL killed under uploads: requests answer 503 meanwhile, /readyz says so, the service reconnects and every acknowledged upload ends once', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const accepted = new Set<string>();
-  const statuses: number[] = [];
-  const errors: string[] = [];
-  let stop = false;
-  let minute = 100;
-  const uploader = (async () => {
-    while (!stop) {
-      const res = await upload(service, token, [{ name: `u${minute}.fit`, bytes: fit(minute++) }]).catch((err) => void errors.push(String(err)));
-      if (!res) continue;
-      statuses.push(res.status);
-      if (res.status === 202) for (const s of res.body.sources) accepted.add(s.id);
-      else if (res.status !== 503) t.fail(`unexpected ${res.status} ${JSON.stringify(res.body)}`);
-      else t.truthy(res.headers.get('retry-after'));
-    }
-  })();
+  const uploads = backgroundUploads(t, service, token, (n) => fit(100 + n));
+  const { accepted, statuses } = uploads;
   await poll('a few uploads accepted', async () => accepted.size >= 5).catch((err) => {
     throw new Error(`${err.message}: ${statuses.join(' ')}`);
   });
   postgres.kill();
   await poll('an upload refused with 503', async () => statuses.includes(503), 20_000);
-  const ready = await readiness();
+  const ready = await readiness(service);
   t.like(ready, { status: 503, body: { checks: { postgres: 'error', redis: 'ok' } } });
   await new Promise((r) => setTimeout(r, 3_000)); // longer than an ingest job's first retries
   postgres.start();
-  await poll('PostgreSQL back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  await poll('PostgreSQL back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
   await poll('uploads accepted again', async () => statuses.at(-1) === 202, 20_000);
-  stop = true;
-  await uploader;
+  await uploads.stop();
 
   // Sources whose job gave up during the outage are requeued by housekeeping once stale.
   service.clock.advance(20 * 60_000);
@@ -144,5 +112,5 @@ test.serial('PostgreSQL killed under uploads: requests answer 503 meanwhile, /re
   const activities = await service.deps.db.selectFrom('activities').select('source_id').where('user_id', '=', user.id).execute();
   t.is(new Set(activities.map((a) => a.source_id)).size, activities.length, 'one activity per file');
   for (const id of accepted) t.true(rows.some((r) => r.id === id), 'every acknowledged upload is stored');
-  await assertSampleFiles(t, user.id);
+  await assertSampleFiles(t, service, user.id);
 });

@@ -6,9 +6,9 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { poll } from './helpers/curves.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
-import { upload } from './helpers/activities.ts';
 import { yazlZip } from './helpers/zip.ts';
 import { kill, startWorkerProcess } from './helpers/worker-process.ts';
+import { assertSampleFiles, backgroundUploads, readiness } from './helpers/faults.ts';
 import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
 
 // Production's layout: the API runs here (`npm run api`), the workers in a separate process
@@ -64,17 +64,13 @@ const historyRide = (n: number) => buildActivityFit({ sessions: [{ sport: 'cycli
 /** A two-minute ride on a day of 2026 (the single uploads). */
 const uploadRide = (n: number) => buildActivityFit({ sessions: [{ sport: 'running', start: new Date(Date.parse('2026-01-01T07:00:00Z') + n * 3600_000), seconds: 120 }] });
 
+/** The names in a folder; none when it does not exist. */
 function listDir(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {
     return [];
   }
-}
-
-async function readiness() {
-  const res = await fetch(`${service.url}/readyz`);
-  return { status: res.status, body: await res.json() };
 }
 
 async function postBackfill(token: string, files = BACKFILL_FILES) {
@@ -88,40 +84,6 @@ async function startBackfill(userId: string, token: string, files = BACKFILL_FIL
   const res = await postBackfill(token, files);
   if (res.status !== 202) throw new Error(`backfill: ${res.status} ${await res.text()}`);
   return (await service.deps.db.selectFrom('backfills').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow()).id;
-}
-
-/**
- * Single uploads, one after another until stopped: every 202's sources are `accepted`; anything but
- * 202 or 503 (with Retry-After) fails the test. A request that fails on the wire is counted in `errors`.
- */
-function uploader(t: ExecutionContext, token: string) {
-  const accepted = new Set<string>();
-  const statuses: number[] = [];
-  const errors: string[] = [];
-  let stop = false;
-  let n = 0;
-  const done = (async () => {
-    while (!stop) {
-      const res = await upload(service, token, [{ name: `u${n}.fit`, bytes: uploadRide(n) }]).catch((err) => void errors.push(String(err)));
-      if (!res) continue;
-      statuses.push(res.status);
-      if (res.status === 202) {
-        for (const s of res.body.sources) accepted.add(s.id);
-        n++;
-      } else if (res.status === 503) t.truthy(res.headers.get('retry-after'), 'a 503 says when to retry');
-      else t.fail(`upload answered ${res.status} ${JSON.stringify(res.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    accepted,
-    statuses,
-    errors,
-    async stop() {
-      stop = true;
-      await done;
-    },
-  };
 }
 
 async function athlete() {
@@ -138,6 +100,14 @@ async function processedOfBackfill(backfillId: string) {
     .where('status', '=', 'processed')
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Wait until part of the backfill is loaded and a few uploads are accepted; the backfill must still be mid-way when `what`. */
+async function midway(t: ExecutionContext, backfillId: string, uploads: { accepted: Set<string> }, what: string) {
+  await poll('some of the backfill loaded', async () => (await processedOfBackfill(backfillId)) >= 20, 60_000);
+  await poll('a few uploads accepted', async () => uploads.accepted.size >= 3, 30_000);
+  const loaded = await processedOfBackfill(backfillId);
+  t.true(loaded < BACKFILL_FILES, `the backfill was mid-way when ${what} (${loaded} loaded)`);
 }
 
 /** What is still unfinished, for a timeout's message: each processing source's job state. */
@@ -188,30 +158,27 @@ async function assertSettled(t: ExecutionContext, userId: string, backfillId: st
   const failed = sources.filter((s) => s.status === 'failed');
   if (opts.allProcessed) t.deepEqual(failed, [], 'nothing failed');
   else if (failed.length) t.log(`${failed.length} sources failed: ${JSON.stringify(failed.slice(0, 5))}`);
-  t.deepEqual(listDir(join(service.config.DATA_DIR, 'users', userId, 'activities')).sort(), activities.map((a) => `${a.id}.parquet`).sort(), 'no sample file orphaned or missing');
+  await assertSampleFiles(t, service, userId);
   t.log(`${sources.length} sources (${accepted.size} single uploads), ${activities.length} activities, ${failed.length} failed`);
 }
 
 test.serial('Redis killed (restarted empty) mid-backfill with the workers in their own process: uploads answer 503 meanwhile, the schedule comes back, housekeeping requeues the lost jobs, everything ends once', async (t) => {
   const { user, token } = await athlete();
   const backfillId = await startBackfill(user.id, token);
-  const uploads = uploader(t, token);
+  const uploads = backgroundUploads(t, service, token, uploadRide, { pauseMs: 100 });
   try {
-    await poll('some of the backfill loaded', async () => (await processedOfBackfill(backfillId)) >= 20, 60_000);
-    await poll('a few uploads accepted', async () => uploads.accepted.size >= 3, 30_000);
+    await midway(t, backfillId, uploads, 'Redis was killed');
     t.is((await service.deps.queues.housekeeping.getJobSchedulers()).length, 1, 'the housekeeping schedule exists');
-    const loaded = await processedOfBackfill(backfillId);
-    t.true(loaded < BACKFILL_FILES, `the backfill was mid-way when Redis was killed (${loaded} loaded)`);
 
     await redis.kill();
     const before = uploads.statuses.length;
     await poll('an upload refused with 503', async () => uploads.statuses.slice(before).includes(503), 20_000);
-    t.like(await readiness(), { status: 503, body: { status: 'unavailable', checks: { postgres: 'ok', redis: 'error' } } });
+    t.like(await readiness(service), { status: 503, body: { status: 'unavailable', checks: { postgres: 'ok', redis: 'error' } } });
     await new Promise((r) => setTimeout(r, 3_000));
     assertWorkerUp(t, 'while Redis is down');
 
     await redis.start(); // empty: every queued job and the housekeeping schedule are gone
-    await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+    await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
     await poll('the housekeeping schedule restored by the worker process', async () => (await service.deps.queues.housekeeping.getJobSchedulers().catch(() => [])).length === 1, 20_000);
     const after = uploads.statuses.length;
     await poll('uploads accepted again', async () => uploads.statuses.slice(after).includes(202), 20_000);
@@ -220,28 +187,25 @@ test.serial('Redis killed (restarted empty) mid-backfill with the workers in the
   }
   await assertSettled(t, user.id, backfillId, uploads.accepted, { allProcessed: true });
   assertWorkerUp(t, 'after the outage');
-  t.like(await readiness(), { status: 200 });
+  t.like(await readiness(service), { status: 200 });
 });
 
 test.serial('PostgreSQL killed mid-backfill and mid-upload with the workers in their own process: 503 meanwhile, both processes stay up and reconnect, everything ends once', async (t) => {
   const { user, token } = await athlete();
   const backfillId = await startBackfill(user.id, token);
-  const uploads = uploader(t, token);
+  const uploads = backgroundUploads(t, service, token, uploadRide, { pauseMs: 100 });
   try {
-    await poll('some of the backfill loaded', async () => (await processedOfBackfill(backfillId)) >= 20, 60_000);
-    await poll('a few uploads accepted', async () => uploads.accepted.size >= 3, 30_000);
-    const loaded = await processedOfBackfill(backfillId);
-    t.true(loaded < BACKFILL_FILES, `the backfill was mid-way when PostgreSQL was killed (${loaded} loaded)`);
+    await midway(t, backfillId, uploads, 'PostgreSQL was killed');
 
     postgres.kill();
     const before = uploads.statuses.length;
     await poll('an upload refused with 503', async () => uploads.statuses.slice(before).includes(503), 20_000);
-    t.like(await readiness(), { status: 503, body: { status: 'unavailable', checks: { postgres: 'error', redis: 'ok' } } });
+    t.like(await readiness(service), { status: 503, body: { status: 'unavailable', checks: { postgres: 'error', redis: 'ok' } } });
     await new Promise((r) => setTimeout(r, 5_000)); // longer than an ingest job's first retries
     assertWorkerUp(t, 'while PostgreSQL is down');
 
     postgres.start();
-    await poll('PostgreSQL back in /readyz', async () => (await readiness()).status === 200, 20_000);
+    await poll('PostgreSQL back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
     const after = uploads.statuses.length;
     await poll('uploads accepted again', async () => uploads.statuses.slice(after).includes(202), 20_000);
   } finally {
@@ -251,22 +215,18 @@ test.serial('PostgreSQL killed mid-backfill and mid-upload with the workers in t
   // or left it `processing` for housekeeping; either way it ends, once.
   await assertSettled(t, user.id, backfillId, uploads.accepted, { allProcessed: false });
   assertWorkerUp(t, 'after the outage');
-  t.like(await readiness(), { status: 200 });
+  t.like(await readiness(service), { status: 200 });
 });
 
 test.serial('the worker process killed (SIGKILL) mid-backfill: a new one finishes it, every file once', async (t) => {
   const { user, token } = await athlete();
   const backfillId = await startBackfill(user.id, token);
-  const uploads = uploader(t, token);
+  const uploads = backgroundUploads(t, service, token, uploadRide, { pauseMs: 100 });
   try {
-    await poll('some of the backfill loaded', async () => (await processedOfBackfill(backfillId)) >= 20, 60_000);
-    await poll('a few uploads accepted', async () => uploads.accepted.size >= 3, 30_000);
-    const active = await service.deps.queues.ingest.getActiveCount();
-    const loaded = await processedOfBackfill(backfillId);
-    t.true(loaded < BACKFILL_FILES, `the backfill was mid-way when the worker was killed (${loaded} loaded, ${active} jobs active)`);
+    await midway(t, backfillId, uploads, `the worker was killed (${await service.deps.queues.ingest.getActiveCount()} jobs active)`);
     await kill(worker!, 'SIGKILL');
     await new Promise((r) => setTimeout(r, 1_000));
-    t.like(await readiness(), { status: 200 }, 'the API does not depend on the worker');
+    t.like(await readiness(service), { status: 200 }, 'the API does not depend on the worker');
     worker = await startWorker();
   } finally {
     await uploads.stop();
@@ -293,7 +253,7 @@ test.serial('Redis down when a backfill is sent: 503 with Retry-After and nothin
   } finally {
     await redis.start();
   }
-  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
   const backfillId = await startBackfill(user.id, token, 5);
   await assertSettled(t, user.id, backfillId, new Set(), { allProcessed: true, files: 5 });
 });
@@ -319,7 +279,7 @@ test.serial('Redis gone as a backfill is queued (after its check): 503, the back
   }
   t.deepEqual(await service.deps.db.selectFrom('backfills').select('id').where('user_id', '=', user.id).execute(), [], 'no backfill left to block the retry with 409');
   t.deepEqual(listDir(join(service.config.DATA_DIR, 'backfills')), archivesBefore, 'no archive left behind');
-  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
   await poll('the housekeeping schedule restored by the worker process', async () => (await service.deps.queues.housekeeping.getJobSchedulers().catch(() => [])).length === 1, 20_000);
   const backfillId = await startBackfill(user.id, token, 5);
   await assertSettled(t, user.id, backfillId, new Set(), { allProcessed: true, files: 5 });
@@ -333,7 +293,7 @@ test.serial('Redis restarted empty while a backfill waits to be scanned: houseke
   t.truthy(await service.deps.queues.backfill.getJob(backfillId), 'its scan is queued');
   await redis.kill();
   await redis.start(); // empty: the scan job is gone
-  await poll('Redis back in /readyz', async () => (await readiness()).status === 200, 20_000);
+  await poll('Redis back in /readyz', async () => (await readiness(service)).status === 200, 20_000);
   t.is(await service.deps.queues.backfill.getJob(backfillId), undefined, 'the scan job is lost');
   t.like(await service.deps.db.selectFrom('backfills').select('status').where('id', '=', backfillId).executeTakeFirstOrThrow(), { status: 'scanning' });
   worker = await startWorker();
