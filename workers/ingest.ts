@@ -116,7 +116,7 @@ async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, sour
 }
 
 /** BullMQ's reason for failing a job whose worker died holding it more than `maxStalledCount` times. */
-export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
+const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
 /**
  * After the last attempt of a job failed on an unexpected error (not a bad file), the source is

@@ -33,10 +33,10 @@ import type { Ctx, Mw } from '../context.ts';
  *   on every request cut its polled throughput from 4,705 to 1,530 req/s.) It is compressed in libuv's
  *   threads, off the event loop, at the same levels and with the same choice of coding.
  */
-export const THRESHOLD = 1024;
+const THRESHOLD = 1024;
 /** Fast levels: a 2 MB frame in tens of milliseconds. */
-export const GZIP_LEVEL = 6;
-export const BR_QUALITY = 4;
+const GZIP_LEVEL = 6;
+const BR_QUALITY = 4;
 const COMPRESSIBLE = /^(?:text\/[\w.+-]+|application\/(?:json|x-ndjson|javascript|xml|[\w.-]+\+(?:json|xml))|image\/svg\+xml)$/i;
 const NDJSON = 'application/x-ndjson';
 
@@ -122,7 +122,7 @@ async function useKeptCoding(ctx: Ctx, coded: CodedMemory): Promise<void> {
  * The coding koa-compress would choose for these codings: the highest q, br on a tie; none when no
  * Accept-Encoding is sent or identity is preferred.
  */
-export function codingFor(acceptEncoding: string): Coding | undefined {
+function codingFor(acceptEncoding: string): Coding | undefined {
   if (!acceptEncoding) return undefined;
   const q = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
