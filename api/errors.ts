@@ -80,6 +80,14 @@ export class DependencyUnavailable extends ServiceUnavailable {
   }
 }
 
+/**
+ * Before storing what must then be queued (an upload, a history import): while Redis is away the job
+ * could not be queued, so nothing is stored and the client retries (503).
+ */
+export function assertQueueReachable(deps: { redis: { status: string } }): void {
+  if (deps.redis.status !== 'ready') throw new DependencyUnavailable();
+}
+
 function quote(s: string) {
   return s.replace(/["\\]/g, '');
 }

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { Conflict, DependencyUnavailable, UnprocessableEntity } from '../../errors.ts';
+import { assertQueueReachable, Conflict, UnprocessableEntity } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
 import { backfillInProgress, deleteUnstartedBackfill, earliestActivityStart, latestBackfill, startBackfill } from '../../../db/backfills.ts';
@@ -53,8 +53,7 @@ export const startBackfillRoute = defineRoute(
     try {
       const [archive] = body.files;
       if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
-      // Nothing is stored while Redis is down: the scan could not be queued (503, retry).
-      if (ctx.deps.redis.status !== 'ready') throw new DependencyUnavailable();
+      assertQueueReachable(ctx.deps);
       const started = await startBackfill(db, { user_id: userId, origin: 'api', filename: archive.filename.slice(0, 255) });
       if ('busy' in started) throw busy(started.busy);
       const { backfill } = started;

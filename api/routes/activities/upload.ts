@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { DependencyUnavailable, PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
+import { assertQueueReachable, PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { TooLarge } from '../../../engine/ingest/check-file.ts';
 import { checkFileOnDisk, type CheckedPath } from '../../../engine/ingest/check-file-on-disk.ts';
@@ -82,8 +82,7 @@ export const uploadRoute = defineRoute(
       }
       if (problems.length) throw new UnprocessableEntity(problems);
 
-      // Nothing is stored while Redis is down: the files could not be queued (503, retry).
-      if (ctx.deps.redis.status !== 'ready') throw new DependencyUnavailable();
+      assertQueueReachable(ctx.deps);
       const stored = [];
       for (const file of checked) stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
       await enqueueIngest(queues, stored.filter((s) => s.created).map((s) => s.source.id));
