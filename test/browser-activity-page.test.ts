@@ -1,9 +1,8 @@
-import test, { type ExecutionContext } from 'ava';
-import { readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import test from 'ava';
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
+import { collectErrors, PHONE, phoneAndDesktop } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
@@ -17,32 +16,12 @@ const CHARTED = ['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'tempera
 
 type Frame = Record<string, (number | string | null)[]>;
 
-/** Console errors, uncaught page errors and CSP violations of a page, for asserting none at the end. */
-function watch(page: Page) {
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  return errors;
-}
 
 async function chartState(page: Page, selector: string) {
   return page.$eval(selector, (el) => {
     const chart = (el as any).chart;
     return { series: chart.series.length as number, x: Array.from(chart.data[0] as ArrayLike<number>), y: Array.from(chart.data[1] as ArrayLike<number | null>), min: chart.scales.x.min as number, max: chart.scales.x.max as number };
   });
-}
-
-async function screenshots(t: ExecutionContext, page: Page, name: string) {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(150); // the charts follow the window's width on the next frame
-    t.true(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= width, `no horizontal overflow at ${width} px`);
-    const file = path.join(os.tmpdir(), `activity-page-${name}-${width}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    t.true(statSync(file).size > 0);
-  }
 }
 
 test('a ride with power, heart rate and GPS: every channel over time, the route, the mean-max curve (a point zooms the time series to its best) and the AWD', async (t) => {
@@ -60,7 +39,7 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   const awd: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=power`)).body;
 
   const { page, csp } = await openPage(suite.browser);
-  const errors = watch(page);
+  const errors = collectErrors(page);
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, suite.service.url, user.email, `/activities/${id}`);
   await page.waitForURL((u) => u.pathname === `/activities/${id}`);
@@ -170,8 +149,9 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   const whole = await chartState(page, '#power-chart');
   t.deepEqual([whole.min, whole.max], [whole.x[0], whole.x[rows - 1]]);
 
-  await screenshots(t, page, 'power-gps');
+  await phoneAndDesktop(t, page, 'activity-page-power-gps');
   // The list of activities fits a phone too (its table scrolls inside its box).
+  await page.setViewportSize(PHONE);
   await page.goto(`${suite.service.url}/activities`);
   t.truthy(await page.$(`tr[data-activity-id="${id}"]`));
   t.true(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= 390, 'the list fits 390 px');
@@ -192,7 +172,7 @@ test('a ride without power: laps as bands, the speed mean-max curve, heart rate 
   const hrAwd: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=heart_rate`)).body;
 
   const { page, csp } = await openPage(suite.browser);
-  const errors = watch(page);
+  const errors = collectErrors(page);
   await signIn(page, suite.service.url, user.email, `/activities/${id}`);
   await page.waitForSelector('#mean-max-chart[data-drawn]');
   await page.waitForSelector('#awd-chart[data-drawn]');
@@ -214,7 +194,7 @@ test('a ride without power: laps as bands, the speed mean-max curve, heart rate 
   }, hrAwd.duration!.length);
   t.deepEqual((await chartState(page, '#awd-chart')).x, [...hrAwd.heart_rate!].reverse());
 
-  await screenshots(t, page, 'laps');
+  await phoneAndDesktop(t, page, 'activity-page-laps');
   await page.context().close();
   t.deepEqual(errors, [], 'no console or page errors');
   t.deepEqual(csp, [], 'no CSP violations');
@@ -227,7 +207,7 @@ test('an activity without a position or a curve metric: no route, no curves, a c
   const id: string = source.activity_ids[0];
 
   const { page, csp } = await openPage(suite.browser);
-  const errors = watch(page);
+  const errors = collectErrors(page);
   await signIn(page, suite.service.url, user.email, `/activities/${id}`);
   await page.waitForSelector('#smo2-chart[data-drawn]');
   const frame: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/data?format=json&metrics=smo2`)).body;
@@ -235,7 +215,7 @@ test('an activity without a position or a curve metric: no route, no curves, a c
   t.is(await page.$('#route'), null);
   t.is(await page.$('#mean-max-panel'), null);
   t.is(await page.$('#awd-panel'), null);
-  await screenshots(t, page, 'smo2');
+  await phoneAndDesktop(t, page, 'activity-page-smo2');
   await page.context().close();
   t.deepEqual(errors, [], 'no console or page errors');
   t.deepEqual(csp, [], 'no CSP violations');

@@ -1,13 +1,12 @@
 import test from 'ava';
-import { readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { ConsoleMessage, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { yazlZip } from './helpers/zip.ts';
+import { collectErrors, phoneAndDesktop, type ExpectedFailure } from './helpers/page-checks.ts';
 
 // Callbacks run in Chromium; this project's TypeScript has no DOM library, so what they use is declared here.
 type El = { dataset: Record<string, string | undefined>; hidden: boolean; value: number; textContent: string | null; querySelector(s: string): El | null; querySelectorAll(s: string): Iterable<El>; getAttribute(n: string): string | null };
@@ -28,20 +27,10 @@ function corruptFit(): Buffer {
   return bytes;
 }
 
-/**
- * Console errors, page errors and CSP violations of a page. `expected` names resource errors the
- * test provokes on purpose (a 422 answer logs "Failed to load resource"): those, and only those, are left out.
- */
+/** Errors of a page (page-checks.ts), `expect` adding a failed load the test provokes on purpose (a 422 answer). */
 function watch(page: Page, csp: string[]) {
-  const errors: string[] = [];
-  const expected: { url: RegExp; status: number }[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() !== 'error') return;
-    const url = m.location().url;
-    if (expected.some((e) => e.url.test(url) && m.text().includes(`status of ${e.status}`))) return;
-    errors.push(`${m.text()} (${url})`);
-  });
-  page.on('pageerror', (e) => errors.push(String(e)));
+  const expected: ExpectedFailure[] = [];
+  const errors = collectErrors(page, expected);
   return {
     expect: (url: RegExp, status: number) => expected.push({ url, status }),
     check(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }) {
@@ -49,17 +38,6 @@ function watch(page: Page, csp: string[]) {
       t.deepEqual(csp, [], 'no CSP violations');
     },
   };
-}
-
-async function screenshots(page: Page, name: string, t: { true: (v: boolean, m?: string) => void; is: (a: unknown, b: unknown, m?: string) => void }) {
-  await page.setViewportSize({ width: 390, height: 844 });
-  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no horizontal overflow at 390 px');
-  const phone = path.join(os.tmpdir(), `${name}-390.png`);
-  await page.screenshot({ path: phone, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  const desktop = path.join(os.tmpdir(), `${name}-1280.png`);
-  await page.screenshot({ path: desktop, fullPage: true });
-  for (const f of [phone, desktop]) t.true(statSync(f).size > 0, f);
 }
 
 type Source = { id: string; status: string; activity_ids: string[]; error: { code: string; message: string } | null };
@@ -116,7 +94,7 @@ test('an athlete uploads three real files and a damaged one: per-file progress, 
     }
   }
 
-  await screenshots(page, 'upload', t);
+  await phoneAndDesktop(t, page, 'upload');
   const first = rows.find((r) => r.state === 'processed')!;
   await page.click(`li.upload-item[data-file="${first.file}"] a.activity-link`);
   await page.waitForURL((u) => u.pathname === first.links[0]);
@@ -212,7 +190,7 @@ test('a zip history import shows its upload progress, the backfill progress and 
   const activities = (await api(suite.service, token, 'GET', '/api/v1/activities/')).body as { start_local: string }[];
   t.is(activities.length, 2);
   t.is(await page.textContent('#history-loaded-until'), activities.at(-1)!.start_local.slice(0, 16).replace('T', ' '));
-  await screenshots(page, 'upload-history', t);
+  await phoneAndDesktop(t, page, 'upload-history');
   console.check(t);
   await page.context().close();
 });

@@ -1,11 +1,9 @@
 import test from 'ava';
-import { statSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { ConsoleMessage, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
 import { authorizePath, pkcePair } from './helpers/oauth.ts';
+import { collectErrors, phoneAndDesktop } from './helpers/page-checks.ts';
 
 // Callbacks run in Chromium; this project's TypeScript has no DOM library, so what they use is declared here.
 type El = { hidden: boolean; dataset: Record<string, string | undefined>; textContent: string | null; querySelector(s: string): El | null };
@@ -14,29 +12,13 @@ declare const document: { documentElement: { scrollWidth: number } };
 
 const suite = browserSuite(test);
 
-/** Console and page errors, except failed loads of `expectedUrls` (a broken image logs one on purpose). */
+/** Errors of a page (page-checks.ts), except failed loads of `expectedUrls` (a broken image, a 404 page the test asks for). */
 function watch(page: Page, csp: string[], expectedUrls: string[] = []) {
-  const errors: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() !== 'error') return;
-    if (expectedUrls.includes(m.location().url) && /^Failed to load resource/.test(m.text())) return;
-    errors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (e) => errors.push(String(e)));
+  const errors = collectErrors(page, expectedUrls.map((url) => ({ url, status: 404 })));
   return (t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }) => {
     t.deepEqual(errors, [], 'no console or page errors');
     t.deepEqual(csp, [], 'no CSP violations');
   };
-}
-
-async function screenshots(page: Page, name: string, t: { true: (v: boolean, m?: string) => void }) {
-  await page.setViewportSize({ width: 390, height: 844 });
-  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), `${name}: no horizontal overflow at 390 px`);
-  const files = [path.join(os.tmpdir(), `${name}-390.png`), path.join(os.tmpdir(), `${name}-1280.png`)];
-  await page.screenshot({ path: files[0]!, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: files[1]!, fullPage: true });
-  for (const f of files) t.true(statSync(f).size > 0, f);
 }
 
 test("the consent screen's Deny looks different from Allow, and a broken application image shows the app's initial", async (t) => {
@@ -57,7 +39,7 @@ test("the consent screen's Deny looks different from Allow, and a broken applica
   t.true(await page.$eval('.consent .app-icon-frame img', (el) => (el as unknown as El).hidden));
   t.is(await page.$eval('.consent .app-icon-fallback', (el) => getComputedStyle(el as unknown as El).display), 'flex');
   t.is(await page.textContent('.consent .app-icon-fallback'), 'R');
-  await screenshots(page, 'consent', t);
+  await phoneAndDesktop(t, page, 'consent');
   check(t);
   await page.context().close();
 });
@@ -78,7 +60,7 @@ test('the directory shows a working application image, and the initial for a bro
   await page.waitForFunction((id) => (document as unknown as { querySelector(s: string): { complete: boolean; naturalWidth: number } }).querySelector(`li[data-application-id="${id}"] img`).naturalWidth > 0, good.id);
   t.false(await page.$eval(`li[data-application-id="${good.id}"] img`, (el) => (el as unknown as El).hidden));
   t.is(await page.$eval(`li[data-application-id="${good.id}"] .app-icon-frame`, (el) => (el as unknown as El).dataset.broken ?? null), null);
-  await screenshots(page, 'directory', t);
+  await phoneAndDesktop(t, page, 'directory');
   check(t);
   await page.context().close();
 });
@@ -99,7 +81,7 @@ test("a signed-in user's error pages show their name and Sign out, not Sign in",
     t.regex(header, /Sign out/, where);
     t.notRegex(header, /Sign in|Sign up/, where);
   }
-  await screenshots(page, 'error-404', t);
+  await phoneAndDesktop(t, page, 'error-404');
   // Signed out, the same page offers Sign in.
   await page.context().clearCookies();
   await page.goto(`${suite.service.url}/no-such-page`);

@@ -8,15 +8,27 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 
-/** Console errors (CSP violations among them) and uncaught page errors, as they happen. */
-export function collectErrors(page: Page): string[] {
+/** A failed load a test provokes on purpose: its URL and status (the console logs "…status of 422…"). */
+export interface ExpectedFailure {
+  url: RegExp | string;
+  status: number;
+}
+
+/**
+ * Console errors (CSP violations among them), uncaught page errors and answers ≥ 400, as they
+ * happen; but the failures in `expected` (it may grow during the test), and only those.
+ */
+export function collectErrors(page: Page, expected: ExpectedFailure[] = []): string[] {
   const errors: string[] = [];
+  const isExpected = (url: string, status: (e: ExpectedFailure) => boolean) => expected.some((e) => (typeof e.url === 'string' ? e.url === url : e.url.test(url)) && status(e));
   page.on('console', (m) => {
-    if (m.type() === 'error' || /Content Security Policy/.test(m.text())) errors.push(`console: ${m.text()} (${m.location().url})`);
+    if (m.type() !== 'error' && !/Content Security Policy/.test(m.text())) return;
+    if (isExpected(m.location().url, (e) => m.text().includes(`status of ${e.status}`))) return;
+    errors.push(`console: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('response', (r) => {
-    if (r.status() >= 400) errors.push(`response: ${r.status()} ${r.url()}`);
+    if (r.status() >= 400 && !isExpected(r.url(), (e) => e.status === r.status())) errors.push(`response: ${r.status()} ${r.url()}`);
   });
   return errors;
 }
@@ -40,10 +52,24 @@ export async function screenshot(page: Page, name: string): Promise<number> {
   return statSync(file).size;
 }
 
-/** After a viewport change: wait until every chart (a container with `.chart`, see static/charts.js) has followed its container's width. */
+/** After a viewport change: wait until every chart (a container holding `.chart`, see static/charts.js) has followed its container's width. */
 export async function chartsResized(page: Page): Promise<void> {
   await page.waitForFunction(() => {
-    const charts = [...(globalThis as any).document.querySelectorAll('.chart')].filter((el: any) => el.chart);
+    const charts = [...(globalThis as any).document.querySelectorAll('.chart, [data-drawn]')].filter((el: any) => el.chart);
     return charts.every((el: any) => el.chart.width <= Math.max(200, el.clientWidth));
   });
+}
+
+/**
+ * At phone width nothing overflows horizontally, and a screenshot at phone then at desktop width
+ * (each non-empty); the page is left at desktop width.
+ */
+export async function phoneAndDesktop(t: { true: (v: boolean, m?: string) => void }, page: Page, name: string): Promise<void> {
+  await page.setViewportSize(PHONE);
+  await chartsResized(page);
+  t.true((await overflow(page)) <= 0, `${name}: no horizontal overflow at ${PHONE.width} px`);
+  t.true((await screenshot(page, `${name}-${PHONE.width}`)) > 0);
+  await page.setViewportSize(DESKTOP);
+  await chartsResized(page);
+  t.true((await screenshot(page, `${name}-${DESKTOP.width}`)) > 0);
 }
