@@ -40,15 +40,21 @@ function watch(page: Page, csp: string[]) {
   };
 }
 
-type Source = { id: string; status: string; activity_ids: string[]; error: { code: string; message: string } | null };
-
-test('an athlete uploads three real files and a damaged one: per-file progress, each processed with a link to its activity, the damaged one failed with its code', async (t) => {
+/** A new athlete signed in on `path` in a fresh page (its errors watched), with a data:read token for checking through the API. */
+async function signedIn(path: string) {
   const user = await createTestUser(suite.service);
   const token = await tokenFor(suite.service, user, ['data:read']);
   const { page, csp } = await openPage(suite.browser);
   const console = watch(page, csp);
-  await signIn(page, suite.service.url, user.email, '/activities');
-  await page.waitForURL((u) => u.pathname === '/activities');
+  await signIn(page, suite.service.url, user.email, path);
+  await page.waitForURL((u) => u.pathname === path);
+  return { user, token, page, console };
+}
+
+type Source = { id: string; status: string; activity_ids: string[]; error: { code: string; message: string } | null };
+
+test('an athlete uploads three real files and a damaged one: per-file progress, each processed with a link to its activity, the damaged one failed with its code', async (t) => {
+  const { token, page, console } = await signedIn('/activities');
   await page.click('#upload-link');
   await page.waitForURL((u) => u.pathname === '/upload');
   t.truthy(await page.$('header.site a[href="/upload"]'), 'the header links the upload page');
@@ -104,12 +110,7 @@ test('an athlete uploads three real files and a damaged one: per-file progress, 
 });
 
 test('a file dropped on the page is uploaded with the chosen sport', async (t) => {
-  const user = await createTestUser(suite.service);
-  const token = await tokenFor(suite.service, user, ['data:read']);
-  const { page, csp } = await openPage(suite.browser);
-  const console = watch(page, csp);
-  await signIn(page, suite.service.url, user.email, '/upload');
-  await page.waitForURL((u) => u.pathname === '/upload');
+  const { token, page, console } = await signedIn('/upload');
   await page.selectOption('#sport', 'running');
   // A CSV without a sport column: the upload needs the sport field.
   const csv = ['timestamp,heart_rate,speed', ...Array.from({ length: 120 }, (_, i) => `${new Date(Date.UTC(2025, 3, 2, 7, 0, i)).toISOString().replace('Z', '+00:00')},${120 + (i % 10)},3.1`)].join('\n');
@@ -131,12 +132,7 @@ test('a file dropped on the page is uploaded with the chosen sport', async (t) =
 });
 
 test('more than 10 files or another extension are refused in the page; a file the server refuses shows its detail', async (t) => {
-  const user = await createTestUser(suite.service);
-  const token = await tokenFor(suite.service, user, ['data:read']);
-  const { page, csp } = await openPage(suite.browser);
-  const console = watch(page, csp);
-  await signIn(page, suite.service.url, user.email, '/upload');
-  await page.waitForURL((u) => u.pathname === '/upload');
+  const { token, page, console } = await signedIn('/upload');
   t.true(await page.$eval('#upload-error', (el) => (el as unknown as El).hidden));
 
   const small = fixture('2016-05-23_18-14-30_4_25.fit');

@@ -5,7 +5,7 @@ import { createTestUser, tokenFor } from './helpers/users.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { api, upload, waitForSource } from './helpers/activities.ts';
 import { assertSampleFiles, backgroundUploads, readiness } from './helpers/faults.ts';
-import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
+import { startOwnInfrastructure, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
 
 // The service (API and workers, as `npm start` runs them) against a PostgreSQL cluster and a Redis
 // server of this file's own, which the tests kill and restart. An uncaught exception or an
@@ -14,11 +14,7 @@ let service: TestService;
 let redis: OwnRedis;
 let postgres: OwnPostgres;
 test.before(async () => {
-  if (!canRunOwnPostgres) throw new Error('these tests need initdb/pg_ctl under /usr/lib/postgresql');
-  redis = await startOwnRedis();
-  postgres = await startOwnPostgres();
-  process.env.DATABASE_URL = postgres.url;
-  process.env.REDIS_URL = redis.url;
+  ({ redis, postgres } = await startOwnInfrastructure());
   service = await startTestService({ workers: true, env: { JOB_LOCK_MS: '2000' } });
 });
 test.after.always(async () => {

@@ -9,7 +9,7 @@ import { buildActivityFit } from './helpers/fit-builder.ts';
 import { yazlZip } from './helpers/zip.ts';
 import { kill, startWorkerProcess } from './helpers/worker-process.ts';
 import { assertSampleFiles, backgroundUploads, readiness } from './helpers/faults.ts';
-import { canRunOwnPostgres, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
+import { startOwnInfrastructure, type OwnPostgres, type OwnRedis } from './helpers/own-servers.ts';
 
 // Production's layout: the API runs here (`npm run api`), the workers in a separate process
 // (`npm run worker`), both against a PostgreSQL cluster and a Redis server of this file's own. Under
@@ -31,11 +31,7 @@ let worker: ChildProcess | undefined;
 let workerOutput = '';
 
 test.before(async () => {
-  if (!canRunOwnPostgres) throw new Error('these tests need initdb/pg_ctl under /usr/lib/postgresql');
-  redis = await startOwnRedis();
-  postgres = await startOwnPostgres();
-  process.env.DATABASE_URL = postgres.url;
-  process.env.REDIS_URL = redis.url;
+  ({ redis, postgres } = await startOwnInfrastructure());
   service = await startTestService({ workers: false, env: { JOB_LOCK_MS: '2000', INGEST_CONCURRENCY: '2' } });
   worker = await startWorker();
 });

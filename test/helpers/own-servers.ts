@@ -93,3 +93,16 @@ async function waitFor(ok: () => boolean, what: string, timeoutMs = 10_000) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * A Redis server and a PostgreSQL cluster of the test file's own, made the ones the service uses
+ * (DATABASE_URL and REDIS_URL of this process): for tests that kill and restart them.
+ */
+export async function startOwnInfrastructure(): Promise<{ redis: OwnRedis; postgres: OwnPostgres }> {
+  if (!canRunOwnPostgres) throw new Error('these tests need initdb/pg_ctl under /usr/lib/postgresql');
+  const redis = await startOwnRedis();
+  const postgres = await startOwnPostgres();
+  process.env.DATABASE_URL = postgres.url;
+  process.env.REDIS_URL = redis.url;
+  return { redis, postgres };
+}
