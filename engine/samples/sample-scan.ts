@@ -93,6 +93,13 @@ export interface SeriesSource {
  * each other (a second apart at least), that order is already the answer and nothing is sorted.
  * Otherwise (two recordings of one ride) the rows are sorted. Measured on 1,000 rides (6.3 M rows):
  * 1.9 s with a join on the file name and a sort, 1.1 s like this.
+ *
+ * What the write costs (DuckDB 1.5, 1,000 rides, the COPY alone): 750 ms as plain strings and
+ * Parquet 1.0 pages; 490 ms with activity_id and sport as ENUMs (enumLookup: the writer emits the
+ * dictionary once and a code per row instead of hashing 6.3 M strings); 300 ms with data pages v2
+ * (PARQUET_VERSION V2: DELTA_BINARY_PACKED timestamps and integers, which zstd then has little left
+ * to do on; the file shrinks from 39 to 7 MiB). DuckDB, pyarrow, pandas, polars and hyparquet (the
+ * tests' reader) read v2 pages.
  */
 export async function copyTimeSeries(store: SampleStore, sources: readonly SeriesSource[], metrics: readonly string[], outPath: string, signal?: AbortSignal): Promise<void> {
   const list = (values: string[]) => `[${values.join(', ')}]`;
@@ -103,8 +110,8 @@ export async function copyTimeSeries(store: SampleStore, sources: readonly Serie
     `s.${ts} AS ${ts}`,
     `make_timestamp(epoch_us(s.${ts}) + ${offsets}[${at}]) AS timestamp_local`,
     ...metrics.map((m) => (m === 'duration' ? `CAST(1 AS INTEGER) AS duration` : `s.${sqlIdentifier(m)} AS ${sqlIdentifier(m)}`)),
-    `${list(sources.map((x) => sqlString(x.activityId)))}[${at}] AS activity_id`,
-    `${list(sources.map((x) => sqlString(x.sport)))}[${at}] AS sport`,
+    `${enumLookup(sources.map((x) => x.activityId), at)} AS activity_id`,
+    `${enumLookup(sources.map((x) => x.sport), at)} AS sport`,
   ];
   const sorted = sources.every((x, i) => {
     if (x.start === undefined || x.samples === undefined) return false;
@@ -113,6 +120,17 @@ export async function copyTimeSeries(store: SampleStore, sources: readonly Serie
   });
   const sql =
     `COPY (SELECT ${columns.join(', ')} FROM ${sampleFilesSql(sources.map((x) => x.path))} s` +
-    `${sorted ? '' : ` ORDER BY s.${ts}, activity_id`}) TO ${sqlString(outPath)} (${PARQUET_COPY_OPTIONS})`;
+    `${sorted ? '' : ` ORDER BY s.${ts}, activity_id`}) TO ${sqlString(outPath)} (${PARQUET_COPY_OPTIONS}, PARQUET_VERSION V2)`;
   await store.withConnection((c) => interruptible(c, signal, () => c.run(sql)));
+}
+
+/**
+ * `values[index]` (1-based SQL `index`) as an ENUM of the distinct values: the Parquet writer then
+ * writes the column's dictionary once and each row's code, instead of hashing a string per row.
+ * Readers see an ordinary string column. The members are declared in string order, so an ORDER BY
+ * on the column orders as it would on the strings (all ASCII here: ids and sport names).
+ */
+function enumLookup(values: readonly string[], index: string): string {
+  const literals = (xs: readonly string[]) => xs.map(sqlString).join(', ');
+  return `CAST([${literals(values)}] AS ENUM(${literals([...new Set(values)].sort())})[])[${index}]`;
 }

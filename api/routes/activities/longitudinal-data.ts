@@ -30,7 +30,7 @@ export const longitudinalDataRoute = defineRoute(
     summary: 'The samples of every matching activity as one time-series frame',
     description:
       'Every second (or segment, with `segmentation_on`) of every activity of the `sport`s in the range, in time order: `timestamp` (UTC), ' +
-      '`timestamp_local`, the `metrics` in the order asked (`duration` always included), then `activity_id` and `sport`. Parquet (zstd) by default, ' +
+      '`timestamp_local`, the `metrics` in the order asked (`duration` always included), then `activity_id` and `sport`. Parquet (zstd, data pages v2: delta-encoded timestamps) by default, ' +
       'streamed; column-oriented JSON with `format=json` or `Accept: application/json`. Without `start`/`end` the whole history is included.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
