@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { parseFit } from '../engine/ingest/fit.ts';
 import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/curves/mean-max.ts';
 import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
+import { findTemplate } from '../engine/curves/mean-max-template.ts';
 import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
@@ -459,20 +460,25 @@ const adversarial = (minLength: number, maxLength: number): fc.Arbitrary<{ kind:
   return fc.oneof(periodic, sawtooth, constant, steps, spikes, ramp);
 };
 
+/** Every duration of x, from a start and from three after-cuts (drawn from `seed`), against the reference; returns the whole curve's reference. */
+function everyDurationFromAndCuts(x: Float64Array, kind: string, seed: number): Curve {
+  const n = x.length;
+  const durations = all(n);
+  const want = reference(x, durations);
+  assertSame(meanMaxAll(x), want, durations, `${kind} all`);
+  let s = seed >>> 0 || 3;
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const from = Math.floor(rand() * n);
+  assertSame(fast(x, durations, { from }), reference(x, durations, from), durations, `${kind} from ${from}`);
+  const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand())].sort((a, b) => a - b));
+  const after = meanMaxAfter(x, durations, cuts);
+  cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c), durations, `${kind} cut ${c}`));
+  return want;
+}
+
 test('adversarial series (repetition, ties up to rounding, spikes, steps, ramps): every duration, from, after-cuts equal the plain scan', (t) => {
   fc.assert(
-    fc.property(adversarial(200, 2200), fc.integer(), ({ kind, x }, seed) => {
-      const n = x.length;
-      const durations = all(n);
-      assertSame(meanMaxAll(x), reference(x, durations), durations, `${kind} all`);
-      let s = seed >>> 0 || 3;
-      const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-      const from = Math.floor(rand() * n);
-      assertSame(fast(x, durations, { from }), reference(x, durations, from), durations, `${kind} from ${from}`);
-      const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand())].sort((a, b) => a - b));
-      const after = meanMaxAfter(x, durations, cuts);
-      cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c), durations, `${kind} cut ${c}`));
-    }),
+    fc.property(adversarial(200, 2200), fc.integer(), ({ kind, x }, seed) => void everyDurationFromAndCuts(x, kind, seed)),
     { numRuns: 60 },
   );
   t.pass();
@@ -556,4 +562,81 @@ test('any floor gives the no-floor curve wherever it is beaten, NaN / −1 elsew
     { numRuns: 60 },
   );
   t.pass();
+});
+
+/**
+ * The periodic template of the bound (engine/curves/mean-max-template.ts): taken when the search
+ * sums too many windows of a periodic series. The bound holds for any template, so the answers
+ * must equal the plain scan whether the template fits (noisy periodic series, integer and float),
+ * fits half the series (periodic, then a ride), or drifts (a period that is not a whole number).
+ */
+test('periodic series with noise (the periodic template in the bound): every duration, from, after-cuts and a floor equal the plain scan', (t) => {
+  const periodicWithNoise = fc
+    .tuple(
+      fc.integer({ min: 600, max: 2600 }),
+      fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 2, maxLength: 150 }),
+      fc.constantFrom(0, 1, 5, 40),
+      fc.constantFrom('integer', 'float', 'half ride', 'drifting'),
+      fc.integer(),
+    )
+    .map(([n, pattern, noise, kind, seed]) => {
+      let s = seed >>> 0 || 1;
+      const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+      const p = pattern.length;
+      const ride = rideLike(n, seed);
+      const x = Float64Array.from({ length: n }, (_, i) => {
+        if (kind === 'half ride' && i >= n / 2) return ride[i]!;
+        const v = kind === 'drifting' ? pattern[Math.floor(i * 1.013) % p]! : pattern[i % p]!;
+        const e = kind === 'float' ? (rand() - 0.5) * 2 * noise + 0.1 : Math.floor(rand() * (2 * noise + 1)) - noise;
+        return v + e;
+      });
+      return { kind: `${kind} period ${p} ±${noise}`, x };
+    });
+  fc.assert(
+    fc.property(periodicWithNoise, fc.integer(), ({ kind, x }, seed) => {
+      const want = everyDurationFromAndCuts(x, kind, seed);
+      const durations = all(x.length);
+      // A floor a little under the curve at some durations, above it at others.
+      const floor = Float64Array.from(want.best, (v, k) => (k % 3 === 0 ? v * 1.001 : v - 1));
+      assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, `${kind} floor`);
+      // After-cuts with the floor, as engine/curves/longitudinal.ts calls the kernel.
+      const cuts = Int32Array.of(0, Math.floor(x.length / 3), Math.floor(x.length / 2));
+      const after = meanMaxAfter(x, durations, cuts, { floor });
+      cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c, floor), durations, `${kind} after ${c} with floor`));
+    }),
+    { numRuns: 40 },
+  );
+  t.pass();
+});
+
+test('the periodic template is found on noisy periodic series (and its period), never on rides or noise', (t) => {
+  let s = 7;
+  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const n = 14_400;
+  const erg = Float64Array.from({ length: n }, (_, i) => (i % 480 < 300 ? 300 : 150) + Math.floor(rand() * 7) - 3);
+  const square = Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5);
+  const sine = Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin((2 * Math.PI * i) / 100));
+  t.is(findTemplate(erg, true, 32, 16)?.p, 480);
+  t.is(findTemplate(square, true, 32, 16)?.p, 60);
+  t.is(findTemplate(sine, false, 32, 16)?.p, 100);
+  for (let seed = 1; seed <= 5; seed++) t.is(findTemplate(rideLike(n, seed), true, 32, 16), undefined, `ride ${seed}`);
+  t.is(findTemplate(Float64Array.from({ length: n }, () => Math.floor(rand() * 1000)), true, 32, 16), undefined, 'noise');
+  // The tables: G[r][φ] is the best template window of length r over the block's (leaf's)
+  // phases, at every phase a block (leaf) starts at; by both ways of computing them (period 60:
+  // only the multiples of 4; period 61: every phase).
+  const odd = Float64Array.from({ length: n }, (_, i) => (i % 61 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5);
+  for (const series of [square, odd]) {
+    const tpl = findTemplate(series, true, 32, 16)!;
+    const { p, columns, Z, GB, GL, blockPhase, leafPhase } = tpl;
+    t.is(p, series === square ? 60 : 61);
+    t.is(columns, series === square ? 15 : 61, 'period 60: the multiples of gcd(60, 16) = 4 only');
+    const step = p / columns;
+    for (const r of [0, 7, 30, p - 1]) {
+      const over = (φ: number, w: number) => Math.max(...Array.from({ length: w }, (_, u) => Z[(φ + u + r) % p]! - Z[(φ + u) % p]!));
+      for (const c of new Set(blockPhase)) t.is(GB[r * columns + c], over(c * step, 32), `GB r=${r} φ=${c * step}`);
+      for (const c of new Set(leafPhase)) t.is(GL[r * columns + c], over(c * step, 16), `GL r=${r} φ=${c * step}`);
+    }
+    t.is(GB.length, p * columns);
+    t.true(Z.every((z) => Number.isInteger(z * 256)), 'exact: multiples of 1/256');
+  }
 });

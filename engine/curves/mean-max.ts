@@ -13,8 +13,9 @@
  * 1. Lower bound: the previous duration's best window grown to the new length (to the right, to the
  *    left, centred; clamped into the series). It contains the old window, so the best sum falls by
  *    at most Δd·min(x) from one duration to the next.
- * 2. An awake block that a start p samples away beats at this duration and at the next ones
- *    (exact repetition, mean-max-repeats.ts) sleeps until that may end, unsettled.
+ * 2. An awake block that its bound (step 3) does not rule out, and that a start p samples away
+ *    beats at this duration and at the next ones (exact repetition, mean-max-repeats.ts), sleeps
+ *    until that may end, unsettled.
  * 3. Every other awake block is settled: by its bound, or, when the bound cannot rule it out, by
  *    its leaves' bounds, and by summing the windows of each leaf those cannot rule out exactly as
  *    the plain scan does (greater wins; equal wins only at an earlier start). The bound: for any
@@ -28,6 +29,13 @@
  *    block's are two leaves') cost O(n) to build, so they are rebuilt only when the best mean has
  *    drifted away from a (a stale a loosens the bound, it never breaks it): a handful of times per
  *    series. Durations below BOUND_FROM, where the bound is loose, sum every awake leaf.
+ *    Periodic series (ERG intervals, square waves, sines): Q swings by the signal inside two
+ *    blocks, so the bound rules out nothing. When a duration sums over n/TEMPLATE_SUMMED windows,
+ *    the series is searched once for a period p (mean-max-template.ts); if it has one, Q also
+ *    loses a periodic term Z[k mod p] (a the series' mean), and the bound gains the template's
+ *    best window over the block's phases, G[d mod p][s mod p]: Q is then the noise, and windows
+ *    one period apart are told apart by it. The identity holds for any Z: a poor template only
+ *    loosens the bound.
  * 4. A block whose best sum (or bound) is g below the running best then sleeps: from d to d + Δ a
  *    window gains the Δ samples it grows into, at most Δ·cap plus those samples' excess over the
  *    cap (cap: the 99th percentile of the samples, when well below max(x); the excess summed over
@@ -36,6 +44,10 @@
  *    thus shortens the sleep only of the blocks whose windows grow into it. Blocks wait in one
  *    list per wake-up duration, so a duration touches only the blocks that wake at it: far from
  *    the best they sleep for hundreds of durations, near it they wake every duration or so.
+ *    With a template (step 3) a block also sleeps while its bound at each later duration, grown
+ *    by Q's steepest rise per duration, stays below the best window grown to that duration
+ *    (periodicSleep): windows one period apart then sleep for as long as the noise cannot close
+ *    their gap, not the signal's swing.
  *
  * Why exact. Let i* be the earliest window with the greatest sum at d. The running best is always a
  * real window, so its sum never exceeds sum(i*). i*'s block is not asleep: a sleep proves its sums
@@ -70,14 +82,21 @@
  * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
  * is scanned in full, which still gives the plain scan's answer.
  *
- * Cost. Over every duration 1..n this is the maximum consecutive subsums problem, equivalent to a
- * (max,+) convolution: no exact algorithm in O(n^(2−ε)) is known, for integers of small range
- * either (0/1 series are binary jumbled indexing), and none is claimed here. What is proven:
+ * Cost. Over every duration 1..n this is the maximum consecutive subsums problem (MCSP), which is
+ * equivalent under subquadratic reductions to (min,+) convolution (Cygan, Mucha, Węgrzycki and
+ * Włodarczyk, "On problems equivalent to (min,+)-convolution", ICALP 2017): an O(n^(2−ε)) exact
+ * algorithm for every input would be one for (min,+) convolution, which is conjectured not to
+ * exist. No such bound is claimed here. The o(n²) algorithms known for the general problem
+ * (n²/2^Ω(√log n), through APSP) and the O(n^1.5)-type ones for bounded integers (additive
+ * combinatorics) save less than their constant factors cost at any n a day of samples reaches.
+ * 0/1 series are binary jumbled indexing, no easier. What is proven:
  *
- * - Any input: O(n²·(1 + log n / B)) time, O(n) memory. Each duration sums each window at most
- *   once (never more than the plain scan's n(n+1)/2 sums over all durations) and wakes each block
+ * - Any input: O(n²·(1 + log n / B)) time, O(n + p²) memory (p: a template's period, ≤ 1024).
+ *   Each duration sums each window at most once (never more than the plain scan's n(n+1)/2 sums
+ *   over all durations) and wakes each block
  *   at most once, at O(1) cost, or O(log n) when it starts a dominated sleep (a search in
- *   mean-max-repeats.ts); setup is O(n) per slope and per shift.
+ *   mean-max-repeats.ts), plus one step per duration a periodicSleep adds; setup is O(n) per slope
+ *   and per shift, and a template O(n + PROBES·1024 + p²) once (mean-max-template.ts).
  * - Exact repetition, with exact sums (integers, n·max|x| < 2⁴²): let p be a shift in use — 1
  *   whenever the increments P[k+1] − P[k] repeat from one sample to the next at all but n/8
  *   positions, or the period found by findShifts (p ≤ 4096) — and K the number of positions k with
@@ -95,13 +114,17 @@
  *   (bench/engine-mean-max.ts: a 4 h ride sums under 1 % of the plain scan's windows). Float
  *   series that repeat exactly (0.1, whose increments are constant between powers of two of P)
  *   are ruled out by the shift p earlier, and by the one M·p later only where the later sums are
- *   greater by more than a double's spacing: fast (bench), not proven. The hardest series found
- *   are periodic ones with a little noise (ERG intervals, a noisy square wave): windows one period
- *   apart differ by the noise only, which no block bound separates, and the cost grows as about
- *   n²/p (bench growth rows, 1 h to 48 h).
+ *   greater by more than a double's spacing: fast (bench), not proven. Periodic series with noise
+ *   (ERG intervals, a noisy square wave) were the hardest, n²/p, until the template (step 3) and
+ *   periodicSleep: now 4–5× faster at 4 h, and the noisy square wave grows from 1 h to 24 h about
+ *   as n^1.5. The hardest series found is now a float sine whose period is a whole number of
+ *   samples: at every duration that is a multiple of the period all n windows have the same sum
+ *   up to rounding, and near those durations nearly so, so the exact answer (which rounding
+ *   decides) needs about n²/p sums (bench growth rows, 1 h to 48 h).
  */
 
 import { dominatedUntil, findShifts, type Shift } from './mean-max-repeats.ts';
+import { findTemplate, NO_TEMPLATE, type Template } from './mean-max-template.ts';
 
 export interface MeanMaxOptions {
   /** Only windows whose start index is ≥ from count (windows still end inside the series). Default 0. */
@@ -156,6 +179,10 @@ const CEILING_FROM = 16;
 const SMALL = 128;
 /** Rebuild the bound when the best mean is further than this × mean |x| (× d / 512 beyond 512 s) from its slope. */
 const DRIFT = 0.2;
+/** A periodic template is looked for (once) when a bounded duration sums more than 1/this of its windows. */
+const TEMPLATE_SUMMED = 8;
+/** periodicSleep is tried this many times, then kept only while at least a quarter of its calls lengthen a sleep. */
+const SLEEP_TRIAL = 4096;
 /** The cap on a sample's gain per duration (sleeping blocks): this quantile of the samples, the excess above it counted where it is. */
 const CAP_QUANTILE = 0.99;
 
@@ -214,6 +241,13 @@ interface Kernel {
   minQ: Float64Array;
   minQL: Float64Array;
   a: number;
+  /** The periodic term of Q (mean-max-template.ts): Q[k] = P[k] − a·k − Z[k mod p]; NO_TEMPLATE: none. */
+  tpl: Template;
+  /** With a template: the most Q rises in one step (how much a block's bound can grow per duration beyond its template term). */
+  qUp: number;
+  /** periodicSleep's calls, and those that slept no longer: it is given up on where it mostly fails. */
+  sleepCalls: number;
+  sleepFails: number;
   built: boolean;
   /** Added to every bound and taken off every gap: the rounding error's bound (0 when exact). */
   tol: number;
@@ -280,6 +314,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
   let prevD = 0;
   let fullUntil = 0; // durations up to this are scanned in full: pruning has not been paying
   let spell = FULL_SPELL;
+  let askedTemplate = false;
   for (let k = 0; k < durations.length; k++) {
     const d = durations[k]!;
     const hi = n - d; // the last start of a window of d
@@ -339,6 +374,18 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
       const shown = Number.isNaN(f) || (bi >= 0 && bs / d > f);
       bestOut[j]![k] = shown ? bs / d : Number.NaN;
       startOut[j]![k] = shown ? bi : -1;
+    }
+    // Many windows summed: a periodic signal may be why (mean-max-template.ts); asked once, and
+    // with a template the slope's tables are rebuilt at the next duration.
+    if (bound && !askedTemplate && TEMPLATE_SUMMED * t.summed > n) {
+      askedTemplate = true;
+      const tpl = findTemplate(samples, t.exact, B, L);
+      if (tpl) {
+        t.tpl = tpl;
+        t.built = false;
+        prevD = d;
+        continue;
+      }
     }
     // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
     // time it happens again. Not with shifts, whose dominance a full scan would forgo.
@@ -439,6 +486,10 @@ function prepare(samples: Float64Array): Kernel {
     minQ: new Float64Array(0),
     minQL: new Float64Array(0),
     a: 0,
+    tpl: NO_TEMPLATE,
+    qUp: Infinity,
+    sleepCalls: 0,
+    sleepFails: 0,
     built: false,
     tol,
     exact,
@@ -597,7 +648,9 @@ function extend(t: Kernel, d: number, prevD: number, p: number, lo: number, hi: 
 
 /** Rebuilds Q's block minima and sliding maxima (per block and per leaf) for a slope near `mean`, when the slope in use has drifted too far from it. */
 function retune(t: Kernel, mean: number, d: number): void {
-  const target = Math.min(Math.max(mean, t.minX), t.maxX);
+  // With a template the slope is the series' own mean, once: Q is then the noise's running sum (mean-max-template.ts).
+  if (t.built && t.tpl.p > 1) return;
+  const target = t.tpl.p > 1 ? t.P[t.n]! / t.n : Math.min(Math.max(mean, t.minX), t.maxX);
   if (t.built && Math.abs(target - t.a) <= DRIFT * t.meanAbs * Math.max(1, d / 512)) return;
   const a = t.exact ? Math.round(target * 256) / 256 : target;
   const { n, P } = t;
@@ -608,13 +661,22 @@ function retune(t: Kernel, mean: number, d: number): void {
     t.minQL = f64('minQL', (n >> LOG_L) + 1);
   }
   const { W, WL, minQ, minQL } = t;
-  // WL by van Herk / Gil-Werman: the suffix maximum from k inside k's aligned leaf (and the leaf's
-  // minimum), then the prefix maximum up to k+L−1 inside the next one; a block's from two leaves'.
+  const { p, Z } = t.tpl;
+  // Q itself first (in W, overwritten below), then WL by van Herk / Gil-Werman: the suffix maximum
+  // from k inside k's aligned leaf (and the leaf's minimum), then the prefix maximum up to k+L−1
+  // inside the next one; a block's from two leaves'.
+  let up = 0;
+  for (let k = 0, φ = 0; k <= n; k++) {
+    W[k] = P[k]! - a * k - Z[φ]!;
+    if (k > 0 && W[k]! - W[k - 1]! > up) up = W[k]! - W[k - 1]!;
+    if (++φ === p) φ = 0;
+  }
+  t.qUp = p > 1 ? up : Infinity;
   for (let s = 0, l = 0; s <= n; s += L, l++) {
     let hi = -Infinity;
     let lo = Infinity;
     for (let k = Math.min(s + L - 1, n); k >= s; k--) {
-      const q = P[k]! - a * k;
+      const q = W[k]!;
       if (q > hi) hi = q;
       if (q < lo) lo = q;
       WL[k] = hi;
@@ -625,7 +687,7 @@ function retune(t: Kernel, mean: number, d: number): void {
   for (let e = L; e < n + L; e++) {
     if ((e & (L - 1)) === 0) hi = -Infinity;
     if (e <= n) {
-      const q = P[e]! - a * e;
+      const q = W[e]!;
       if (q > hi) hi = q;
     } // (past n: the window is cut at n)
     if (hi > WL[e - L + 1]!) WL[e - L + 1] = hi;
@@ -650,6 +712,10 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   const base = j * (n + 2);
   const links = j * q.nb;
   const ad = t.a * d + tol;
+  // The template's term: G[d mod p][s mod p] (all 0 without one).
+  const { p, columns, GB, GL, blockPhase, leafPhase } = t.tpl;
+  const dp = d % p;
+  const row = dp * columns;
   const repeats = shifts.length > 0;
   const inv = q.inv;
   let bs = t.bs;
@@ -664,17 +730,19 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
       const i0 = s > lo ? s : lo;
       const i1 = s + B - 1 < last ? s + B - 1 : last;
       if (i0 <= i1) {
-        let wakeAt = repeats ? dominatedUntil(shifts, i0, i1, d, lo, n, t.ulp) : d;
+        // `top`: the block's best sum, or a bound on it; where the block's bound does not rule it
+        // out, a shift may (it sleeps until that ends); else each leaf's bound, and where that
+        // does not either, the leaf's windows summed.
+        let top = bound ? ad + (p === 1 ? 0 : GB[row + blockPhase[b]!]!) + W[s + d]! - minQ[b]! : Infinity;
+        const open = top > bar && (top > bs || (top === bs && i0 < bi));
+        let wakeAt = repeats && open ? dominatedUntil(shifts, i0, i1, d, lo, n, t.ulp) : d;
         if (wakeAt === d) {
-          // `top`: the block's best sum, or a bound on it; where the block's bound does not rule
-          // it out, each leaf's, and where that does not either, the leaf's windows summed.
-          let top = bound ? ad + W[s + d]! - minQ[b]! : Infinity;
-          if (top > bar && (top > bs || (top === bs && i0 < bi))) {
+          if (open) {
             top = -Infinity;
             for (let ls = (i0 >> LOG_L) << LOG_L; ls <= i1; ls += L) {
               const l0 = ls > i0 ? ls : i0;
               const l1 = ls + L - 1 < i1 ? ls + L - 1 : i1;
-              let leaf = bound ? ad + WL[ls + d]! - minQL[ls >> LOG_L]! : Infinity;
+              let leaf = bound ? ad + (p === 1 ? 0 : GL[row + leafPhase[ls >> LOG_L]!]!) + WL[ls + d]! - minQL[ls >> LOG_L]! : Infinity;
               if (leaf > bar && (leaf > bs || (leaf === bs && l0 < bi))) {
                 summed += l1 - l0 + 1;
                 leaf = P[l0 + d]! - P[l0]!;
@@ -699,6 +767,7 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
           // start) — and as many as it cannot reach the floor, up to the first duration without one.
           const gap = bs - top - tol;
           wakeAt = gap > 0 || (gap === 0 && i0 > bi) ? d + 1 + asleep(t, gap, i0 > bi, inv, s, d) : d + 1;
+          if (p > 1 && bound && gap > 0 && bi >= 0 && (t.sleepCalls < SLEEP_TRIAL || 4 * t.sleepFails < 3 * t.sleepCalls)) wakeAt = periodicSleep(t, b, d, dp, bi, lo, wakeAt);
           const floorGap = bar - top - tol;
           if (floorKnown && floorGap >= 0) {
             const onFloor = Math.min(d + 1 + asleep(t, floorGap, true, barInv, s, d), barEnd);
@@ -718,6 +787,51 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   t.bs = bs;
   t.bi = bi;
   t.summed += summed;
+}
+
+/**
+ * With a template, the block sleeps on from `wakeAt` while its bound at each later duration e = d + δ
+ * stays below a real window of e, so below the best then: bi's window grown to the right, or to the
+ * left (ending where it ends at d), whichever sums more (two prefix-sum differences). The block's
+ * bound at e is the one of step 3 with Q's maxima over its ends raised by δ times Q's steepest
+ * rise (they move δ samples on), so the block sleeps through e while
+ *
+ *     a·e + G[e mod p][s mod p] + W[s+d] − minQ[b] + tol + δ·qUp  <  that window's sum,
+ *
+ * each δ on its own (the durations before `wakeAt` are covered already): one step per duration
+ * slept instead of a wake-up. Blocks of starts one period from the best grow alike but for the
+ * noise, and sleep about gap / qUp durations rather than gap / (cap − min x).
+ */
+function periodicSleep(t: Kernel, b: number, d: number, dp: number, bi: number, lo: number, wakeAt: number): number {
+  const { p, columns, GB, blockPhase } = t.tpl;
+  const { n, P, a, qUp } = t;
+  const here = t.W[(b << LOG_B) + d]! - t.minQ[b]! + t.tol;
+  const phase = blockPhase[b]!;
+  let δ = wakeAt - d;
+  let r = dp + (δ < p ? δ : δ % p); // e mod p
+  if (r >= p) r -= p;
+  let g = r * columns + phase; // G[e mod p][the block's phase]
+  const rows = p * columns;
+  const p0 = P[bi]!;
+  const pd = P[bi + d]!;
+  const most = Math.min(n - d - bi, bi - lo); // both windows exist up to here; one of them past it
+  for (; ; δ++) {
+    const e = d + δ;
+    let lower: number;
+    if (δ <= most) {
+      const right = P[bi + e]! - p0;
+      const left = pd - P[bi - δ]!;
+      lower = right > left ? right : left;
+    } else if (bi + e <= n) lower = P[bi + e]! - p0;
+    else if (bi - δ >= lo) lower = pd - P[bi - δ]!;
+    else break;
+    if (!(a * e + GB[g]! + here + δ * qUp < lower)) break;
+    g += columns;
+    if (g >= rows) g -= rows;
+  }
+  t.sleepCalls++;
+  if (d + δ === wakeAt) t.sleepFails++;
+  return d + δ;
 }
 
 /**
