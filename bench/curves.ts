@@ -14,6 +14,7 @@ import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
 import { valueIndexed } from '../engine/curves/value-indexed.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { samplePath } from '../lib/storage.ts';
+import type { Channel } from '../engine/ingest/recording.ts';
 import { simulateRide } from './synthetic.ts';
 import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 
@@ -113,44 +114,55 @@ interface Row {
 }
 
 /**
- * One synthetic ride stored the way ingestion stores it (source, sample file, row, stored curves),
- * without parsing a file: power, speed, heart rate and cadence at 1 Hz.
+ * A synthetic activity stored the way ingestion stores it (source, sample file, row), without
+ * parsing a file: `channels` at 1 Hz from `start`, with the given stored curves (none by default).
  */
-export async function seedRide(service: TestService, userId: string, ride: { start: number; seconds: number; seed: number; sport?: string; name?: string }): Promise<string> {
+export async function storeSynthetic(
+  service: TestService,
+  userId: string,
+  a: { start: number; channels: Partial<Record<Channel, Float64Array>>; name: string; sport?: string; utcOffsetSeconds?: number; curves?: NewActivity['curves'] },
+): Promise<string> {
   const { db, engine, config } = service.deps;
-  const { start, seconds } = ride;
-  const samples = simulateRide({ start: new Date(start), seconds, seed: ride.seed });
-  const channels = {
-    power: Float64Array.from(samples, (s) => s.power),
-    speed: Float64Array.from(samples, (s) => s.speed),
-    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
-    cadence: Float64Array.from(samples, (s) => s.cadence),
-  };
-  const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: ride.name ?? `ride-${ride.seed}.fit`, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
+  const seconds = Object.values(a.channels)[0]!.length;
+  const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: a.name, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
   const id = activityId(source.id, 0);
-  await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start, length: seconds, channels });
-  const curves = await engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
+  await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start: a.start, length: seconds, channels: a.channels });
   const row: NewActivity = {
     id,
     session_index: 0,
-    sport: ride.sport ?? 'cycling',
-    start_time: new Date(start),
-    end_time: new Date(start + seconds * 1000),
-    utc_offset_seconds: 3600,
-    metrics: ['power', 'heart_rate', 'speed', 'cadence'],
+    sport: a.sport ?? 'cycling',
+    start_time: new Date(a.start),
+    end_time: new Date(a.start + seconds * 1000),
+    utc_offset_seconds: a.utcOffsetSeconds ?? 0,
+    metrics: Object.keys(a.channels),
     summary: null,
     laps: null,
     distance: null,
     devices: [],
     samples: seconds,
     implausible_samples: {},
-    curves,
+    curves: a.curves ?? [],
   };
   await storeActivities(db, source, [row], new Date());
   return id;
 }
 
-/** `count` rides of 30 min to 3 h, one a day up to `newest`, four stored at a time. */
+/**
+ * One synthetic ride stored the way ingestion stores it (storeSynthetic), with its stored curves:
+ * power, speed, heart rate and cadence at 1 Hz.
+ */
+export async function seedRide(service: TestService, userId: string, ride: { start: number; seconds: number; seed: number; sport?: string; name?: string }): Promise<string> {
+  const samples = simulateRide({ start: new Date(ride.start), seconds: ride.seconds, seed: ride.seed });
+  const channels = {
+    power: Float64Array.from(samples, (s) => s.power),
+    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
+    speed: Float64Array.from(samples, (s) => s.speed),
+    cadence: Float64Array.from(samples, (s) => s.cadence),
+  };
+  const curves = await service.deps.engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
+  return storeSynthetic(service, userId, { start: ride.start, channels, name: ride.name ?? `ride-${ride.seed}.fit`, sport: ride.sport, utcOffsetSeconds: 3600, curves });
+}
+
 export async function seedHistory(service: TestService, userId: string, count: number): Promise<{ seconds: number; newest: number }> {
   const t0 = performance.now();
   const newest = Date.UTC(2026, 9, 31, 7);
