@@ -42,14 +42,16 @@
  * its FIFO queue (one for the reads and `withConnection`, one for the writes); concurrent jobs in
  * one worker process may call the store freely. Writes are atomic: the file is written as
  * `path + '.tmp-<random>'` in the target's directory (created when missing), fsynced, then
- * renamed over `path`; a failed write removes its temporary file.
+ * renamed over `path`; a failed write removes its temporary file. A read sees the old file or the
+ * new one: DuckDB opens a file twice (its metadata at bind, its data at the scan), so a read that
+ * fails while its file is replaced in between is tried again (READ_ATTEMPTS).
  *
  * Paths must not contain glob characters (`*`, `?`, `[`, `{`): DuckDB expands them in
  * `read_parquet`. Sample file paths are derived from ids (never from user input), so this is a
  * programming error and is refused loudly.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
   DuckDBInstance,
@@ -225,13 +227,20 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     const sql = `SELECT ${select.join(', ')} FROM read_parquet(${sqlString(filePath)})`;
     return queue(async (c) => {
       let result: Awaited<ReturnType<DuckDBConnection['run']>>;
-      try {
-        result = await c.run(sql);
-      } catch (error) {
-        if (/No files found/i.test((error as Error).message)) {
-          throw Object.assign(new Error(`Sample file not found: ${filePath}`, { cause: error }), { code: 'ENOENT' });
+      for (let attempt = 1; ; attempt++) {
+        const before = await fileIdentity(filePath);
+        try {
+          result = await c.run(sql);
+          break;
+        } catch (error) {
+          if (/No files found/i.test((error as Error).message)) {
+            throw Object.assign(new Error(`Sample file not found: ${filePath}`, { cause: error }), { code: 'ENOENT' });
+          }
+          // Replaced while DuckDB read it (it opens the file at bind and again at the scan, and
+          // the second open finds the new file under the old metadata): read the new one.
+          if (attempt < READ_ATTEMPTS && (await fileIdentity(filePath)) !== before) continue;
+          throw error;
         }
-        throw error;
       }
       const length = result.rowCount;
       if (length === 0) throw new Error(`Sample file ${filePath} has no rows`);
@@ -282,6 +291,19 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A read that fails while its file is replaced is tried again, up to this many times in all. */
+const READ_ATTEMPTS = 3;
+
+/** Which file is at `filePath` now (inode, change time, size), or '' when none is. */
+async function fileIdentity(filePath: string): Promise<string> {
+  try {
+    const s = await stat(filePath, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.ctimeNs}:${s.size}`;
+  } catch {
+    return '';
+  }
+}
 
 /** An in-memory instance and its one connection, used one statement at a time (a FIFO of promises). */
 async function openInstance(config: Record<string, string>) {
