@@ -10,12 +10,20 @@ import type { TestService } from './service.ts';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
+/**
+ * TEST_PASSWORD's hash, computed once per test process and shared by the users made here (scrypt at
+ * the product's cost takes about 0.2 s of CPU; hundreds of users would spend minutes on it). Sign-in
+ * still verifies it in full; sign-up, tested on its own, hashes each password with its own salt.
+ */
+let testPasswordHash: Promise<string> | undefined;
+
 export async function createTestUser(service: TestService, fields: Partial<Pick<User, 'email' | 'first_name' | 'last_name'>> = {}) {
+  testPasswordHash ??= hashPassword(TEST_PASSWORD);
   return createUser(service.deps.db, {
     email: fields.email ?? `user-${randomBytes(4).toString('hex')}@example.com`,
     first_name: fields.first_name ?? 'Grace',
     last_name: fields.last_name ?? 'Hopper',
-    password_hash: await hashPassword(TEST_PASSWORD),
+    password_hash: await testPasswordHash,
   });
 }
 
