@@ -124,7 +124,9 @@ test('npm run migrate creates a missing database and is a no-op the second time'
 test('a closer that never finishes is left behind after its bound; the closers after it still run, in order', async (t) => {
   const { Lifecycle } = await import('../lib/lifecycle.ts');
   const { createLogger } = await import('../lib/log.ts');
-  const lifecycle = new Lifecycle(createLogger('silent'), { stepTimeoutMs: 5_000 });
+  // The default is far from the step's own bound, so a loaded machine that delays the 200 ms timer by
+  // seconds (CI has seen 4.6 s) still tells the two apart.
+  const lifecycle = new Lifecycle(createLogger('silent'), { stepTimeoutMs: 60_000 });
   const closed: string[] = [];
   lifecycle.add('pool', async () => void closed.push('pool'));
   lifecycle.add('stuck pool', () => new Promise(() => {}), { timeoutMs: 200 });
@@ -133,5 +135,5 @@ test('a closer that never finishes is left behind after its bound; the closers a
   await lifecycle.close();
   const took = Date.now() - started;
   t.deepEqual(closed, ['server', 'pool']);
-  t.true(took >= 190 && took < 2_000, `the stuck step cost its own bound, not the default (${took} ms)`);
+  t.true(took >= 190 && took < 30_000, `the stuck step cost its own bound, not the default (${took} ms)`);
 });
