@@ -108,6 +108,14 @@ export type TraceInActivity = TraceRow & { app_metadata: Record<string, unknown>
 /**
  * The user's traces within each activity's span [start, end], oldest first, keyed by activity id,
  * each with the reading application's metadata (none for first-party readers) and its lap: one query.
+ *
+ * Its cost follows the page, not the user's history: each activity's traces are one range of the
+ * (user_id, time) index (the LATERAL subquery, fenced by OFFSET 0 so that the planner keeps it a
+ * per-activity lookup), and the metadata and the lap are looked up by key for each trace found. Joined
+ * instead, the planner read the activities table and all of the application's trace metadata, every
+ * user's, in full for every page: on the bench's history (1,000 activities, 500 traces) 1.15 ms to
+ * execute against 0.58 ms like this, and with 30 more athletes of the same application (15,500
+ * metadata rows) 4.4 ms against 0.83 ms, growing with the application's users.
  */
 export async function tracesWithin(
   db: Db,
@@ -117,14 +125,19 @@ export async function tracesWithin(
 ): Promise<Map<string, TraceInActivity[]>> {
   const found = new Map<string, TraceInActivity[]>(activities.map((a) => [a.id, []]));
   if (!activities.length) return found;
-  const { rows } = await sql<TraceInActivity & { activity_id: string }>`
-    SELECT a.activity_id, t.*, m.data AS app_metadata, ${lapContaining(sql`x.laps`, sql`t.time`)} AS lap
-    FROM unnest(${activities.map((a) => a.id)}::uuid[], ${activities.map((a) => a.start_time.toISOString())}::timestamptz[],
-                ${activities.map((a) => a.end_time.toISOString())}::timestamptz[]) AS a(activity_id, start_time, end_time)
-    JOIN traces t ON t.user_id = ${userId} AND t.time >= a.start_time AND t.time <= a.end_time
-    JOIN activities x ON x.id = a.activity_id
-    LEFT JOIN trace_app_metadata m ON m.trace_id = t.id AND m.application_id = ${applicationId ?? null}::text
-    ORDER BY t.time, t.id`.execute(db);
+  const { rows } = await tracesWithinQuery(userId, applicationId, activities).execute(db);
   for (const { activity_id, ...trace } of rows) found.get(activity_id)!.push(trace);
   return found;
+}
+
+/** tracesWithin's query (exported for the test of its plan). */
+export function tracesWithinQuery(userId: string, applicationId: string | undefined, activities: Pick<ActivityRow, 'id' | 'start_time' | 'end_time'>[]) {
+  return sql<TraceInActivity & { activity_id: string }>`
+    SELECT a.activity_id, t.*,
+      (SELECT m.data FROM trace_app_metadata m WHERE m.trace_id = t.id AND m.application_id = ${applicationId ?? null}::text) AS app_metadata,
+      (SELECT ${lapContaining(sql`x.laps`, sql`t.time`)} FROM activities x WHERE x.id = a.activity_id) AS lap
+    FROM unnest(${activities.map((a) => a.id)}::uuid[], ${activities.map((a) => a.start_time.toISOString())}::timestamptz[],
+                ${activities.map((a) => a.end_time.toISOString())}::timestamptz[]) AS a(activity_id, start_time, end_time)
+    CROSS JOIN LATERAL (SELECT * FROM traces WHERE user_id = ${userId} AND time >= a.start_time AND time <= a.end_time OFFSET 0) t
+    ORDER BY t.time, t.id`;
 }

@@ -3,7 +3,9 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
+import { sql } from 'kysely';
 import type { User } from '../db/database.ts';
+import { tracesWithinQuery } from '../db/traces.ts';
 
 let service: TestService;
 
@@ -338,6 +340,70 @@ test('app metadata: an app token with data:write; each application sees only its
   t.is((await api(service, otherApp, 'PUT', path, { x: 1 })).status, 404);
   t.is((await api(service, otherApp, 'DELETE', path)).status, 404);
 });
+
+test('the traces of a page of activities are looked up by key: no table is read in full, however much other users and the application hold', async (t) => {
+  const { db } = service.deps;
+  const { user, token } = await athlete();
+  const app = await createTestApplication(service, user, { name: 'Coach of many' });
+  const ride = await rideWithLaps(token, new Date('2026-08-01T08:00:00Z'));
+  const traceId = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-08-01T08:05:00Z' })).body.id;
+  const appToken = await tokenFor(service, user, ['data:read', 'data:write'], app.id);
+  t.is((await api(service, appToken, 'PUT', `/api/v1/traces/${traceId}/app-metadata`, { mine: true })).status, 200);
+
+  // Another athlete of the same application: 2,000 activities and 2,000 traces, each with the application's metadata.
+  const other = await createTestUser(service);
+  await sql`
+    WITH s AS (INSERT INTO sources (user_id, type, origin, filename, content_sha256, size_bytes, status)
+               VALUES (${other.id}, 'fit', 'manual_upload', 'many.fit', md5(${other.id}), 1, 'processed') RETURNING id)
+    INSERT INTO activities (id, user_id, source_id, session_index, sport, start_time, end_time, utc_offset_seconds, metrics, samples)
+    SELECT gen_random_uuid(), ${other.id}, s.id, g, 'cycling', timestamptz '2020-01-01' + g * interval '1 day',
+           timestamptz '2020-01-01' + g * interval '1 day' + interval '1 hour', 0, '{}', 3600
+    FROM s, generate_series(1, 2000) g`.execute(db);
+  await sql`
+    WITH t AS (INSERT INTO traces (user_id, time, utc_offset_seconds)
+               SELECT ${other.id}, timestamptz '2020-01-01' + g * interval '1 day' + interval '10 minutes', 0 FROM generate_series(1, 2000) g RETURNING id)
+    INSERT INTO trace_app_metadata (trace_id, application_id, data) SELECT id, ${app.id}, '{"theirs": true}' FROM t`.execute(db);
+  // The user's own history: 500 earlier traces with the application's metadata, and a page of 50
+  // activities: the ride and the 49 days before it.
+  await sql`
+    WITH t AS (INSERT INTO traces (user_id, time, utc_offset_seconds)
+               SELECT ${user.id}, timestamptz '2024-01-01' + g * interval '1 day', 0 FROM generate_series(1, 500) g RETURNING id)
+    INSERT INTO trace_app_metadata (trace_id, application_id, data) SELECT id, ${app.id}, '{"earlier": true}' FROM t`.execute(db);
+  await sql`
+    INSERT INTO activities (id, user_id, source_id, session_index, sport, start_time, end_time, utc_offset_seconds, metrics, samples)
+    SELECT gen_random_uuid(), ${user.id}, source_id, g, sport, start_time - g * interval '1 day', end_time - g * interval '1 day', 0, '{}', 600
+    FROM activities, generate_series(1, 49) g WHERE id = ${ride.id}`.execute(db);
+  // (the traces of 2024 lie within none of them)
+  await sql`ANALYZE activities, traces, trace_app_metadata`.execute(db);
+
+  const page = await db.selectFrom('activities').select(['id', 'start_time', 'end_time']).where('user_id', '=', user.id).execute();
+  t.is(page.length, 50);
+  const { rows } = await sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>`EXPLAIN (FORMAT JSON) ${tracesWithinQuery(user.id, app.id, page)}`.execute(db);
+  const fullScans: string[] = [];
+  const walk = (node: PlanNode) => {
+    if (node['Node Type'] === 'Seq Scan' || (/Index/.test(node['Node Type']) && !node['Index Cond'])) fullScans.push(`${node['Node Type']} on ${node['Relation Name']}`);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk(rows[0]!['QUERY PLAN'][0].Plan);
+  t.deepEqual(fullScans, [], 'every table is read by key');
+
+  // What the application reads: its own metadata on the trace inside the activity, nothing of the other athlete.
+  const list = await api(service, appToken, 'GET', '/api/v1/activities/?limit=50');
+  t.is(list.status, 200);
+  const traced = list.body.filter((a: { traces: unknown[] }) => a.traces.length);
+  t.is(list.body.length, 50);
+  t.deepEqual(
+    traced.map((a: { id: string; traces: { id: string; app_metadata: unknown }[] }) => [a.id, a.traces.map((x) => [x.id, x.app_metadata])]),
+    [[ride.id, [[traceId, { mine: true }]]]],
+  );
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
 
 test('OpenAPI lists every trace operation with TraceDetails and TraceCreateOrUpdate', async (t) => {
   const doc: any = await (await fetch(`${service.url}/openapi.json`)).json();
