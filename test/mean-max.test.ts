@@ -502,6 +502,16 @@ test('float sawtooth: windows a period apart differ by rounding only; every dura
   t.pass();
 });
 
+test('float sines: windows a period apart tie up to rounding at every duration (short periods give way to full scans): every duration, from, after-cuts equal the plain scan', (t) => {
+  // Periods 5 (n 2,000) and 37 (n 4,000) cost the search more than the plain scan would, which
+  // then takes over for spells; period 7 at 3,000 and 100 stay searched.
+  for (const [p, n, seed] of [[5, 2000, 1], [37, 4000, 2], [7, 3000, 3], [100, 3000, 4]] as const) {
+    const x = Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin((2 * Math.PI * i) / p));
+    everyDurationFromAndCuts(x, `float sine ${p}`, seed);
+  }
+  t.pass();
+});
+
 /**
  * Floors as engine/curves/longitudinal.ts builds them: a running best over other series, so finite
  * up to the longest of them and NaN past it, over durations that may run past this series; with

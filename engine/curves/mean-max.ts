@@ -64,7 +64,8 @@
  * Scanned in full instead (the plain scan, earliest start on ties): series shorter than SMALL,
  * durations more than SPARSE apart (e.g. the 19 default durations: nearly every block would be
  * awake and the bound rebuilt each time), and, unless a shift is in use, spells after a duration
- * that summed most windows anyway. A full scan of long windows still skips the blocks that a bound
+ * that summed most windows anyway; with a shift, spells after COST_SPAN durations whose search
+ * cost more than the plain scan would have (a window summed, WAKE_COST per block woken). A full scan of long windows still skips the blocks that a bound
  * needing no tables rules out (scanCoarse: the slope a = min(x), for which Q never falls).
  *
  * `floor` (the longitudinal running best) raises the bar: nothing whose mean is not above it is
@@ -120,7 +121,10 @@
  *   as n^1.5. The hardest series found is now a float sine whose period is a whole number of
  *   samples: at every duration that is a multiple of the period all n windows have the same sum
  *   up to rounding, and near those durations nearly so, so the exact answer (which rounding
- *   decides) needs about n²/p sums (bench growth rows, 1 h to 48 h).
+ *   decides) needs about n²/p sums (bench growth rows, 1 h to 48 h). The shorter the period the
+ *   dearer: at 4 h, period 100 takes about 28 ms, 37 about 100 ms, and 7 would take more than the
+ *   plain scan (170 ms against 120 ms: a block woken at every duration for every phase) but for
+ *   the cost check that hands such a search over to full scans (WAKE_COST, COST_SPAN).
  */
 
 import { dominatedUntil, findShifts, type Shift } from './mean-max-repeats.ts';
@@ -185,6 +189,13 @@ const TEMPLATE_SUMMED = 8;
 const SLEEP_TRIAL = 4096;
 /** The cap on a sample's gain per duration (sleeping blocks): this quantile of the samples, the excess above it counted where it is. */
 const CAP_QUANTILE = 0.99;
+/**
+ * With a shift in use, what a woken block costs beside a window summed (a bound, a dominance query,
+ * a sleep; measured: 20–40 windows' worth), and how many searched durations are weighed at once
+ * against the plain scan's windows (COST_SPAN).
+ */
+const WAKE_COST = 32;
+const COST_SPAN = 64;
 
 /**
  * Exact mean-max at `durations` (Int32Array, strictly ascending, each ≥ 1; RangeError otherwise).
@@ -267,8 +278,9 @@ interface Kernel {
   /** The running best: a real window's sum and start (−∞ / −1 before the first). */
   bs: number;
   bi: number;
-  /** Windows summed by `wake` for the current duration. */
+  /** Windows summed by `wake` for the current duration, and blocks woken. */
   summed: number;
+  wakes: number;
 }
 
 /** The blocks of each cut's own starts, asleep in one list per wake-up duration. */
@@ -315,6 +327,11 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
   let fullUntil = 0; // durations up to this are scanned in full: pruning has not been paying
   let spell = FULL_SPELL;
   let askedTemplate = false;
+  // With a shift: the search's cost against the plain scan's over the last durations searched.
+  let costed = 0;
+  let searchCost = 0;
+  let plainCost = 0;
+  let costSpell = FULL_SPELL;
   for (let k = 0; k < durations.length; k++) {
     const d = durations[k]!;
     const hi = n - d; // the last start of a window of d
@@ -338,6 +355,7 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
       retune(t, Math.max(t.bs, bars ? bars[0]![k]! : -Infinity) / d, d);
     }
     t.summed = 0;
+    t.wakes = 0;
     let windows = 0;
     for (let j = m - 1; j >= 0; j--) {
       const c = cuts[j]!;
@@ -389,6 +407,20 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
     }
     // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
     // time it happens again. Not with shifts, whose dominance a full scan would forgo.
+    // With a shift, ties up to rounding at every duration (a float sine of a short period) can make
+    // the search dearer than the plain scan though dominance rules much out: when COST_SPAN
+    // durations cost more than their windows would, scan in full for a spell, longer each time.
+    if (bound && t.shifts.length) {
+      searchCost += t.summed + WAKE_COST * t.wakes;
+      plainCost += windows;
+      if (++costed === COST_SPAN) {
+        if (searchCost > plainCost) {
+          fullUntil = d + costSpell;
+          costSpell *= 2;
+        }
+        costed = searchCost = plainCost = 0;
+      }
+    }
     if (bound && 2 * t.summed > windows && !t.shifts.length) {
       fullUntil = d + spell;
       spell *= 2;
@@ -504,6 +536,7 @@ function prepare(samples: Float64Array): Kernel {
     bs: -Infinity,
     bi: -1,
     summed: 0,
+    wakes: 0,
   };
 }
 
@@ -721,6 +754,7 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   let bs = t.bs;
   let bi = t.bi;
   let summed = 0;
+  let wakes = 0;
   for (let w = q.drained[j]! + 1; w <= d; w++) {
     let b = head[base + w]!;
     head[base + w] = -1;
@@ -730,6 +764,7 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
       const i0 = s > lo ? s : lo;
       const i1 = s + B - 1 < last ? s + B - 1 : last;
       if (i0 <= i1) {
+        wakes++;
         // `top`: the block's best sum, or a bound on it; where the block's bound does not rule it
         // out, a shift may (it sleeps until that ends); else each leaf's bound, and where that
         // does not either, the leaf's windows summed.
@@ -787,6 +822,7 @@ function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: nu
   t.bs = bs;
   t.bi = bi;
   t.summed += summed;
+  t.wakes += wakes;
 }
 
 /**
