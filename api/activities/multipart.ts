@@ -5,6 +5,7 @@ import formidable, { errors as formidableErrors, type Part } from 'formidable';
 import type { Ctx } from '../context.ts';
 import { PayloadTooLarge, UnprocessableEntity } from '../errors.ts';
 import { tmpDir } from '../../lib/storage.ts';
+import type { Logger } from '../../lib/log.ts';
 
 export interface UploadedFile {
   /** The client's file name (for display only; never used in a path). */
@@ -17,7 +18,7 @@ export interface UploadedFile {
 export interface MultipartBody {
   files: UploadedFile[];
   fields: Record<string, string[]>;
-  /** Removes the request's temporary directory; call it whatever happens. */
+  /** Removes the request's temporary directory; call it whatever happens. Never rejects. */
   cleanup(): Promise<void>;
 }
 
@@ -44,7 +45,7 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
   }
   const dir = path.join(tmpDir(ctx.deps.config.DATA_DIR), `upload-${randomBytes(8).toString('hex')}`);
   await mkdir(dir, { recursive: true });
-  const cleanup = () => rm(dir, { recursive: true, force: true });
+  const cleanup = () => removeUploadDir(dir, ctx.deps.log);
   const form = formidable({
     uploadDir: dir,
     keepExtensions: false,
@@ -89,7 +90,27 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
     };
   } catch (err) {
     await cleanup();
+    // The parts parsed in the chunk that failed may still open their files after this: once more, later.
+    setTimeout(() => void cleanup(), STRAGGLER_MS).unref();
     throw mapFormidableError(err, opts);
+  }
+}
+
+/** How long after a failed parse the temporary directory is removed again. */
+const STRAGGLER_MS = 1_000;
+
+/**
+ * Removes a request's temporary directory, retrying while it is not yet empty, and never rejects: a
+ * failure to clean up must not replace the answer (a 422 for an 11th file was once a 500 here).
+ * After formidable fails, the other parts of the chunk it was parsing still open their files, each
+ * in its own asynchronous step: one created between the removal's listing and its rmdir made rmdir
+ * fail with ENOTEMPTY. What cannot be removed is logged; housekeeping removes it after a day.
+ */
+export async function removeUploadDir(dir: string, log?: Logger): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+  } catch (err) {
+    log?.warn('could not remove an upload\'s temporary directory', { dir, err: (err as Error).message });
   }
 }
 
