@@ -87,7 +87,17 @@ const summaryColumns = (alias: string) => sql.join(ACTIVITY_SUMMARY_COLUMNS.map(
 export async function activitiesContaining(db: Db, userId: string, traces: Pick<TraceRow, 'id' | 'time'>[]): Promise<Map<string, ContainingActivity>> {
   const found = new Map<string, ContainingActivity>();
   if (!traces.length) return found;
-  const { rows } = await sql<ActivitySummaryRow & { trace_id: string; lap: StoredLap | null }>`
+  const { rows } = await activitiesContainingQuery(userId, traces).execute(db);
+  for (const { trace_id, lap, ...activity } of rows) found.set(trace_id, { activity, lap });
+  return found;
+}
+
+/**
+ * activitiesContaining's query (exported for the test of its plan). The longest activity is one step
+ * down the (user_id, end_time − start_time) index, not a read of all of the user's activities.
+ */
+export function activitiesContainingQuery(userId: string, traces: Pick<TraceRow, 'id' | 'time'>[]) {
+  return sql<ActivitySummaryRow & { trace_id: string; lap: StoredLap | null }>`
     WITH longest AS (SELECT coalesce(max(end_time - start_time), interval '0') AS span FROM activities WHERE user_id = ${userId})
     SELECT t.trace_id, ${summaryColumns('a')}, ${lapContaining(sql`a.laps`, sql`t.time`)} AS lap
     FROM unnest(${traces.map((t) => t.id)}::uuid[], ${traces.map((t) => t.time.toISOString())}::timestamptz[]) AS t(trace_id, time)
@@ -97,9 +107,7 @@ export async function activitiesContaining(db: Db, userId: string, traces: Pick<
       WHERE user_id = ${userId} AND start_time <= t.time AND start_time >= t.time - longest.span AND end_time >= t.time
       ORDER BY start_time DESC, id DESC
       LIMIT 1
-    ) a`.execute(db);
-  for (const { trace_id, lap, ...activity } of rows) found.set(trace_id, { activity, lap });
-  return found;
+    ) a`;
 }
 
 /** A trace within an activity: its row, the reading application's metadata on it, and its lap of that activity. */

@@ -5,7 +5,7 @@ import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { sql } from 'kysely';
 import type { User } from '../db/database.ts';
-import { tracesWithinQuery } from '../db/traces.ts';
+import { activitiesContainingQuery, tracesWithinQuery } from '../db/traces.ts';
 
 let service: TestService;
 
@@ -341,7 +341,7 @@ test('app metadata: an app token with data:write; each application sees only its
   t.is((await api(service, otherApp, 'DELETE', path)).status, 404);
 });
 
-test('the traces of a page of activities are looked up by key: no table is read in full, however much other users and the application hold', async (t) => {
+test('the traces of a page of activities, and the activity of each trace of a page, are looked up by key: no table is read in full, however much other users and the application hold', async (t) => {
   const { db } = service.deps;
   const { user, token } = await athlete();
   const app = await createTestApplication(service, user, { name: 'Coach of many' });
@@ -387,6 +387,22 @@ test('the traces of a page of activities are looked up by key: no table is read 
   walk(rows[0]!['QUERY PLAN'][0].Plan);
   t.deepEqual(fullScans, [], 'every table is read by key');
 
+  // A page of the trace list: each trace's containing activity, bounded by the user's longest one,
+  // which is one step down its index rather than a read of every activity the user has.
+  const traces = await db.selectFrom('traces').select(['id', 'time']).where('user_id', '=', user.id).orderBy('time', 'desc').limit(100).execute();
+  const contained = await sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>`EXPLAIN (FORMAT JSON) ${activitiesContainingQuery(user.id, traces)}`.execute(db);
+  const nodes: PlanNode[] = [];
+  const collect = (node: PlanNode) => {
+    nodes.push(node);
+    for (const child of node.Plans ?? []) collect(child);
+  };
+  collect(contained.rows[0]!['QUERY PLAN'][0].Plan);
+  t.deepEqual(
+    nodes.filter((n) => n['Relation Name'] === 'activities').map((n) => n['Index Name'] ?? n['Node Type']).sort(),
+    ['activities_user_span_idx', 'activities_user_start_idx'],
+    "the longest activity from its index; each trace's activity from a range of (user_id, start_time)",
+  );
+
   // What the application reads: its own metadata on the trace inside the activity, nothing of the other athlete.
   const list = await api(service, appToken, 'GET', '/api/v1/activities/?limit=50');
   t.is(list.status, 200);
@@ -401,6 +417,7 @@ test('the traces of a page of activities are looked up by key: no table is read 
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
   'Index Cond'?: string;
   Plans?: PlanNode[];
 }
