@@ -81,6 +81,24 @@ export class DependencyUnavailable extends ServiceUnavailable {
 }
 
 /**
+ * The server's disk is full (ENOSPC, EDQUOT; DuckDB's "No space left on device"): the request could
+ * not be completed, and what it had written is removed. Not a 503: no Retry-After fits, an operator
+ * must free space first.
+ */
+export class InsufficientStorage extends HttpError {
+  constructor() {
+    super(507, "The server's disk is full, so this request could not be completed (nothing of it was kept); try again later");
+  }
+}
+
+/** Whether an error says the disk (or the quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') return true;
+  return typeof e?.message === 'string' && /no space left on device|disk quota exceeded/i.test(e.message);
+}
+
+/**
  * Before storing what must then be queued (an upload, a history import): while Redis is away the job
  * could not be queued, so nothing is stored and the client retries (503).
  */

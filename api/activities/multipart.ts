@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import type { EventEmitter } from 'node:events';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import formidable, { errors as formidableErrors, type Part } from 'formidable';
 import type { Ctx } from '../context.ts';
@@ -74,10 +75,23 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
   };
   // formidable lists files in the order their writes finish; the client's order is the order they began.
   const order = new Map<string, number>();
-  form.on('fileBegin', (_name, file) => order.set(file.filepath, order.size));
+  // A file's write error (ENOSPC) is ignored by formidable once the request has been read to its end
+  // (its _error returns early then), and the short file is listed as complete: a full disk stored a
+  // truncated upload and answered 202. The first such error fails the request here instead.
+  let writeError: unknown;
+  form.on('fileBegin', (_name, file) => {
+    order.set(file.filepath, order.size);
+    (file as unknown as EventEmitter).on('error', (err: unknown) => (writeError ??= err));
+  });
   try {
     const [fields, files] = await form.parse(ctx.req);
+    if (writeError) throw writeError;
     const list = [...(files[opts.fileField] ?? []), ...(files[`${opts.fileField}[]`] ?? [])].sort((a, b) => order.get(a.filepath)! - order.get(b.filepath)!);
+    // And should a short write have raised no error at all: every byte received must be on disk.
+    for (const f of list) {
+      const written = (await stat(f.filepath)).size;
+      if (written !== f.size) throw Object.assign(new Error(`no space left on device: ${written} of ${f.size} bytes of an upload written`), { code: 'ENOSPC' });
+    }
     const text: Record<string, string[]> = {};
     for (const name of opts.fields) {
       const values = fields[name];

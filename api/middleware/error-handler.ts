@@ -1,5 +1,5 @@
 import type { Mw, Ctx } from '../context.ts';
-import { DependencyUnavailable, HttpError, PayloadTooLarge } from '../errors.ts';
+import { DependencyUnavailable, HttpError, InsufficientStorage, isDiskFull, PayloadTooLarge } from '../errors.ts';
 import { isOutage } from '../../lib/outage.ts';
 import { errorPage } from '../web/layout.ts';
 import { displayName } from '../web/web-common.ts';
@@ -12,7 +12,7 @@ import { OAuthError } from '../oauth/errors.ts';
  * Errors raised by the body parser (malformed JSON, too large, a body that is not what its
  * Content-Encoding says: 400, an unsupported encoding: 415) are mapped to our statuses. An error
  * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
- * client retries, /readyz says which dependency is down.
+ * client retries, /readyz says which dependency is down. A full disk is a 507, logged as an error.
  */
 export const errorHandler: Mw = async function errorHandler(ctx, next) {
   try {
@@ -24,6 +24,10 @@ export const errorHandler: Mw = async function errorHandler(ctx, next) {
     if (!httpError && isOutage(err)) {
       ctx.deps.log.warn('dependency unavailable', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err: (err as Error).message });
       httpError = new DependencyUnavailable();
+    }
+    if (!httpError && isDiskFull(err)) {
+      ctx.deps.log.error('disk full', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err: (err as Error).message });
+      httpError = new InsufficientStorage();
     }
     if (!httpError) {
       ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });

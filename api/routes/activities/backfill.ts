@@ -32,7 +32,8 @@ export const startBackfillRoute = defineRoute(
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
       'Content-Length pass it). The part\'s Content-Type does not matter (none is fine). A user\'s imports run one at a time: ' +
       'while one is still `scanning` or `loading`, another is refused with 409 (before its archive is read), naming the one in progress. ' +
-      'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After and nothing is kept: send the archive again then.',
+      'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After and nothing is kept: send the archive again then. ' +
+      'When the server\'s disk is full the answer is 507 and nothing is kept.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: BackfillForm,
@@ -41,6 +42,7 @@ export const startBackfillRoute = defineRoute(
       409: { description: 'Another history import of this user is still in progress (`scanning` or `loading`): imports run one at a time' },
       413: { description: 'The archive is larger than the limit' },
       503: { description: 'PostgreSQL or Redis is unreachable; nothing was kept: retry after `Retry-After` seconds' },
+      507: { description: "The server's disk is full; nothing was kept" },
     },
   },
   async (ctx) => {

@@ -42,7 +42,8 @@ export const uploadRoute = defineRoute(
       'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413, answered ' +
       'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read. ' +
       'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After: send the same files again then; a file ' +
-      'stored but not queued (the outage began mid-request) is the same source again, and is queued by that retry.',
+      'stored but not queued (the outage began mid-request) is the same source again, and is queued by that retry. When the server\'s ' +
+      'disk is full the answer is 507 and nothing of the request is kept.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: UploadForm,
@@ -50,6 +51,7 @@ export const uploadRoute = defineRoute(
       202: { description: 'One source per file, in the order sent', schema: UploadAccepted },
       413: { description: 'A file is larger than the limit' },
       503: { description: 'PostgreSQL or Redis is unreachable; retry after `Retry-After` seconds' },
+      507: { description: "The server's disk is full; nothing of the request was kept" },
     },
   },
   async (ctx) => {
