@@ -65,8 +65,9 @@
  * durations more than SPARSE apart (e.g. the 19 default durations: nearly every block would be
  * awake and the bound rebuilt each time), and, unless a shift is in use, spells after a duration
  * that summed most windows anyway; with a shift, spells after COST_SPAN durations whose search
- * cost more than the plain scan would have (a window summed, WAKE_COST per block woken). A full scan of long windows still skips the blocks that a bound
- * needing no tables rules out (scanCoarse: the slope a = min(x), for which Q never falls).
+ * cost more than the plain scan would have (a window summed, WAKE_COST per block woken). A full
+ * scan of long windows still skips the blocks that a bound needing no tables rules out
+ * (scanCoarse: the slope a = min(x), for which Q never falls).
  *
  * `floor` (the longitudinal running best) raises the bar: nothing whose mean is not above it is
  * reported, so blocks below it are ruled out and sleep as well, on the floor's own growth between
@@ -405,8 +406,6 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         continue;
       }
     }
-    // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
-    // time it happens again. Not with shifts, whose dominance a full scan would forgo.
     // With a shift, ties up to rounding at every duration (a float sine of a short period) can make
     // the search dearer than the plain scan though dominance rules much out: when COST_SPAN
     // durations cost more than their windows would, scan in full for a spell, longer each time.
@@ -421,6 +420,8 @@ function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, flo
         costed = searchCost = plainCost = 0;
       }
     }
+    // Most windows summed after all (ties up to rounding): scan in full for a while, longer each
+    // time it happens again. Not with shifts, whose dominance a full scan would forgo (above).
     if (bound && 2 * t.summed > windows && !t.shifts.length) {
       fullUntil = d + spell;
       spell *= 2;
