@@ -111,6 +111,7 @@ export function ergIntervals(seconds: number, seed = 5): Float64Array {
 function adversarial(n: number): Array<[string, Float64Array, string]> {
   const rand = prng(7);
   const target = 'adversarial, target ≤ 20 ms';
+  const noisy = 'adversarial (noisy periodic), target ≤ 20 ms';
   const saw = (p: number) => Float64Array.from({ length: n }, (_, i) => 150 + (i % p));
   return [
     ['constant 200 W', new Float64Array(n).fill(200), target],
@@ -124,27 +125,23 @@ function adversarial(n: number): Array<[string, Float64Array, string]> {
     ['sawtooth 150 + i mod 7', saw(7), target],
     ['square wave 30 s 0 W / 30 s 300 W', Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 0 : 300)), target],
     ['integer sine, period 61.7 s', Float64Array.from({ length: n }, (_, i) => Math.round(200 + 100 * Math.sin((2 * Math.PI * i) / 61.7))), target],
-    ['float sine, period 100 s', sine100(n), `${target}; ties up to rounding`],
+    ['float sine, period 100 s', floatSine(n, 100), `${target}; ties up to rounding`],
     ['float sine, period 37 s', floatSine(n, 37), `${target}; ties up to rounding`],
     ['float sine, period 7 s', floatSine(n, 7), `${target}; ties up to rounding, the hardest found`],
     ['step 100 W → 300 W at n/3', Float64Array.from({ length: n }, (_, i) => (i < n / 3 ? 100 : 300)), target],
     ['ramp 0, 1, 2, …', Float64Array.from({ length: n }, (_, i) => i), target],
     ['ramp down n, n−1, …', Float64Array.from({ length: n }, (_, i) => n - i), target],
-    ['ERG intervals 5 min 300 W / 3 min 150 W ± 3 W', ergIntervals(n), 'adversarial (noisy periodic), target ≤ 20 ms'],
-    ['sawtooth 150 + i mod 100, + 0..4 W noise', Float64Array.from({ length: n }, (_, i) => 150 + (i % 100) + Math.floor(rand() * 5)), 'adversarial (noisy periodic), target ≤ 20 ms'],
-    ['square wave 30 s 100 W / 30 s 300 W ± 5 W', Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5), 'adversarial (noisy periodic), target ≤ 20 ms'],
+    ['ERG intervals 5 min 300 W / 3 min 150 W ± 3 W', ergIntervals(n), noisy],
+    ['sawtooth 150 + i mod 100, + 0..4 W noise', Float64Array.from({ length: n }, (_, i) => 150 + (i % 100) + Math.floor(rand() * 5)), noisy],
+    ['square wave 30 s 100 W / 30 s 300 W ± 5 W', Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5), noisy],
   ];
 }
 
 /**
- * The growth rows' series: a float sine of period 100 samples. At every multiple of the period all
- * windows sum alike up to rounding, and near those nearly so (engine/curves/mean-max.ts, Cost). The
- * shorter periods are dearer still, up to the plain scan's cost, which the kernel then falls back to.
+ * A float sine of a whole-number period (the growth rows use 100 samples). At every multiple of the
+ * period all windows sum alike up to rounding, and near those nearly so (engine/curves/mean-max.ts,
+ * Cost). The shorter periods are dearer, up to the plain scan's cost, which the kernel then falls back to.
  */
-function sine100(n: number): Float64Array {
-  return floatSine(n, 100);
-}
-
 function floatSine(n: number, period: number): Float64Array {
   return Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin((2 * Math.PI * i) / period));
 }
@@ -255,7 +252,7 @@ export async function benchMeanMax(): Promise<{ rows: MeanMaxRow[] }> {
   rows.push(allDurationsRow('all durations, synthetic 24 h ride (86,400 s)', day, 'target p50 ≤ 60 ms', 5));
 
   for (const hours of [1, 4, 12, 24, 48]) {
-    const x = sine100(hours * 3600);
+    const x = floatSine(hours * 3600, 100);
     rows.push(hours <= 12 ? allDurationsRow(`growth: float sine (period 100 s), ${hours} h`, x, 'ties up to rounding', 5) : sampledRow(`growth: float sine (period 100 s), ${hours} h`, x, 'ties up to rounding; plain scan not run, identity at 400 durations'));
   }
 

@@ -3,7 +3,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { User } from '../db/database.ts';
 import { activitiesContainingQuery, tracesWithinQuery } from '../db/traces.ts';
 
@@ -378,25 +378,15 @@ test('the traces of a page of activities, and the activity of each trace of a pa
 
   const page = await db.selectFrom('activities').select(['id', 'start_time', 'end_time']).where('user_id', '=', user.id).execute();
   t.is(page.length, 50);
-  const { rows } = await sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>`EXPLAIN (FORMAT JSON) ${tracesWithinQuery(user.id, app.id, page)}`.execute(db);
-  const fullScans: string[] = [];
-  const walk = (node: PlanNode) => {
-    if (node['Node Type'] === 'Seq Scan' || (/Index/.test(node['Node Type']) && !node['Index Cond'])) fullScans.push(`${node['Node Type']} on ${node['Relation Name']}`);
-    for (const child of node.Plans ?? []) walk(child);
-  };
-  walk(rows[0]!['QUERY PLAN'][0].Plan);
+  const fullScans = (await planNodes(tracesWithinQuery(user.id, app.id, page)))
+    .filter((node) => node['Node Type'] === 'Seq Scan' || (/Index/.test(node['Node Type']) && !node['Index Cond']))
+    .map((node) => `${node['Node Type']} on ${node['Relation Name']}`);
   t.deepEqual(fullScans, [], 'every table is read by key');
 
   // A page of the trace list: each trace's containing activity, bounded by the user's longest one,
   // which is one step down its index rather than a read of every activity the user has.
   const traces = await db.selectFrom('traces').select(['id', 'time']).where('user_id', '=', user.id).orderBy('time', 'desc').limit(100).execute();
-  const contained = await sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>`EXPLAIN (FORMAT JSON) ${activitiesContainingQuery(user.id, traces)}`.execute(db);
-  const nodes: PlanNode[] = [];
-  const collect = (node: PlanNode) => {
-    nodes.push(node);
-    for (const child of node.Plans ?? []) collect(child);
-  };
-  collect(contained.rows[0]!['QUERY PLAN'][0].Plan);
+  const nodes = await planNodes(activitiesContainingQuery(user.id, traces));
   t.deepEqual(
     nodes.filter((n) => n['Relation Name'] === 'activities').map((n) => n['Index Name'] ?? n['Node Type']).sort(),
     ['activities_user_span_idx', 'activities_user_start_idx'],
@@ -413,6 +403,18 @@ test('the traces of a page of activities, and the activity of each trace of a pa
     [[ride.id, [[traceId, { mine: true }]]]],
   );
 });
+
+/** Every node of the plan PostgreSQL chooses for `query`. */
+async function planNodes(query: RawBuilder<unknown>): Promise<PlanNode[]> {
+  const { rows } = await sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>`EXPLAIN (FORMAT JSON) ${query}`.execute(service.deps.db);
+  const nodes: PlanNode[] = [];
+  const walk = (node: PlanNode) => {
+    nodes.push(node);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk(rows[0]!['QUERY PLAN'][0].Plan);
+  return nodes;
+}
 
 interface PlanNode {
   'Node Type': string;
