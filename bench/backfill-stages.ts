@@ -79,7 +79,7 @@ export async function benchBackfillStages() {
     const recs = await time('parseFit (lean record path + fit-file-parser for the rest)', k, () => parseFit(bytes));
     const grid = await time('resample', k, () => resample(recs[0]!));
     await time('summary + laps', k, () => {
-      summarise(grid.channels, 0, grid.length);
+      summarise(grid, 0, grid.length);
       lapStats(grid, recs[0]!.laps, { start: grid.start, end: recs[0]!.end.getTime() });
     });
     for (const metric of ['power', 'speed'] as const) {

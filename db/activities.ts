@@ -34,6 +34,12 @@ export interface NewActivity {
   samples: number;
   /** Per channel, the samples dropped as implausible (engine/ingest/plausible.ts); `{}` when none. */
   implausible_samples: Record<string, number>;
+  /** Optional for rows made outside ingestion (benchmarks, tests): version 1 and nulls, as for rows stored before versions. */
+  ingest_version?: number;
+  timer_seconds?: number | null;
+  moving_seconds?: number | null;
+  device_summary?: Record<string, number> | null;
+  dropped_records?: Record<string, number> | null;
   /** The activity's curves (engine/curves/activity-curves.ts), stored with it. */
   curves: MetricCurves[];
 }
@@ -79,6 +85,8 @@ export async function storeActivities(
             summary: a.summary ? JSON.stringify(a.summary) : null,
             laps: a.laps ? JSON.stringify(a.laps) : null,
             implausible_samples: JSON.stringify(a.implausible_samples),
+            device_summary: a.device_summary ? JSON.stringify(a.device_summary) : null,
+            dropped_records: a.dropped_records ? JSON.stringify(a.dropped_records) : null,
           })),
         )
         .onConflict((oc) => oc.columns(['source_id', 'session_index']).doNothing())
@@ -189,7 +197,7 @@ export async function replaceActivityCurves(db: Db, activityId: string, curves: 
 export function activitiesForScan(db: Db, userId: string, f: ActivityFilter, metric?: string) {
   let q = db
     .selectFrom('activities')
-    .select(['id', 'user_id', 'sport', 'start_time', 'utc_offset_seconds', 'samples', 'created_at'])
+    .select(['id', 'user_id', 'sport', 'start_time', 'utc_offset_seconds', 'samples', 'created_at', 'updated_at'])
     .where(activityFilter(userId, f))
     .orderBy('start_time', 'asc')
     .orderBy('id', 'asc');

@@ -181,6 +181,15 @@ export interface ActivitiesTable {
    * channels with at least one (`{}`: none); null for activities stored before samples were checked.
    */
   implausible_samples: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
+  /** The ingest rules' version that made the row (engine/ingest/rules.ts INGEST_RULES_VERSION); 1 for rows stored before versions. */
+  ingest_version: ColumnType<number, number | undefined, number>;
+  /** Seconds the timer ran (pauses left out), and of those the seconds in motion; null for version 1. */
+  timer_seconds: number | null;
+  moving_seconds: number | null;
+  /** The file's own session values as recorded (engine/ingest/recording.ts DeviceSummary); null for CSV and version 1. */
+  device_summary: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
+  /** Per reason, the records of the file left out (engine/ingest/recording.ts DroppedRecords); null for version 1. */
+  dropped_records: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ActivityRow, StoredLap, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
-import { CHANNELS } from '../../engine/ingest/recording.ts';
+import { CHANNELS, DEVICE_SUMMARY_FIELDS } from '../../engine/ingest/recording.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
 
 /**
@@ -17,14 +17,26 @@ const Extremes = { max: n.optional(), mean: n.optional() };
 const Course = { start: n.optional(), end: n.optional(), min: n.optional(), max: n.optional(), mean: n.optional() };
 
 const SummaryMembers = {
-  altitude: z.object({ gain: n.optional(), loss: n.optional(), max: n.optional(), mean: n.optional(), min: n.optional() }).optional().describe('m'),
-  cadence: z.object(Extremes).optional().describe('rpm'),
+  altitude: z
+    .object({ gain: n.optional(), loss: n.optional(), max: n.optional(), mean: n.optional(), min: n.optional() })
+    .optional()
+    .describe("m; `gain`/`loss` are the device's own totals (FIT session or lap total_ascent/total_descent) when the file has them, else counted with a 3 m hysteresis"),
+  cadence: z.object(Extremes).optional().describe('rpm; `mean` over the seconds with cadence > 0 (coasting left out, as devices show it)'),
   core_temperature: z.object(Course).optional().describe('°C'),
-  distance: z.object({ sum: n.optional() }).optional().describe('m'),
+  distance: z.object({ sum: n.optional() }).optional().describe('m, from the activity start (the cumulative distance channel, or Σ speed × 1 s)'),
   heart_rate: z.object(Course).optional().describe('bpm'),
-  power: z.object(Extremes).optional().describe('W'),
+  power: z
+    .object({
+      ...Extremes,
+      normalized: n.optional().describe(
+        'Normalized power (W): the fourth root of the mean of the fourth powers of the 30 s rolling mean, over the seconds the timer ran (pauses skipped, so a rolling window spans a pause; coasting zeros kept); absent under 30 s of power',
+      ),
+      work: n.optional().describe('Work (kJ): Σ power × 1 s over the 1 Hz grid'),
+    })
+    .optional()
+    .describe('W; `mean` over the seconds recorded while the timer ran, zeros included'),
   smo2: z.object(Course).optional().describe('%'),
-  speed: z.object(Extremes).optional().describe('m/s'),
+  speed: z.object(Extremes).optional().describe('m/s; `mean` = distance / moving time (as Strava and GoldenCheetah; devices divide by timer time)'),
   temperature: z.object(Course).optional().describe('°C'),
 };
 
@@ -39,6 +51,8 @@ export const Lap = z
     start_local: z.string().describe('Local wall-clock time, no offset'),
     end_local: z.string(),
     duration: z.string().describe('ISO 8601 duration'),
+    timer_duration: z.string().optional().describe('ISO 8601: the part of the lap the timer ran (absent for activities of ingest version 1)'),
+    moving_duration: z.string().optional().describe('ISO 8601: of the timer time, the seconds in motion'),
     ...SummaryMembers,
   })
   .meta({ id: 'Lap' });
@@ -82,14 +96,53 @@ export const ImplausibleSamples = z
   });
 
 
+const DEVICE_SUMMARY_UNITS: Record<(typeof DEVICE_SUMMARY_FIELDS)[number], string> = {
+  total_elapsed_time: 's',
+  total_timer_time: 's',
+  total_distance: 'm',
+  avg_speed: 'm/s (enhanced_avg_speed when the file has it)',
+  max_speed: 'm/s (enhanced_max_speed when the file has it)',
+  avg_power: 'W',
+  max_power: 'W',
+  normalized_power: 'W',
+  total_work: 'J',
+  avg_heart_rate: 'bpm',
+  max_heart_rate: 'bpm',
+  avg_cadence: 'rpm (with avg_fractional_cadence)',
+  max_cadence: 'rpm',
+  total_ascent: 'm',
+  total_descent: 'm',
+};
+
+export const DeviceSummaryOut = z
+  .object(Object.fromEntries(DEVICE_SUMMARY_FIELDS.map((f) => [f, n.optional().describe(DEVICE_SUMMARY_UNITS[f])])))
+  .meta({
+    id: 'DeviceSummary',
+    description: "The FIT session message's own values, by their FIT profile names, as recorded (not checked or corrected): only the fields the file has.",
+  });
+
+export const DroppedRecordsOut = z
+  .object({
+    duplicate_timestamp: z.number().int().positive().optional().describe('Records with the timestamp of another record (the last in the file is kept)'),
+    outside_session: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Records whose timestamp lies outside every session's span (a device clock that jumped, records long after the end); counted on the session before them"),
+  })
+  .meta({ id: 'DroppedRecords', description: 'Per reason, the records of the file left out of the activity; only reasons with at least one.' });
+
 export function lapOut(lap: StoredLap, offset: number) {
-  const { start, end, ...stats } = lap;
+  const { start, end, timer_seconds, moving_seconds, ...stats } = lap;
   return {
     start: formatInstant(start),
     end: formatInstant(end),
     start_local: formatLocal(start, offset),
     end_local: formatLocal(end, offset),
     duration: formatDuration((end - start) / 1000),
+    ...(typeof timer_seconds === 'number' ? { timer_duration: formatDuration(timer_seconds) } : {}),
+    ...(typeof moving_seconds === 'number' ? { moving_duration: formatDuration(moving_seconds) } : {}),
     ...stats,
   };
 }
@@ -120,7 +173,17 @@ export function activitySummaryOut(
 }
 
 export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, traces: TraceDetailsOut[] | null): ActivityDetailsOut {
-  return { ...activitySummaryOut(row, appMetadata, { laps: true, traces }), distance: row.distance, devices: row.devices, implausible_samples: row.implausible_samples };
+  return {
+    ...activitySummaryOut(row, appMetadata, { laps: true, traces }),
+    distance: row.distance,
+    devices: row.devices,
+    implausible_samples: row.implausible_samples,
+    timer_duration: row.timer_seconds === null ? null : formatDuration(row.timer_seconds),
+    moving_duration: row.moving_seconds === null ? null : formatDuration(row.moving_seconds),
+    device_summary: row.device_summary,
+    dropped_records: row.dropped_records,
+    ingest_version: row.ingest_version,
+  };
 }
 
 export const TestSummary = z
@@ -178,6 +241,22 @@ export const ActivityDetails = z
     distance: z.number().nullable().describe('m'),
     devices: z.array(z.string()),
     implausible_samples: ImplausibleSamples.nullable().describe('Null for activities stored before samples were checked (they keep whatever the file had)'),
+    timer_duration: z
+      .string()
+      .nullable()
+      .describe('ISO 8601: the time the timer ran, from start to end with the pauses the file records (FIT timer stop … start events; for files without them, gaps over 90 s) left out. Null for ingest version 1'),
+    moving_duration: z
+      .string()
+      .nullable()
+      .describe('ISO 8601: of the timer time, the seconds in motion (speed ≥ 0.5 m/s; without speed, power or cadence > 0; without those, every recorded second). Null for ingest version 1'),
+    device_summary: DeviceSummaryOut.nullable().describe("The file's own session values as the device recorded them (null for CSV files and ingest version 1)"),
+    dropped_records: DroppedRecordsOut.nullable().describe('Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1'),
+    ingest_version: z
+      .number()
+      .int()
+      .describe(
+        'The version of the ingest rules that made the samples, summary and curves (1: before 2026-11, short gaps held ≤ 5 s, means over recorded seconds; 2: pauses from the file, gaps ≤ 90 s filled, field conventions). `npm run cli -- reprocess` re-derives older ones from their original files',
+      ),
   })
   .meta({ id: 'ActivityDetails' });
 export type ActivityDetailsOut = z.output<typeof ActivityDetails>;

@@ -14,7 +14,8 @@ import { dropImplausible } from './plausible.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
 import { resample } from './resample.ts';
 import { MAX_RECORDS, tooManyRecords } from './limits.ts';
-import { lapStats, summarise } from './summary.ts';
+import { lapStats, summarise, timing, type SpanTotals } from './summary.ts';
+import { INGEST_RULES_VERSION } from './rules.ts';
 
 export async function ingestFile(task: IngestTask): Promise<IngestResult> {
   try {
@@ -44,7 +45,10 @@ function toActivity(parsed: Recording): IngestedActivity {
   const { recording: rec, implausible } = dropImplausible(parsed);
   const grid = resample(rec);
   const end = rec.end.getTime();
-  const summary = summarise(grid.channels, 0, grid.length);
+  const device = rec.deviceSummary;
+  const totals: SpanTotals = { ascent: device?.total_ascent, descent: device?.total_descent };
+  const { timer_seconds, moving_seconds } = timing(grid, { start: rec.start.getTime(), end }, 0, grid.length);
+  const summary = summarise(grid, 0, grid.length, totals, moving_seconds);
   return {
     sport: rec.sport,
     start: grid.start,
@@ -55,9 +59,14 @@ function toActivity(parsed: Recording): IngestedActivity {
     length: grid.length,
     channels: grid.channels,
     summary,
-    laps: lapStats(grid, rec.laps, { start: grid.start, end }),
+    laps: lapStats(grid, rec.laps, { start: grid.start, end, totals }),
     distance: summary.distance?.sum ?? null,
     curves: computeCurves(grid.channels),
     implausibleSamples: implausible,
+    timerSeconds: timer_seconds,
+    movingSeconds: moving_seconds,
+    deviceSummary: device ?? null,
+    droppedRecords: rec.dropped ?? {},
+    ingestVersion: INGEST_RULES_VERSION,
   };
 }

@@ -1,6 +1,6 @@
 import type { MetricCurves } from '../curves/activity-curves.ts';
 import type { ImplausibleCounts } from './plausible.ts';
-import type { Channel } from './recording.ts';
+import type { Channel, DeviceSummary, DroppedRecords } from './recording.ts';
 
 /**
  * What the ingest task (engine/ingest/ingest.ts, run in the piscina pool) returns for one file: the
@@ -18,6 +18,9 @@ export interface ChannelStats {
   gain?: number;
   loss?: number;
   sum?: number;
+  /** power only: normalized power (W) and work (kJ); see engine/ingest/summary.ts. */
+  normalized?: number;
+  work?: number;
 }
 
 /** Per SPEC: altitude {gain,loss,max,mean,min}; cadence, power, speed {max,mean}; distance {sum};
@@ -28,6 +31,9 @@ export interface LapStats extends Summary {
   /** Epoch milliseconds (UTC). */
   start: number;
   end: number;
+  /** Seconds of the lap the timer ran, and of those in motion (engine/ingest/summary.ts). */
+  timer_seconds: number;
+  moving_seconds: number;
 }
 
 export interface IngestedActivity {
@@ -55,6 +61,15 @@ export interface IngestedActivity {
    * only channels with at least one; `{}` when none was. `channels`, `summary`, `laps` and `curves` are without them.
    */
   implausibleSamples: ImplausibleCounts;
+  /** Seconds the timer ran (pauses left out) and of those the seconds in motion (engine/ingest/summary.ts). */
+  timerSeconds: number;
+  movingSeconds: number;
+  /** The file's own session values as recorded; null for CSV. */
+  deviceSummary: DeviceSummary | null;
+  /** Records of the file left out, by reason (`{}` when none). */
+  droppedRecords: DroppedRecords;
+  /** The ingest rules that made it (engine/ingest/rules.ts). */
+  ingestVersion: number;
 }
 
 export type IngestResult = { ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string };

@@ -23,7 +23,47 @@ export type Channel = (typeof CHANNELS)[number];
 export interface Lap {
   start: Date;
   end: Date;
+  /** The lap's own climb and descent as the device totalled them (FIT lap total_ascent/descent, m), when the file has them. */
+  totalAscent?: number;
+  totalDescent?: number;
 }
+
+/** A span of the recording when its timer was stopped (FIT timer stop … start events), epoch ms, [start, end). */
+export interface Pause {
+  start: number;
+  end: number;
+}
+
+/**
+ * The file's own summary of the session, as recorded (FIT session message), in FIT profile names and
+ * the parser's units: seconds, metres, m/s, W, bpm, rpm, J. Only the fields the file has.
+ */
+export const DEVICE_SUMMARY_FIELDS = [
+  'total_elapsed_time',
+  'total_timer_time',
+  'total_distance',
+  'avg_speed',
+  'max_speed',
+  'avg_power',
+  'max_power',
+  'normalized_power',
+  'total_work',
+  'avg_heart_rate',
+  'max_heart_rate',
+  'avg_cadence',
+  'max_cadence',
+  'total_ascent',
+  'total_descent',
+] as const;
+export type DeviceSummary = Partial<Record<(typeof DEVICE_SUMMARY_FIELDS)[number], number>>;
+
+/**
+ * Why records of a file were left out of an activity, and how many (only reasons with at least one):
+ * `duplicate_timestamp`: another record has the same timestamp (the last in the file is kept);
+ * `outside_session`: the timestamp lies outside every session's span (a clock that jumped, a record
+ * written before the start or long after the end).
+ */
+export type DroppedRecords = Partial<Record<'duplicate_timestamp' | 'outside_session', number>>;
 
 export interface Recording {
   /** OpenSportTaxonomy string (lib/sports.ts). */
@@ -40,6 +80,16 @@ export interface Recording {
   timestamps: Float64Array;
   /** One array per channel present, aligned with `timestamps`; NaN where a sample lacks the value. */
   channels: Partial<Record<Channel, Float64Array>>;
+  /**
+   * When the file says its timer was stopped (FIT timer events), ascending and disjoint; undefined
+   * when the file has no timer events (CSV, some FIT producers): resampling then takes a long gap
+   * between samples for a pause (engine/ingest/resample.ts).
+   */
+  pauses?: Pause[];
+  /** The file's own session values (FIT); undefined for CSV. */
+  deviceSummary?: DeviceSummary;
+  /** Records of the file left out of this activity, by reason. */
+  dropped?: DroppedRecords;
 }
 
 /** A file that cannot become an activity: `code` is what the source reports (API.md Upload). */

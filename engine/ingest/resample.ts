@@ -1,30 +1,44 @@
-import type { Channel, Recording } from './recording.ts';
+import type { Channel, Pause, Recording } from './recording.ts';
 import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
 
 /**
- * Resampling a Recording onto the regular 1 Hz grid the sample store and every curve use.
+ * Resampling a Recording onto the regular 1 Hz grid the sample store and every curve use, as the
+ * device meant its records (ingest rules version 2, engine/ingest/rules.ts).
  *
- * Grid second i is the instant `start + i·1000 ms` and stands for the bin [i s, i+1 s) after it:
+ * Grid second i is the instant `start + i·1000 ms` and stands for the bin [i s, i+1 s) after it.
  *
- *   value[i] = the last recorded (non-NaN) value among the samples in the bin;
- *              else, when the bin is empty, the value of the bin of the previous sample if the gap
- *              from that sample to the next one is ≤ MAX_HOLD_SECONDS (smart recording: a device
- *              writes a record only when something changes, so a short gap means "unchanged");
- *              else NaN (a pause or a dropout stays empty).
+ * **When the timer ran.** A pause is what the file says: its timer stop … start events
+ * (`rec.pauses`, engine/ingest/fit.ts). A file without timer events (CSV, some producers) has a
+ * pause wherever two consecutive samples are more than MAX_FILL_SECONDS apart. Second i is paused
+ * when its instant lies in a pause; `running[i]` is 1 for the others (the timer time).
  *
- * Decided here:
- * - A sample whose value is NaN is a recorded absence (the sensor sent nothing), not a missing
- *   record: its bin stays NaN, and holding copies that NaN (a NaN is never held across).
- * - A gap is the time between two consecutive samples (any channel), or between the last sample
- *   and `rec.end`. A gap longer than MAX_HOLD_SECONDS is empty as a whole, not held for its
- *   first 5 s: a pause is not stretched.
- * - Samples before the grid origin (there are none in a valid Recording) are left out.
+ * **Values.** value[i] = the last recorded (non-NaN) value among the samples in bin i. An empty bin
+ * between two consecutive samples k, k+1 (bins b₀ < i < b₁) is filled when the timer ran through
+ * the whole gap and the gap is at most MAX_FILL_SECONDS: devices that record "smart" (Garmin's
+ * default) write a record only when something changes, so a gap inside a running timer means
+ * "changed smoothly", not "stopped" (GoldenCheetah's Fix Gaps does the same up to 90 s):
+ *   - linear between the two samples' values, per channel, where both bins have one;
+ *   - held (sample k's value) where only bin b₀ has one, or when the gap starts at a standstill
+ *     (speed at b₀ below STANDSTILL_SPEED: a rider waiting at a light has no speed or power to
+ *     interpolate towards the next record's);
+ *   - empty where bin b₀ has no value (a NaN, such as a dropped implausible sample, is never
+ *     spread).
+ * The seconds from the timer's start (the activity's start, or its restart after a pause) to the
+ * first sample after it, when at most MAX_FILL_SECONDS, take that sample's values: a device that
+ * writes a record at the end of a length or split (a pool swim) reports what those seconds were.
+ * Paused seconds (a sample recorded there included, except the cumulative `distance`, whose value
+ * at a rest is what was covered before it) and gaps longer than MAX_FILL_SECONDS stay empty
+ * (NaN), as do the seconds after the last sample.
+ * Curves count empty seconds as 0 (DESIGN.md §4); summaries skip them.
  *
  * O(n + length) per channel: one pass over the samples, one over the grid.
  */
 
-/** The longest gap between two samples (s) that counts as "value unchanged" rather than a pause. */
-export const MAX_HOLD_SECONDS = 5;
+/** The longest gap between two samples (s) inside a running timer that is filled rather than left empty. */
+export const MAX_FILL_SECONDS = 90;
+
+/** Below this speed (m/s) at the start of a gap the athlete stood still: the gap is held, not interpolated. */
+export const STANDSTILL_SPEED = 0.5;
 
 export type GridChannels = Partial<Record<Channel, Float64Array>>;
 
@@ -35,6 +49,10 @@ export interface Grid {
   length: number;
   /** One array of `length` per channel that has at least one value; NaN where there is none. */
   channels: GridChannels;
+  /** 1 where the timer ran at that second, 0 where it was paused. Not stored: summaries use it. */
+  running: Uint8Array;
+  /** The pauses `running` was made from (the file's, or the long gaps of a file without timer events), epoch ms. */
+  pauses: Pause[];
 }
 
 export function resample(rec: Recording): Grid {
@@ -46,14 +64,21 @@ export function resample(rec: Recording): Grid {
   if (length > MAX_ACTIVITY_SECONDS) throw tooLong(length); // (before a grid of that length is made)
 
   const bins = binOf(ts, start, length);
-  const source = holdSources(ts, bins, end, length);
+  const pauses = rec.pauses ?? gapPauses(ts);
+  const running = runningSeconds(pauses, start, length);
+  const fills = gapsToFill(ts, bins, pauses);
+  const standstill = standstillAt(rec.channels.speed, bins, fills, length);
+  const leads = leadIns(bins, running);
   const channels: GridChannels = {};
   for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) {
-    const placed = lastPerBin(values, bins, length);
-    const out = gather(placed, source);
+    const out = lastPerBin(values, bins, length);
+    fill(out, fills, standstill);
+    backFill(out, leads);
+    // A counter keeps its value: emptied, a rest's record would lose the distance covered before it.
+    if (name !== 'distance') for (let i = 0; i < length; i++) if (!running[i]) out[i] = Number.NaN;
     if (out.some((v) => !Number.isNaN(v))) channels[name] = out;
   }
-  return { start, length, channels };
+  return { start, length, channels, running, pauses };
 }
 
 /** bins[k] = ⌊(ts[k] − start) / 1 s⌋, or −1 for a sample outside the grid. */
@@ -66,28 +91,89 @@ function binOf(ts: Float64Array, start: number, length: number): Int32Array {
   return bins;
 }
 
-/**
- * source[i] = the grid second whose value second i takes: i itself when a sample falls in it; the
- * previous sample's second across a gap ≤ MAX_HOLD_SECONDS; −1 (empty) otherwise. Depends on the
- * timestamps only, so it is computed once for all channels.
- */
-function holdSources(ts: Float64Array, bins: Int32Array, end: number, length: number): Int32Array {
-  const source = new Int32Array(length).fill(-1);
-  const maxGap = MAX_HOLD_SECONDS * 1000;
-  for (let k = 0; k < ts.length; k++) {
-    const b = bins[k]!;
-    if (b < 0) continue;
-    source[b] = b;
-    // The gap to the next sample (or to the end of the recording): held only when short.
-    const next = k + 1 < ts.length ? ts[k + 1]! : end;
-    const nextBin = k + 1 < ts.length ? bins[k + 1]! : length;
-    if (next - ts[k]! > maxGap) continue;
-    for (let i = b + 1; i < nextBin; i++) source[i] = b; // the empty seconds between the two samples' bins
+/** For a file without timer events: every gap between consecutive samples longer than MAX_FILL_SECONDS, as a pause. */
+function gapPauses(ts: Float64Array): Pause[] {
+  const pauses: Pause[] = [];
+  for (let k = 0; k + 1 < ts.length; k++) {
+    // The pause starts one second after the sample before it (that second is the sample's own).
+    if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) pauses.push({ start: ts[k]! + 1000, end: ts[k + 1]! });
   }
-  return source;
+  return pauses;
 }
 
-/** placed[i] = the last non-NaN value among the samples of bin i (samples ascend), else NaN. */
+/**
+ * running[i] = 0 when second i starts after a pause's start and before its end, else 1: the second
+ * in which the timer stops is its last running one (it holds the record a device writes as it
+ * stops, with the final distance). Pauses ascend.
+ */
+function runningSeconds(pauses: readonly Pause[], start: number, length: number): Uint8Array {
+  const running = new Uint8Array(length).fill(1);
+  for (const p of pauses) {
+    const from = Math.max(0, Math.floor((p.start - start) / 1000) + 1);
+    const to = Math.min(length, Math.ceil((p.end - start) / 1000));
+    if (to > from) running.fill(0, from, to);
+  }
+  return running;
+}
+
+/**
+ * The gaps to fill, as pairs [b₀, b₁] of the bins of consecutive samples with empty bins between
+ * them (b₁ − b₀ ≥ 2), at most MAX_FILL_SECONDS apart, and no pause overlapping the time between them.
+ */
+function gapsToFill(ts: Float64Array, bins: Int32Array, pauses: readonly Pause[]): Int32Array {
+  const out: number[] = [];
+  let p = 0; // the first pause that may end after the current sample
+  for (let k = 0; k + 1 < ts.length; k++) {
+    const b0 = bins[k]!;
+    const b1 = bins[k + 1]!;
+    if (b0 < 0 || b1 < 0 || b1 - b0 < 2) continue;
+    if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) continue;
+    while (p < pauses.length && pauses[p]!.end <= ts[k]!) p++;
+    if (p < pauses.length && pauses[p]!.start < ts[k + 1]!) continue; // the timer stopped in between
+    out.push(b0, b1);
+  }
+  return Int32Array.from(out);
+}
+
+/**
+ * The lead-ins to back-fill, as pairs [a, b]: a is a second at which the timer starts running (0, or
+ * the first running second after a pause) with no sample in it, b the bin of the first sample at or
+ * after it, when b − a ≤ MAX_FILL_SECONDS and the timer runs throughout.
+ */
+function leadIns(bins: Int32Array, running: Uint8Array): Int32Array {
+  const hasSample = new Uint8Array(running.length);
+  for (let k = 0; k < bins.length; k++) if (bins[k]! >= 0) hasSample[bins[k]!] = 1;
+  const out: number[] = [];
+  for (let a = 0; a < running.length; a++) {
+    if (!running[a] || (a > 0 && running[a - 1]) || hasSample[a]) continue;
+    let b = a + 1;
+    while (b < running.length && b - a <= MAX_FILL_SECONDS && running[b] && !hasSample[b]) b++;
+    if (b < running.length && b - a <= MAX_FILL_SECONDS && running[b] && hasSample[b]) out.push(a, b);
+  }
+  return Int32Array.from(out);
+}
+
+/** Each lead-in [a, b) takes the value at b (when it has one). */
+function backFill(x: Float64Array, leads: Int32Array) {
+  for (let g = 0; g < leads.length; g += 2) {
+    const v = x[leads[g + 1]!]!;
+    if (!Number.isNaN(v)) x.fill(v, leads[g]!, leads[g + 1]!);
+  }
+}
+
+/** Per gap to fill, 1 when it starts at a standstill: the speed recorded in bin b₀ is below STANDSTILL_SPEED. */
+function standstillAt(speed: Float64Array | undefined, bins: Int32Array, fills: Int32Array, length: number): Uint8Array {
+  const out = new Uint8Array(fills.length / 2);
+  if (!speed) return out;
+  const placed = lastPerBin(speed, bins, length);
+  for (let g = 0; g < out.length; g++) {
+    const v = placed[fills[2 * g]!]!;
+    if (v < STANDSTILL_SPEED) out[g] = 1; // (NaN < x is false: an unknown speed is not a standstill)
+  }
+  return out;
+}
+
+/** out[i] = the last non-NaN value among the samples of bin i (samples ascend), else NaN. */
 function lastPerBin(values: Float64Array, bins: Int32Array, length: number): Float64Array {
   const placed = new Float64Array(length).fill(Number.NaN);
   for (let k = 0; k < values.length; k++) {
@@ -97,9 +183,19 @@ function lastPerBin(values: Float64Array, bins: Int32Array, length: number): Flo
   return placed;
 }
 
-/** out[i] = placed[source[i]], NaN where source[i] = −1. */
-function gather(placed: Float64Array, source: Int32Array): Float64Array {
-  const out = new Float64Array(source.length);
-  for (let i = 0; i < source.length; i++) out[i] = source[i]! < 0 ? Number.NaN : placed[source[i]!]!;
-  return out;
+/** Fill each gap's empty bins in place: linear between its ends, held from a standstill or towards a missing end, empty after a missing start. */
+function fill(x: Float64Array, fills: Int32Array, standstill: Uint8Array) {
+  for (let g = 0; g < standstill.length; g++) {
+    const b0 = fills[2 * g]!;
+    const b1 = fills[2 * g + 1]!;
+    const v0 = x[b0]!;
+    if (Number.isNaN(v0)) continue;
+    const v1 = x[b1]!;
+    if (standstill[g] || Number.isNaN(v1)) {
+      x.fill(v0, b0 + 1, b1);
+      continue;
+    }
+    const step = (v1 - v0) / (b1 - b0);
+    for (let i = b0 + 1; i < b1; i++) x[i] = v0 + step * (i - b0);
+  }
 }
