@@ -52,7 +52,7 @@ test('the list is newest first with summaries and no laps; limit and offset page
   t.is(all.status, 200);
   t.deepEqual(names(all.body), ['row', 'late', 'run', 'trainer', 'road']);
   t.like(all.body[0], { sport: 'rowing+stationary', laps: null, traces: [], app_metadata: null, tags: ['erg'], metrics: ['power'] });
-  t.deepEqual(all.body[0].summary, { power: { max: 202, mean: 201 } });
+  t.deepEqual(all.body[0].summary, { power: { max: 202, mean: 201, work: 0.603 } });
   t.deepEqual(names((await list('?limit=2')).body), ['row', 'late']);
   t.deepEqual(names((await list('?limit=2&offset=2')).body), ['run', 'trainer']);
   t.deepEqual((await list('?offset=10')).body, []);
@@ -125,8 +125,19 @@ test('details: local times from the recorded offset, laps with statistics, dista
     tags: ['race', 'hills'],
   });
   t.deepEqual(res.body.laps, [
-    { start: '2026-03-03T05:00:00Z', end: '2026-03-03T05:00:03Z', start_local: '2026-03-03T07:00:00', end_local: '2026-03-03T07:00:03', duration: 'PT3S', power: { max: 202, mean: 201 } },
+    {
+      start: '2026-03-03T05:00:00Z',
+      end: '2026-03-03T05:00:03Z',
+      start_local: '2026-03-03T07:00:00',
+      end_local: '2026-03-03T07:00:03',
+      duration: 'PT3S',
+      timer_duration: 'PT3S',
+      moving_duration: 'PT3S',
+      power: { max: 202, mean: 201, work: 0.603 },
+    },
   ]);
+  // Beyond SPEC (additive): timer and moving time, the file's own values (none for CSV), dropped records, the rules' version.
+  t.like(res.body, { timer_duration: 'PT3S', moving_duration: 'PT3S', device_summary: null, dropped_records: {}, ingest_version: 2 });
 
   const fit = readFileSync(join(fixturesDir(), 'fit', 'Karoo-Botley_BW_Swanmore_Wickham-2025-05-09-1238.fit'));
   const [source] = await uploadAndWait(service, token, [{ name: 'karoo.fit', bytes: fit }]);
@@ -135,6 +146,12 @@ test('details: local times from the recorded offset, laps with statistics, dista
   t.is(ride.distance, ride.summary.distance.sum);
   t.true(ride.devices.length > 0);
   t.true(ride.laps.every((l: Record<string, unknown>) => typeof l.duration === 'string' && 'start_local' in l));
+  // The Karoo's session: its own values beside ours; ascent is the device's total.
+  t.like(ride.device_summary, { total_timer_time: 4315, total_elapsed_time: 4358, avg_power: 174, normalized_power: 195, total_ascent: 351 });
+  t.is(ride.summary.altitude.gain, 351);
+  t.regex(ride.timer_duration, /^PT1H11M5[0-9](\.\d+)?S$/);
+  t.true(Math.abs(ride.summary.power.normalized - 195) / 195 < 0.02, `NP ${ride.summary.power.normalized} within 2 % of the device's 195`);
+  t.true(ride.summary.power.work > 700 && ride.summary.power.work < 800, `work ${ride.summary.power.work} kJ`);
 
   // Download: the original bytes, as an attachment.
   const download = await fetch(`${service.url}/api/v1/activities/${source.activity_ids[0]}/download`, { headers: { authorization: `Bearer ${token}` } });

@@ -7,11 +7,11 @@ import { CHANNELS, type Channel, type Recording } from './recording.ts';
  * absence) and counted, per channel.
  *
  * Applied to the Recording as parsed, before the 1 Hz resampling (engine/ingest/resample.ts), because
- * resampling would hide or multiply a spike: a device that records only on change has its spike
- * held for up to MAX_HOLD_SECONDS (one bad record becoming 5 s of 21,733 W), while of several
+ * resampling would hide or multiply a spike: a device that records only on change has the gap after
+ * it filled (one bad record spreading over up to MAX_FILL_SECONDS of 21,733 W), while of several
  * samples in one second only the last is kept. Dropped first, a spike is one counted sample; its
  * second takes another plausible sample of the same second if there is one, else it is missing, and
- * the seconds a smart-recording device left empty after it stay missing too (a NaN is never held).
+ * the seconds of the gap after it stay missing too (a NaN is never spread).
  *
  * The ranges are inclusive: a value exactly at a limit is kept. NaN (no value) is not implausible.
  *
