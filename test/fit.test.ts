@@ -424,7 +424,7 @@ test('developer fields: core temperature (CORE app) and SmO2 (Moxy app) become c
         seconds: 20,
         developerFields: [
           { name: 'core_temperature', units: '°C', value: (i) => (i % 4 === 0 ? 37.5 + i / 100 : undefined) },
-          { name: 'SmO2', units: '%', value: (i) => 60 + i },
+          { name: 'SmO2', units: '%', developerDataIndex: 1, value: (i) => 60 + i }, // the Moxy app, beside the CORE app (index 0)
           { name: 'skin_temperature', units: '°C', value: () => 33 },
           { name: 'Form Power', units: 'Watts', value: () => 80 },
         ],

@@ -19,9 +19,10 @@
  * before) whenever that equivalence is not certain: a header, size or CRC problem (fit-file-parser
  * then reports it in its own words), a compressed-timestamp header (its time depends on the
  * message before), a reserved header bit, a data message without a definition or one running past
- * the data, and — decided by fit.ts once the other messages are decoded — developer fields whose
- * names make them channels or collide with the fields read here. The file CRC is checked here, over
- * every byte, before anything is decoded (the strict check the project relies on).
+ * the data, and — decided by fit.ts once the other messages are decoded — developer fields that
+ * may fill channels or whose names collide with the fields read here (engine/ingest/developer-fields.ts).
+ * The file CRC is checked here, over every byte, before anything is decoded (the strict check the
+ * project relies on).
  */
 import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 
@@ -288,6 +289,40 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
   rest[at] = crc & 0xff;
   rest[at + 1] = crc >>> 8;
   return { records: { count, columns: columns.map((c) => c?.subarray(0, count)) }, rest };
+}
+
+/**
+ * One field of a record message as the walk above reads it: its field name and value, or undefined
+ * when it is not one of RECORD_FIELDS, its wire base type or size is not taken, or it holds the
+ * invalid value. `at` is the field's first byte; a timestamp is Unix ms. For developer-fields.ts,
+ * which restores the native values that a developer field of the same name hides in fit-file-parser's
+ * records.
+ */
+export function recordFieldValue(bytes: Uint8Array, at: number, fieldNumber: number, size: number, baseType: number, littleEndian: boolean): { field: RecordField; value: number } | undefined {
+  const profile = PROFILE.get(fieldNumber);
+  if (!profile) return undefined;
+  const elementBytes = ELEMENT_BYTES[profile.base];
+  if (!WIRE[profile.base].includes(baseType) || size < elementBytes || size % elementBytes !== 0 || at + elementBytes > bytes.length) return undefined;
+  const raw = readBase(new DataView(bytes.buffer, bytes.byteOffset + at, elementBytes), profile.base, littleEndian);
+  if (raw === INVALID[profile.base]) return undefined;
+  const value = profile.convert === TIME ? raw * 1000 + FIT_EPOCH_MS : profile.convert === SEMICIRCLES ? raw * SEMICIRCLE_DEGREES : raw / profile.scale + profile.offset;
+  return { field: profile.field, value };
+}
+
+/** The first element of a field (signed as its base type is). */
+function readBase(view: DataView, base: Base, littleEndian: boolean): number {
+  switch (base) {
+    case U8:
+      return view.getUint8(0);
+    case S8:
+      return view.getInt8(0);
+    case U16:
+      return view.getUint16(0, littleEndian);
+    case S32:
+      return view.getInt32(0, littleEndian);
+    case U32:
+      return view.getUint32(0, littleEndian);
+  }
 }
 
 /** A copy of `from` in a longer array, NaN beyond its values. */

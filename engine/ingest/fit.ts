@@ -16,8 +16,9 @@
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
 import { sportFromFit } from '../../lib/sports.ts';
-import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
+import { CHANNELS, DEVICE_SUMMARY_FIELDS, IngestError, type Channel, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording } from './recording.ts';
 import { leanDecodeFit, RECORD_FIELDS, type RecordField, type RecordTable } from './fit-records.ts';
+import { developerFieldsConcernChannels, readDeveloperFields } from './developer-fields.ts';
 
 type Fields = Record<string, unknown>;
 
@@ -58,8 +59,11 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
   const laps = lapSpans(fit.laps ?? []);
   const utcOffsetSeconds = utcOffset(fit);
   const devices = deviceNames(fit);
+  const pauses = timerPauses(fit.events ?? []);
 
   const recordings: Recording[] = [];
+  /** Each recording's run of samples [from, to), to count the records left out (droppedRecords). */
+  const runs: [number, number][] = [];
   const times = samples.timestamps;
   for (const [i, session] of sessions.entries()) {
     const next = sessions[i + 1]?.start ?? Infinity;
@@ -80,22 +84,116 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
       for (let k = from; k < to && !present; k++) present = !Number.isNaN(values[k]!);
       if (present) channels[channel] = values.slice(from, to);
     }
+    const timestamps = times.slice(from, to);
     recordings.push({
       sport: session.sport,
       start: new Date(session.start),
       end: new Date(end),
       utcOffsetSeconds,
       devices: [...devices],
-      laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ start: new Date(lap.start), end: new Date(lap.end) })),
-      timestamps: times.slice(from, to),
+      laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ ...lap, start: new Date(lap.start), end: new Date(lap.end) })),
+      timestamps,
       channels,
+      ...(pauses ? { pauses: sessionPauses(pauses, session.start, end, timestamps) } : {}),
+      deviceSummary: session.deviceSummary,
     });
+    runs.push([from, to]);
   }
   if (recordings.length === 0) {
     throw new IngestError('no_activity', 'The FIT file has an activity session but no recorded samples (no record messages).');
   }
+  countDropped(recordings, runs, samples);
   return recordings;
 }
+
+/**
+ * Each recording's `dropped`: the records of the file with a duplicated timestamp (within its run of
+ * samples), and the records no session took (`outside_session`: a clock jump, records long after
+ * the end), counted on the recording before them (the first one for records before every session).
+ */
+function countDropped(recordings: Recording[], runs: [number, number][], samples: Samples) {
+  const counts: DroppedRecords[] = recordings.map(() => ({}));
+  const owner = (k: number) => {
+    let r = 0;
+    while (r + 1 < runs.length && runs[r + 1]![0] <= k) r++;
+    return r;
+  };
+  const times = samples.timestamps;
+  let r = 0;
+  for (let k = 0; k < times.length; k++) {
+    while (r + 1 < runs.length && runs[r + 1]![0] <= k) r++;
+    const [from, to] = runs[r]!;
+    if (k < from || k >= to) counts[r]!.outside_session = (counts[r]!.outside_session ?? 0) + 1;
+  }
+  for (const t of samples.duplicates) {
+    // The index of the first kept sample at or after t: the duplicate belongs where its twin went.
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (times[mid]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    const c = counts[owner(Math.min(lo, times.length - 1))]!;
+    c.duplicate_timestamp = (c.duplicate_timestamp ?? 0) + 1;
+  }
+  for (const [i, rec] of recordings.entries()) rec.dropped = counts[i]!;
+}
+
+const TIMER_STARTS = new Set(['start']);
+const TIMER_STOPS = new Set(['stop', 'stop_all', 'stop_disable', 'stop_disable_all']);
+
+/**
+ * When the file's timer was stopped, from its timer events (event `timer`: `stop`/`stop_all`/
+ * `stop_disable`/`stop_disable_all` … `start`), ascending; undefined when the file has no timer
+ * event at all (the caller then lets resampling infer pauses from gaps). Before a first `start`
+ * event the timer is stopped; a stop never followed by a start lasts to the end.
+ */
+export function timerPauses(events: object[]): Pause[] | undefined {
+  const timer: { t: number; type: string }[] = [];
+  for (const message of events) {
+    const e = fields(message);
+    const t = time(e, 'timestamp');
+    const type = e['event_type'];
+    if ((e['event'] === 'timer' || e['event'] === 0) && t !== undefined && typeof type === 'string') timer.push({ t, type });
+  }
+  if (timer.length === 0) return undefined;
+  timer.sort((a, b) => a.t - b.t); // stable: file order within an instant
+  const pauses: Pause[] = [];
+  let stoppedAt: number | undefined = TIMER_STARTS.has(timer[0]!.type) ? -Infinity : undefined;
+  for (const { t, type } of timer) {
+    if (TIMER_STARTS.has(type) && stoppedAt !== undefined) {
+      if (t > stoppedAt) pauses.push({ start: stoppedAt, end: t });
+      stoppedAt = undefined;
+    } else if (TIMER_STOPS.has(type) && stoppedAt === undefined) stoppedAt = t;
+  }
+  if (stoppedAt !== undefined) pauses.push({ start: stoppedAt, end: Infinity });
+  return pauses;
+}
+
+/**
+ * The file's pauses within one session's [start, end], dropping a pause that the records contradict:
+ * a device writes few records while its timer is stopped (a pool swim's rest has one), so a pause
+ * with records at least every other second inside it (more than PAUSE_EDGE_MS from both of its
+ * ends, two at least) did not stop the recording: a producer's stop event written at the timer time
+ * rather than the wall-clock time, as one Sigma file does, followed by half a minute of records.
+ */
+function sessionPauses(pauses: Pause[], start: number, end: number, timestamps: Float64Array): Pause[] {
+  const out: Pause[] = [];
+  for (const p of pauses) {
+    const from = Math.max(p.start, start);
+    const to = Math.min(p.end, end + 1000);
+    if (!(to > from)) continue;
+    let inside = 0;
+    for (const t of timestamps) if (t > from + PAUSE_EDGE_MS && t < to - PAUSE_EDGE_MS) inside++;
+    const interior = Math.max(0, (to - from - 2 * PAUSE_EDGE_MS) / 1000);
+    if (inside < 2 || inside < interior / 2) out.push({ start: from, end: to });
+  }
+  return out;
+}
+
+/** How far inside a pause a record may lie (its stop or restart second) without counting against it. */
+const PAUSE_EDGE_MS = 1000;
 
 /**
  * Every record of the file with a timestamp, ascending (of several with the same timestamp the last
@@ -105,13 +203,15 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
 interface Samples {
   timestamps: Float64Array;
   channels: Partial<Record<Channel, Float64Array>>;
+  /** The timestamps of records left out because a later record of the file has the same one. */
+  duplicates: number[];
 }
 
 /**
  * The lean path (engine/ingest/fit-records.ts): records decoded into columns, the rest of the file
  * by fit-file-parser. Undefined when it declines the file, or when the file has developer fields
- * that the channels read (or that share a name with the record fields read): the library path
- * then decodes the whole file, as it always did.
+ * that may fill channels or that share a name with the record fields read (developer-fields.ts):
+ * the library path then decodes the whole file, as it always did.
  */
 function leanDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } | undefined {
   const lean = leanDecodeFit(bytes);
@@ -120,17 +220,14 @@ function leanDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } | u
   const rest = attempt(lean.rest.buffer as ArrayBuffer, false);
   if (!('fit' in rest)) return undefined;
   const fit = rest.fit;
-  if (Object.keys(developerChannels(fit)).length > 0) return undefined;
-  for (const description of fit.field_descriptions ?? []) {
-    if ((RECORD_FIELDS as readonly unknown[]).includes(fields(description)['field_name'])) return undefined;
-  }
+  if (developerFieldsConcernChannels(fit)) return undefined;
   return { fit, samples: samplesOfTable(lean.records) };
 }
 
 function libraryDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } {
   const fit = decode(bytes);
-  const records = sortedRecords(fit.records ?? []);
-  return { fit, samples: { timestamps: Float64Array.from(records, (r) => r.t), channels: channelsOf(records, developerChannels(fit)) } };
+  const { records, duplicates } = sortedRecords(fit.records ?? []);
+  return { fit, samples: { timestamps: Float64Array.from(records, (r) => r.t), channels: channelsOf(records, readDeveloperFields(fit, bytes)), duplicates } };
 }
 
 /** Whether the lean path decodes this file (it declines some; parseFit then uses the library path). For tests. */
@@ -150,9 +247,14 @@ function samplesOfTable(table: RecordTable): Samples {
     if (rows.length && !(time[k]! > time[rows[rows.length - 1]!]!)) ascending = false;
     rows.push(k);
   }
+  const duplicates: number[] = [];
   if (!ascending) {
     rows.sort((a, b) => time[a]! - time[b]!);
-    rows = rows.filter((k, i) => i + 1 === rows.length || time[rows[i + 1]!] !== time[k]);
+    rows = rows.filter((k, i) => {
+      const kept = i + 1 === rows.length || time[rows[i + 1]!] !== time[k];
+      if (!kept) duplicates.push(time[k]!);
+      return kept;
+    });
   }
   const n = rows.length;
   const timestamps = new Float64Array(n);
@@ -185,7 +287,7 @@ function samplesOfTable(table: RecordTable): Samples {
   };
   const channels: Samples['channels'] = {};
   for (const channel of CHANNELS) if (all[channel]) channels[channel] = all[channel];
-  return { timestamps, channels };
+  return { timestamps, channels, duplicates };
 }
 
 /**
@@ -263,8 +365,8 @@ interface TimedRecord {
   r: Fields;
 }
 
-/** Records with a timestamp, ascending; of several with the same timestamp the last in the file wins. */
-function sortedRecords(records: object[]): TimedRecord[] {
+/** Records with a timestamp, ascending; of several with the same timestamp the last in the file wins (the others' timestamps in `duplicates`). */
+function sortedRecords(records: object[]): { records: TimedRecord[]; duplicates: number[] } {
   const timed: TimedRecord[] = [];
   for (const record of records) {
     const t = time(fields(record), 'timestamp');
@@ -272,11 +374,14 @@ function sortedRecords(records: object[]): TimedRecord[] {
   }
   timed.sort((a, b) => a.t - b.t); // stable: file order within equal timestamps
   const out: TimedRecord[] = [];
+  const duplicates: number[] = [];
   for (const rec of timed) {
-    if (out.length > 0 && out[out.length - 1]!.t === rec.t) out[out.length - 1] = rec;
-    else out.push(rec);
+    if (out.length > 0 && out[out.length - 1]!.t === rec.t) {
+      out[out.length - 1] = rec;
+      duplicates.push(rec.t);
+    } else out.push(rec);
   }
-  return out;
+  return { records: out, duplicates };
 }
 
 type Reader = (r: Fields) => number | undefined;
@@ -304,6 +409,7 @@ function inRange(v: number | undefined, limit: number): number | undefined {
   return v !== undefined && Math.abs(v) <= limit ? v : undefined;
 }
 
+/** Each channel's value per record: the native reader's, else the developer field's (developer-fields.ts readDeveloperFields). */
 function channelsOf(records: TimedRecord[], developer: Partial<Record<Channel, Reader[]>>): Recording['channels'] {
   const channels: Recording['channels'] = {};
   for (const channel of CHANNELS) {
@@ -324,39 +430,6 @@ function channelsOf(records: TimedRecord[], developer: Partial<Record<Channel, R
   return channels;
 }
 
-/**
- * Channels that Connect IQ apps write as developer fields of records: core body temperature (CORE
- * sensor app: `core_temperature`) and muscle oxygen (Moxy app: `SmO2`). fit-file-parser stores a
- * developer field under its `field_name`.
- */
-function developerChannels(fit: ParsedFit): Partial<Record<Channel, Reader[]>> {
-  const patterns: [Channel, RegExp][] = [
-    ['core_temperature', /^(ciq)?(body)?core(body)?temp(erature)?$/],
-    ['smo2', /^(muscle)?(smo2|saturatedhemoglobin(percent)?|muscleoxygen(saturation)?|oxygensaturation)$/],
-  ];
-  const out: Partial<Record<Channel, Reader[]>> = {};
-  for (const description of fit.field_descriptions ?? []) {
-    const d = fields(description);
-    const name = str(d, 'field_name');
-    const nativeMesg = d['native_mesg_num'];
-    if (!name || (nativeMesg !== undefined && nativeMesg !== 20 && nativeMesg !== 'record')) continue;
-    const key = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-    const units = (str(d, 'units') ?? '').toLowerCase().replace(/[^a-z]/g, '');
-    for (const [channel, pattern] of patterns) {
-      if (!pattern.test(key)) continue;
-      const fahrenheit = channel === 'core_temperature' && (units === 'f' || units === 'fahrenheit');
-      const read: Reader = fahrenheit
-        ? (r) => {
-            const v = num(r, name);
-            return v === undefined ? undefined : ((v - 32) * 5) / 9;
-          }
-        : (r) => num(r, name);
-      (out[channel] ??= []).push(read);
-    }
-  }
-  return out;
-}
-
 // ─── Sessions and laps ──────────────────────────────────────────────────────────────────────────
 
 interface SessionSpan {
@@ -371,6 +444,7 @@ interface SessionSpan {
    * (some devices' elapsed time leaves out a pause); unbounded when the session has neither.
    */
   selectionEnd: number;
+  deviceSummary: DeviceSummary;
 }
 
 function sessionSpans(fit: ParsedFit): SessionSpan[] {
@@ -387,9 +461,21 @@ function sessionSpans(fit: ParsedFit): SessionSpan[] {
     const bounds = [elapsedEnd === undefined ? undefined : Math.ceil(elapsedEnd / 1000) * 1000, stamp].filter((t): t is number => t !== undefined && t >= start);
     const hasSport = s['sport'] !== undefined;
     const sport = hasSport ? sportFromFit(sportName(s['sport']), sportName(s['sub_sport'])) : sportFromFit(sportName(onlySport?.['sport']), sportName(onlySport?.['sub_sport']));
-    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity });
+    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity, deviceSummary: deviceSummary(s) });
   }
   return spans.sort((a, b) => a.start - b.start);
+}
+
+/** The session message's own values (recording.ts DEVICE_SUMMARY_FIELDS): enhanced speeds where present, fractional cadence added. */
+function deviceSummary(s: Fields): DeviceSummary {
+  const out: DeviceSummary = {};
+  for (const field of DEVICE_SUMMARY_FIELDS) {
+    const v = field === 'avg_speed' || field === 'max_speed' ? (num(s, `enhanced_${field}`) ?? num(s, field)) : num(s, field);
+    if (v !== undefined) out[field] = v;
+  }
+  const fraction = num(s, 'avg_fractional_cadence');
+  if (out.avg_cadence !== undefined && fraction !== undefined) out.avg_cadence += fraction;
+  return out;
 }
 
 function sportName(v: unknown): string | number | undefined {
@@ -405,7 +491,9 @@ function lapSpans(laps: object[]): Lap[] {
     const elapsed = num(l, 'total_elapsed_time');
     const stamp = time(l, 'timestamp');
     const end = elapsed !== undefined && elapsed >= 0 ? start + elapsed * 1000 : stamp !== undefined && stamp >= start ? stamp : start;
-    out.push({ start: new Date(start), end: new Date(end) });
+    const ascent = num(l, 'total_ascent');
+    const descent = num(l, 'total_descent');
+    out.push({ start: new Date(start), end: new Date(end), ...(ascent !== undefined ? { totalAscent: ascent } : {}), ...(descent !== undefined ? { totalDescent: descent } : {}) });
   }
   return out.sort((a, b) => a.start.getTime() - b.start.getTime());
 }

@@ -38,7 +38,18 @@ export interface DeveloperFieldSpec {
   units?: string;
   /** fit_base_type_id written in the field description; default 0x88 (float32, as devices write it). */
   baseType?: number;
-  /** Value of the i-th record (undefined: the field is absent from it). */
+  /** native_mesg_num: default `'record'` (20); null writes none. */
+  nativeMesgNum?: string | number | null;
+  /** native_field_num (the record field the developer field stands for, e.g. 7 power); none when undefined. */
+  nativeFieldNum?: number;
+  /** The app's developer_data_index (one developer_data_id message per index); default 0. */
+  developerDataIndex?: number;
+  /** field_definition_number; default: the fields of that developer_data_index numbered 0, 1, … in order of appearance. */
+  fieldNumber?: number;
+  /** scale and offset written in the description (FIT: physical = stored / scale − offset); `value` gives the stored number. */
+  scale?: number;
+  offset?: number;
+  /** Value of the i-th record as written (undefined: the field is absent from it). */
   value: (i: number) => number | undefined;
 }
 
@@ -56,6 +67,18 @@ export interface SessionSpec {
   record?: (i: number) => RecordFields;
   /** Developer fields on the session's records. */
   developerFields?: DeveloperFieldSpec[];
+  /** Offset (s) of the i-th record from start, in file order (irregular, duplicated, out of order); default i. */
+  recordTimes?: (i: number) => number;
+  /**
+   * Timer events besides the default ones (a `start` at the session's start; a `stopAll` at the end
+   * of the activity), at `at` s from start: e.g. `{ at: 600, eventType: 'stopAll' }, { at: 780,
+   * eventType: 'start' }` for a pause. Written among the records in time order.
+   */
+  events?: { at: number; eventType: string; event?: string }[];
+  /** Extra fields of the session message (fitsdk names: `avgPower`, `totalAscent`, …), over the defaults. */
+  sessionFields?: Record<string, unknown>;
+  /** Extra fields of the l-th lap message (e.g. `totalAscent`). */
+  lapFields?: (l: number) => Record<string, unknown>;
 }
 
 export interface ActivitySpec {
@@ -99,25 +122,39 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
     ...(spec.devices ?? []).map((d) => ({ mesgNum: MesgNum.DEVICE_INFO, timestamp: first, ...d })),
   ];
 
-  // Developer fields: one developer data id, a field description per distinct name.
+  // Developer fields: a developer data id per developer_data_index (before its first description),
+  // a field description per distinct (developer_data_index, name).
   const developerKeys = new Map<string, number>();
+  const fieldNumbers = new Map<number, number>();
+  const developerKey = (field: DeveloperFieldSpec) => `${field.developerDataIndex ?? 0}/${field.name}`;
   const encoder = new Encoder();
   for (const session of spec.sessions) {
     for (const field of session.developerFields ?? []) {
-      if (developerKeys.has(field.name)) continue;
+      if (developerKeys.has(developerKey(field))) continue;
       const key = developerKeys.size;
-      developerKeys.set(field.name, key);
-      const developerDataIdMesg = { mesgNum: MesgNum.DEVELOPER_DATA_ID, developerDataIndex: 0, applicationId: Array.from({ length: 16 }, (_, i) => i + 1), applicationVersion: 1 };
+      developerKeys.set(developerKey(field), key);
+      const developerDataIndex = field.developerDataIndex ?? 0;
+      const fieldDefinitionNumber = field.fieldNumber ?? fieldNumbers.get(developerDataIndex) ?? 0;
+      const developerDataIdMesg = {
+        mesgNum: MesgNum.DEVELOPER_DATA_ID,
+        developerDataIndex,
+        applicationId: Array.from({ length: 16 }, (_, i) => (i + 1 + 16 * developerDataIndex) & 0xff),
+        applicationVersion: 1,
+      };
       const fieldDescriptionMesg = {
         mesgNum: MesgNum.FIELD_DESCRIPTION,
-        developerDataIndex: 0,
-        fieldDefinitionNumber: key,
+        developerDataIndex,
+        fieldDefinitionNumber,
         fitBaseTypeId: field.baseType ?? 0x88, // the encoder needs a number; Utils.FitBaseType.FLOAT32 (8) lacks the endian bit
         fieldName: field.name,
         units: field.units ?? '',
-        nativeMesgNum: 'record',
+        ...(field.nativeMesgNum === null ? {} : { nativeMesgNum: field.nativeMesgNum ?? 'record' }),
+        ...(field.nativeFieldNum === undefined ? {} : { nativeFieldNum: field.nativeFieldNum }),
+        ...(field.scale === undefined ? {} : { scale: field.scale }),
+        ...(field.offset === undefined ? {} : { offset: field.offset }),
       };
-      if (key === 0) messages.push(developerDataIdMesg);
+      if (!fieldNumbers.has(developerDataIndex)) messages.push(developerDataIdMesg);
+      fieldNumbers.set(developerDataIndex, Math.max(fieldNumbers.get(developerDataIndex) ?? 0, fieldDefinitionNumber + 1));
       messages.push(fieldDescriptionMesg);
       encoder.addDeveloperField(key, developerDataIdMesg as never, fieldDescriptionMesg as never);
     }
@@ -128,16 +165,25 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
     const at = (s: number) => new Date(session.start.getTime() + s * 1000);
     const elapsed = session.elapsed ?? session.seconds;
     messages.push({ mesgNum: MesgNum.EVENT, timestamp: session.start, event: 'timer', eventType: 'start' });
+    const events = [...(session.events ?? [])].sort((a, b) => a.at - b.at);
+    const writeEventsUpTo = (s: number) => {
+      while (events.length > 0 && events[0]!.at <= s) {
+        const e = events.shift()!;
+        messages.push({ mesgNum: MesgNum.EVENT, timestamp: at(e.at), event: e.event ?? 'timer', eventType: e.eventType });
+      }
+    };
     for (let i = 0; i < session.seconds; i++) {
+      const time = session.recordTimes?.(i) ?? i;
+      writeEventsUpTo(time);
       const developerFields: Record<number, number> = {};
       for (const field of session.developerFields ?? []) {
         const v = field.value(i);
-        if (v !== undefined) developerFields[developerKeys.get(field.name)!] = v;
+        if (v !== undefined) developerFields[developerKeys.get(developerKey(field))!] = v;
       }
       messages.push({
         ...(session.record ?? defaultRecord)(i),
         mesgNum: MesgNum.RECORD,
-        timestamp: at(i),
+        timestamp: at(time),
         ...(Object.keys(developerFields).length > 0 ? { developerFields } : {}),
       });
     }
@@ -154,8 +200,10 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
         totalTimerTime: lapElapsed,
         event: 'lap',
         eventType: 'stop',
+        ...session.lapFields?.(l),
       });
     }
+    writeEventsUpTo(Infinity);
     messages.push({
       mesgNum: MesgNum.SESSION,
       messageIndex: index,
@@ -168,6 +216,7 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
       numLaps: lapCount,
       event: 'session',
       eventType: 'stop',
+      ...session.sessionFields,
     });
     last = at(elapsed);
   }
