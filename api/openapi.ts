@@ -99,7 +99,7 @@ export const WebhookEvent = z
     user_id: z.string().describe('The user whose data changed (the `sub` of their tokens)'),
     event_type: z
       .enum([...EVENT_TYPES, TEST_EVENT])
-      .describe('`activity_updated`: its stored curves changed on a recompute; `test`: sent from Settings by the application\'s owner'),
+      .describe('`activity_updated`: its stored curves changed on a recompute, or it was re-derived from its original under new ingest rules with a change; `test`: sent from Settings by the application\'s owner'),
     resource_id: z.string().describe('The activity, trace or source id (the application id for `test`)'),
     timestamp: z.string().describe('When the change happened, UTC `Z`'),
   })

@@ -18,8 +18,21 @@ import { watchBackfill, type FailedFile } from '../db/backfill-progress.ts';
 import { barReporter, jsonReporter, plainReporter, rateMeter, type Reporter, type Snapshot } from './backfill-report.ts';
 import { openHistory, scanHistory } from '../workers/backfill.ts';
 import { createRedis, waitForRedis } from '../workers/connections.ts';
-import { closeQueues, createQueues, curvesJobId, enqueueCurves } from '../workers/queues.ts';
+import { closeQueues, createQueues, curvesJobId, enqueueCurves, enqueueReprocess, reprocessJobId, type Queues } from '../workers/queues.ts';
 import { QueueEvents } from 'bullmq';
+import { sourcesToReprocess, type ReprocessSelection } from '../db/reprocess.ts';
+import type { ReprocessResult } from '../workers/reprocess.ts';
+import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
+import {
+  barReprocessReporter,
+  emptyTally,
+  jsonReprocessReporter,
+  plainReprocessReporter,
+  snapshot,
+  type ReprocessFailure,
+  type ReprocessReporter,
+  type ReprocessTally,
+} from './reprocess-report.ts';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
 
@@ -42,6 +55,17 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       Recompute the stored activity curves (mean-max, value-indexed, accumulated work duration)
       from the sample files: those missing or computed by an older version, or with --all every
       one; of one user or of everyone. Runs as a job on the workers; --wait prints its outcome.
+  reprocess [--user EMAIL] [--all]
+      Re-derive stored activities from their original files under the current ingest rules: each
+      one's sample file, summary, laps and other derived fields, and curves. By default the
+      activities made by older rules (ingest_version below the current), of every user; --user
+      limits it to one user, --all takes activities already current too. One job per source file on
+      the workers (npm start or npm run worker); the command waits for them, showing progress (a bar
+      on a terminal, a line every 2 s otherwise, NDJSON with --json), then prints how many activities
+      were reprocessed (changed), unchanged, failed (original no longer parses) or left with their
+      original missing. Activities are only updated: ids, tags and deleted activities stay as they
+      are. Exit status: 0 all done, 3 some failed or lack their original, 130 interrupted (Ctrl-C
+      stops watching; the workers go on).
   keys list
       List the token signing keys (active and recently retired).
   keys rotate
@@ -270,6 +294,163 @@ async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
   }
 }
 
+/** Sources listed per query when `reprocess` selects them, and queued per addBulk. */
+const REPROCESS_PAGE = 1_000;
+/** With no job finishing for this long, `reprocess` asks Redis about the oldest jobs it waits for (their end may have been missed). */
+const REPROCESS_QUIET_MS = 10_000;
+const REPROCESS_SWEEP = 200;
+
+async function reprocess(db: Db, config: Config, flags: Flags, json: boolean) {
+  let userId: string | undefined;
+  if (typeof flags.user === 'string') {
+    const user = await findUserByEmail(db, flags.user.trim());
+    if (!user) throw new UsageError(`no user with email ${flags.user}`);
+    userId = user.id;
+  }
+  const selection: ReprocessSelection = { ...(userId ? { userId } : {}), all: flags.all === true };
+  const sources: { source_id: string; activities: number }[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await sourcesToReprocess(db, { ...selection, limit: REPROCESS_PAGE, ...(after ? { after } : {}) });
+    sources.push(...page);
+    if (page.length < REPROCESS_PAGE) break;
+    after = page.at(-1)!.source_id;
+  }
+  const tally = emptyTally(sources.length, sources.reduce((n, s) => n + s.activities, 0));
+  const reporter = json ? jsonReprocessReporter(process.stdout, REPORT_EVERY_MS) : process.stdout.isTTY ? barReprocessReporter(process.stdout) : plainReprocessReporter(process.stdout, REPORT_EVERY_MS);
+  const who = userId ? String(flags.user) : 'every user';
+  const queuedLine = { event: 'queued', sources: tally.sources, activities: tally.activities, rules_version: INGEST_RULES_VERSION, all: selection.all === true };
+  process.stdout.write(
+    json
+      ? JSON.stringify(queuedLine) + '\n'
+      : `Reprocessing ${tally.activities} activities of ${tally.sources} sources for ${who} under ingest rules version ${INGEST_RULES_VERSION}${selection.all ? ' (all)' : ''}.\n`,
+  );
+  const startedAt = Date.now();
+  if (!sources.length) {
+    reporter.finish(snapshot(tally, startedAt, Date.now()), []);
+    return;
+  }
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const queues = createQueues(redis, config.QUEUE_PREFIX);
+  const eventsRedis = createRedis(config.REDIS_URL, 'worker');
+  let events: QueueEvents | undefined;
+  try {
+    await waitForRedis(redis, 10_000);
+    // Read from the stream's position before the first job is added, so no job's end is missed (finished jobs are removed).
+    const [last] = await redis.xrevrange(queues.reprocess.keys.events!, '+', '-', 'COUNT', 1);
+    events = new QueueEvents(queues.reprocess.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+    const watch = reprocessWatch(tally);
+    events.on('completed', ({ jobId, returnvalue }) => watch.completed(jobId, returnvalue as unknown as ReprocessResult));
+    events.on('failed', ({ jobId, failedReason }) => watch.failed(jobId, failedReason));
+    await events.waitUntilReady();
+    for (let i = 0; i < sources.length; i += REPROCESS_PAGE) {
+      const page = sources.slice(i, i + REPROCESS_PAGE);
+      for (const s of page) watch.expect(s.source_id, s.activities);
+      await enqueueReprocess(queues, page.map((s) => s.source_id), { all: selection.all === true });
+    }
+    process.exitCode = await waitForReprocess(queues, watch, reporter, startedAt);
+  } finally {
+    await events?.close();
+    await eventsRedis.quit().catch(() => eventsRedis.disconnect());
+    await closeQueues(queues);
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** The jobs `reprocess` waits for, and their outcomes added up as they finish. */
+function reprocessWatch(tally: ReprocessTally) {
+  /** Job id → the source and its selected activities, in the order queued. */
+  const pending = new Map<string, { sourceId: string; activities: number }>();
+  const failures: ReprocessFailure[] = [];
+  let lastEndAt = Date.now();
+  const finish = (jobId: string) => {
+    const job = pending.get(jobId);
+    if (!job) return undefined;
+    pending.delete(jobId);
+    tally.done += job.activities;
+    lastEndAt = Date.now();
+    return job;
+  };
+  return {
+    tally,
+    pending,
+    failures,
+    get lastEndAt() {
+      return lastEndAt;
+    },
+    expect(sourceId: string, activities: number) {
+      pending.set(reprocessJobId(sourceId), { sourceId, activities });
+    },
+    completed(jobId: string, r: ReprocessResult) {
+      const job = finish(jobId);
+      if (!job) return;
+      tally.reprocessed += r.reprocessed;
+      tally.unchanged += r.unchanged;
+      tally.failed += r.failed;
+      tally.missing_original += r.missing_original;
+      tally.gone += r.gone;
+      // A source deleted (or emptied) since it was listed: its activities are gone.
+      if (r.skipped && !r.reprocessed && !r.unchanged && !r.failed && !r.missing_original) tally.gone += job.activities;
+      if (r.error) failures.push({ source_id: job.sourceId, activities: r.failed + r.missing_original, code: r.error.code, message: r.error.message });
+    },
+    failed(jobId: string, reason: string) {
+      const job = finish(jobId);
+      if (!job) return;
+      tally.jobs_failed++;
+      tally.failed += job.activities;
+      failures.push({ source_id: job.sourceId, activities: job.activities, code: 'job_failed', message: reason });
+    },
+    /** A job gone from Redis without its end seen: it finished, its outcome is unknown. */
+    lost(jobId: string) {
+      if (finish(jobId)) tally.unreported++;
+    },
+  };
+}
+
+/**
+ * Report the jobs' progress until every one is over (or Ctrl-C), then the counts and the failed
+ * sources. The exit status: 0 all done, 3 some activities failed or lack their original, 130 interrupted.
+ */
+async function waitForReprocess(queues: Queues, watch: ReturnType<typeof reprocessWatch>, reporter: ReprocessReporter, startedAt: number): Promise<number> {
+  let interrupted = false;
+  let wake: (() => void) | undefined;
+  const onInterrupt = () => {
+    interrupted = true;
+    wake?.();
+  };
+  process.once('SIGINT', onInterrupt);
+  let sweptAt = Date.now();
+  try {
+    for (;;) {
+      const now = Date.now();
+      const current = snapshot(watch.tally, startedAt, now);
+      if (!watch.pending.size) {
+        reporter.finish(current, watch.failures);
+        const t = current.tally;
+        return t.failed || t.missing_original || t.unreported ? 3 : 0;
+      }
+      reporter.update(current);
+      // Finished jobs are removed at once; should their end have been missed (the event stream is
+      // trimmed), the oldest jobs waited for are looked up when nothing has finished for a while.
+      if (now - watch.lastEndAt > REPROCESS_QUIET_MS && now - sweptAt > REPROCESS_QUIET_MS) {
+        sweptAt = now;
+        const oldest = [...watch.pending.keys()].slice(0, REPROCESS_SWEEP);
+        const states = await Promise.all(oldest.map((id) => queues.reprocess.getJobState(id)));
+        oldest.forEach((id, i) => states[i] === 'unknown' && watch.lost(id));
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS);
+      });
+      if (interrupted) {
+        reporter.interrupt(snapshot(watch.tally, startedAt, Date.now()));
+        return 130;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+}
+
 async function main(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -311,6 +492,8 @@ async function main(argv: string[]) {
         return await backfill(db, config, values, positionals[1], json);
       case 'curves':
         return await curves(db, config, values, json);
+      case 'reprocess':
+        return await reprocess(db, config, values, json);
       case 'keys list':
         return await keysList(db, config, json);
       case 'keys rotate':

@@ -6,7 +6,7 @@ import { findSource, markSourceFailed } from '../db/sources.ts';
 import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { EnginePool } from '../engine/pool.ts';
-import type { SampleStore } from '../engine/samples/sample-file.ts';
+import type { SampleData, SampleStore } from '../engine/samples/sample-file.ts';
 import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.ts';
 import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
@@ -40,7 +40,7 @@ export function ingestProcessor(deps: IngestDeps) {
     if (!source) return { skipped: 'source deleted' };
     if (source.status !== 'processing') return { skipped: `source already ${source.status}` };
 
-    const result = await parse(deps, source);
+    const result = await parseSource(deps, source);
     if (!result.ok) {
       await markSourceFailed(deps.db, source.id, result.code, result.message, deps.now());
       await finishBackfill(deps, source);
@@ -48,11 +48,12 @@ export function ingestProcessor(deps: IngestDeps) {
     }
 
     const rows: NewActivity[] = result.activities.map((activity, index) => activityRow(activityId(source.id, index), index, activity));
-    const written = (async () => {
-      for (const [index, activity] of result.activities.entries()) await deps.samples.writeSampleFile(samplePath(deps.dataDir, source.user_id, rows[index]!.id), activity);
-      // An attempt killed while writing leaves its temporary file behind; a retry (or a requeued job) clears it.
-      if (job.attemptsMade > 0 || job.stalledCounter > 0 || (job.data.requeues ?? 0) > 0) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
-    })();
+    const written = writeSampleFiles(
+      deps,
+      source.user_id,
+      result.activities.map((activity, index) => ({ id: rows[index]!.id, data: activity })),
+      { leftovers: isRetry(job) || (job.data.requeues ?? 0) > 0 },
+    );
     written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
     const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
     await written;
@@ -61,7 +62,12 @@ export function ingestProcessor(deps: IngestDeps) {
   };
 }
 
-async function parse(deps: IngestDeps, source: Source): Promise<IngestResult> {
+/**
+ * Parse a source's original file (under DATA_DIR) in the engine pool, with the source's `sport`
+ * field: what ingest does, and what the reprocess job (./reprocess.ts) does again under newer rules.
+ * A missing original is `file_missing`; past `timeoutMs` the task is stopped (`ingest_timeout`).
+ */
+export async function parseSource(deps: Pick<IngestDeps, 'pool' | 'dataDir' | 'timeoutMs'>, source: Pick<Source, 'id' | 'user_id' | 'type' | 'sport'>): Promise<IngestResult> {
   let bytes: Buffer;
   try {
     bytes = await readFile(originalPath(deps.dataDir, source.user_id, source.id, source.type));
@@ -81,7 +87,7 @@ async function parse(deps: IngestDeps, source: Source): Promise<IngestResult> {
   }
 }
 
-function activityRow(id: string, index: number, a: IngestedActivity): NewActivity {
+export function activityRow(id: string, index: number, a: IngestedActivity): NewActivity {
   return {
     id,
     session_index: index,
@@ -96,12 +102,37 @@ function activityRow(id: string, index: number, a: IngestedActivity): NewActivit
     devices: a.devices,
     samples: a.length,
     implausible_samples: a.implausibleSamples,
+    ingest_version: a.ingestVersion,
+    timer_seconds: a.timerSeconds,
+    moving_seconds: a.movingSeconds,
+    device_summary: a.deviceSummary,
+    dropped_records: a.droppedRecords,
     curves: a.curves,
   };
 }
 
+/** Whether this run of the job follows an attempt that may have been killed mid-way (a retry, or a stalled job run again). */
+export function isRetry(job: Job): boolean {
+  return job.attemptsMade > 0 || job.stalledCounter > 0;
+}
+
+/**
+ * Write activities' sample files (atomically, one after the other), then, with `leftovers`, remove
+ * the temporary files an earlier attempt killed while writing them left behind.
+ */
+export async function writeSampleFiles(
+  deps: Pick<IngestDeps, 'samples' | 'dataDir'>,
+  userId: string,
+  files: { id: string; data: SampleData }[],
+  opts: { leftovers: boolean },
+): Promise<void> {
+  for (const { id, data } of files) await deps.samples.writeSampleFile(samplePath(deps.dataDir, userId, id), data);
+  // An attempt killed while writing leaves its temporary file behind; a retry (or a requeued job) clears it.
+  if (opts.leftovers) await removeLeftovers(deps.dataDir, userId, files.map((f) => f.id));
+}
+
 /** Temporary files of earlier attempts at writing these activities' sample files (`<id>.parquet.tmp-…`). */
-async function removeLeftovers(dataDir: string, userId: string, ids: string[]) {
+export async function removeLeftovers(dataDir: string, userId: string, ids: string[]) {
   if (!ids.length) return;
   const dir = path.dirname(samplePath(dataDir, userId, ids[0]!));
   const names = await readdir(dir).catch(() => [] as string[]);

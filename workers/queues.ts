@@ -6,7 +6,7 @@ import { z } from 'zod';
  * The BullMQ queues, their jobs' payloads and the helpers that queue them: every producer (API
  * routes, workers, the CLI) queues through these, so job ids, retries and retention are decided here.
  */
-export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves', webhooks: 'webhooks' } as const;
+export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves', reprocess: 'reprocess', webhooks: 'webhooks' } as const;
 
 /** The periodic clean-up (./housekeeping.ts); one task today. */
 export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
@@ -32,6 +32,13 @@ export interface CurvesJob {
   all?: boolean;
 }
 
+/** Re-derive one source's activities (sample files, rows, curves) from its original file under the current ingest rules (./reprocess.ts). */
+export interface ReprocessJob {
+  sourceId: string;
+  /** Re-derive its activities already at the current rules' version too (`cli reprocess --all`). */
+  all?: boolean;
+}
+
 /** `fan-out`: create an event's deliveries; `deliver`: one attempt at one delivery (retried with backoff). */
 export type WebhookJob = { eventId: string } | { deliveryId: string };
 
@@ -40,6 +47,7 @@ export interface Queues {
   ingest: Queue<IngestJob>;
   backfill: Queue<BackfillJob>;
   curves: Queue<CurvesJob>;
+  reprocess: Queue<ReprocessJob>;
   webhooks: Queue<WebhookJob>;
 }
 
@@ -49,6 +57,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     ingest: new Queue<IngestJob>(QUEUE_NAMES.ingest, { connection, prefix }),
     backfill: new Queue<BackfillJob>(QUEUE_NAMES.backfill, { connection, prefix }),
     curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
+    reprocess: new Queue<ReprocessJob>(QUEUE_NAMES.reprocess, { connection, prefix }),
     webhooks: new Queue<WebhookJob>(QUEUE_NAMES.webhooks, { connection, prefix }),
   };
   // A queue re-emits its connection's errors; unheard, an 'error' event is an uncaught exception
@@ -176,6 +185,30 @@ export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<str
 /** The id of the curves job of (user | everyone, all): the same request while one waits is that job. */
 export function curvesJobId(job: CurvesJob): string {
   return `curves-${job.userId ?? 'everyone'}-${job.all ? 'all' : 'missing'}`;
+}
+
+/**
+ * Queue the re-derivation of sources' activities (`cli reprocess`), one job per source. The job id
+ * is the source's, so a source is never reprocessed by two jobs at once: queueing it while its job
+ * waits or runs (the command run twice, or again after Ctrl-C) is that job. Finished jobs are
+ * removed, so the next request queues anew; the caller learns the outcome from the queue's
+ * completed/failed events, read from before it queues (bin/cli.ts).
+ */
+export async function enqueueReprocess(queues: Queues, sourceIds: string[], opts: { all?: boolean } = {}): Promise<string[]> {
+  if (!sourceIds.length) return [];
+  await queues.reprocess.addBulk(
+    sourceIds.map((sourceId) => ({
+      name: 'reprocess',
+      data: { sourceId, ...(opts.all ? { all: true } : {}) },
+      opts: { jobId: reprocessJobId(sourceId), attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: true },
+    })),
+  );
+  return sourceIds.map(reprocessJobId);
+}
+
+/** The id of the reprocess job of a source. */
+export function reprocessJobId(sourceId: string): string {
+  return `reprocess-${sourceId}`;
 }
 
 /**

@@ -14,6 +14,7 @@ import { housekeepingProcessor } from './housekeeping.ts';
 import { ingestGaveUp, ingestProcessor } from './ingest.ts';
 import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
+import { reprocessProcessor } from './reprocess.ts';
 import { webhooksProcessor } from './webhooks.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
@@ -114,8 +115,11 @@ export async function startWorkers(
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
   const backfillWorker = startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, completed: 'info' });
   const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
+  // One source at a time per process: re-deriving a history (`cli reprocess`) shares the engine
+  // pool with uploads' ingests and should not hold them up; more worker processes go faster.
+  const reprocessWorker = startWorker({ queue: QUEUE_NAMES.reprocess, processor: reprocessProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'debug' });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
-  const heavy = [ingestWorker, backfillWorker, curvesWorker] as unknown as Worker[];
+  const heavy = [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
   // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
   // memory is mostly the API's caches, which a paused worker would never bring down. Checked at once,
   // in the tick the workers were made: an oversized process takes not even a first job.

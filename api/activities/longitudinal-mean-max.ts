@@ -89,7 +89,7 @@ async function activitySamples(deps: Deps, userId: string, filter: ActivityFilte
     const all = await scanAtVersion(db, userId, {}, metric);
     return {
       version: all.version,
-      activities: all.activities.map((a) => ({ id: a.id, stamp: a.created_at.getTime(), samples: a.samples, path: samplePath(config.DATA_DIR, a.user_id, a.id) })),
+      activities: all.activities.map((a) => ({ id: a.id, stamp: a.updated_at.getTime(), samples: a.samples, path: samplePath(config.DATA_DIR, a.user_id, a.id) })),
     };
   };
   for (let attempt = 1; ; attempt++) {

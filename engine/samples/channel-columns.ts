@@ -6,7 +6,8 @@
  *              values back to back, gaps as 0 (the `after` kernels' input); a SharedArrayBuffer, so
  *              the engine threads read it where it lies (no copy, no transfer).
  *   slices   = activity id → [offset, length) in the column, with the activity's stamp (its row's
- *              created_at): an activity deleted and ingested again under the same id has a new stamp.
+ *              updated_at): an activity deleted and ingested again under the same id, or re-derived
+ *              (`cli reprocess` rewrites its sample file), has a new stamp.
  *
  * A column is labelled with the user's data version (users.data_version, bumped in the transaction
  * of every change to their activities). A request names the version it read; a column of another
