@@ -23,6 +23,7 @@ import { benchLongitudinal } from './longitudinal.ts';
 import { benchSoak } from './soak.ts';
 import { benchCompression } from './compression.ts';
 import { benchWeb } from './web.ts';
+import { benchDevice } from './device.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -51,11 +52,14 @@ import { benchWeb } from './web.ts';
  *   Accept-Encoding, gzip and br (bench/compression.ts).
  * - web: in headless Chromium, navigation to a drawn 4 h activity chart and to the drawn all-time
  *   curve over 1,000 rides, beside the same API reads fetched by the page (bench/web.ts).
+ * - device: every session of the real FIT fixtures, its own values (FIT SDK) beside the service's
+ *   ingest of the same file: timer, elapsed, distance, power, NP, HR, cadence, speed, ascent within
+ *   1 % (NP 2 %) or a reason decided from the file's data (bench/device.ts, bench/device-agreement.ts).
  * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
  *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
  *   default (it takes 10 minutes): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, soak: benchSoak } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, device: benchDevice, soak: benchSoak } as const;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);

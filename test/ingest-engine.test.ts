@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from '../engine/ingest/ingested.ts';
 import { createEnginePool } from '../engine/pool.ts';
-import { CHANNELS, type Channel } from '../engine/ingest/recording.ts';
-import { MAX_HOLD_SECONDS } from '../engine/ingest/resample.ts';
+import { parseFit } from '../engine/ingest/fit.ts';
+import { plausibleValue } from '../engine/ingest/plausible.ts';
+import { CHANNELS, type Channel, type Recording } from '../engine/ingest/recording.ts';
 import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
-import { reference } from './helpers/fit-reference.ts';
+import { reference, type Reference } from './helpers/fit-reference.ts';
 import { buildActivityFit, buildSettingsFit } from './helpers/fit-builder.ts';
+import { referenceResample } from './helpers/resample-reference.ts';
 
 const FIXTURES = join(fixturesDir(), 'fit');
 const FILES = readdirSync(FIXTURES).filter((f) => f.toLowerCase().endsWith('.fit')).sort();
@@ -22,24 +24,17 @@ function activities(result: IngestResult): IngestedActivity[] {
 }
 
 /**
- * The mean the 1 Hz grid must have, from the records alone: each record's value stands for its own
- * second plus the seconds held after it (the whole gap to the next record when that gap is at most
- * MAX_HOLD_SECONDS; records are whole seconds), the last record for the seconds up to the end
- * likewise. It equals the plain record mean when the records are 1 Hz (or their gaps are pauses);
- * where a device recorded sparsely (6471559601_ACTIVITY.fit's run: 4 % of its seconds are held) the
- * two differ slightly, and the plain mean is checked within 1 % only.
+ * The 1 Hz grid the rules (engine/ingest/resample.ts) make of a session as fitsdk decodes it: its
+ * records (positions in degrees, implausible values dropped as ingestion does first) and the
+ * pauses parseFit read from the file's timer events (tested in ingest-rules.test.ts), resampled
+ * second by second by test/helpers/resample-reference.ts.
  */
-function heldMean(times: number[], values: number[], end: number): number {
-  let sum = 0;
-  let seconds = 0;
-  for (let k = 0; k < times.length; k++) {
-    if (!Number.isFinite(values[k]!)) continue;
-    const gap = k + 1 < times.length ? times[k + 1]! - times[k]! : end - times[k]!;
-    const weight = gap <= MAX_HOLD_SECONDS * 1000 ? Math.max(1, Math.ceil(gap / 1000)) : 1;
-    sum += values[k]! * weight;
-    seconds += weight;
-  }
-  return sum / seconds;
+function referenceGrid(exp: Reference, pauses: Recording['pauses']) {
+  const channels = Object.fromEntries(
+    Object.entries(exp.channels).map(([c, values]) => [c, Float64Array.from(values, (v) => plausibleValue(c as Channel, c === 'latitude' || c === 'longitude' ? (v * 180) / 2 ** 31 : v))]),
+  ) as Recording['channels'];
+  const rec: Recording = { sport: exp.sport, start: new Date(exp.start), end: new Date(exp.end), utcOffsetSeconds: 0, devices: [], laps: [], timestamps: Float64Array.from(exp.times), channels, ...(pauses ? { pauses } : {}) };
+  return referenceResample(rec);
 }
 
 const close = (a: number, b: number, rel: number) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
@@ -56,6 +51,7 @@ for (const name of FILES) {
       return;
     }
     const got = activities(result);
+    const parsed = await parseFit(bytes);
     t.is(got.length, expected.length, 'one activity per session with records');
     for (const [i, a] of got.entries()) {
       const exp = expected[i]!;
@@ -74,22 +70,39 @@ for (const name of FILES) {
       for (const c of a.metrics) t.is(a.channels[c]!.length, a.length, `${at} ${c}: one value per grid second`);
       t.is(a.distance, a.summary.distance?.sum ?? null, at);
 
+      // Second by second, the grid the rules make of fitsdk's records.
+      const ref = referenceGrid(exp, parsed[i]!.pauses);
+      t.is(ref.length, a.length, at);
+      for (const c of a.metrics) {
+        const want = ref.channels[c]!;
+        const grid = a.channels[c]!;
+        const wrong = want.findIndex((v, s) => Number.isNaN(v) !== Number.isNaN(grid[s]!) || (!Number.isNaN(v) && !close(grid[s]!, v, 1e-9)));
+        t.is(wrong, -1, `${at} ${c}: second ${wrong}: ${grid[wrong]} vs the rules' ${want[wrong]}`);
+      }
+
+      const values = (c: Channel) => (ref.channels[c] ?? []).filter((v) => !Number.isNaN(v));
+      const mean = (x: number[]) => x.reduce((s, v) => s + v, 0) / x.length;
       for (const channel of ['heart_rate', 'power', 'speed', 'cadence', 'altitude'] as const) {
-        const values = exp.channels[channel];
         const stats = a.summary[channel];
-        if (!values) {
+        if (values(channel).length === 0) {
           t.is(stats, undefined, `${at} ${channel}: absent`);
           continue;
         }
-        const recorded = values.filter(Number.isFinite);
-        // FIT records carry whole seconds and one record per timestamp is kept, so every record has
-        // its own grid second and the grid's max is exactly the records' max.
-        t.true(close(stats!.max!, Math.max(...recorded), 1e-6), `${at} ${channel}: max ${stats!.max} vs ${Math.max(...recorded)}`);
-        const plain = recorded.reduce((s, v) => s + v, 0) / recorded.length;
-        const mean = heldMean(exp.times, values, a.end);
-        t.true(close(stats!.mean!, mean, 1e-9), `${at} ${channel}: mean ${stats!.mean} vs ${mean}, the records weighted by the seconds they hold`);
-        t.true(Math.abs(stats!.mean! - plain) <= 0.01 * Math.abs(plain), `${at} ${channel}: mean ${stats!.mean} within 1% of the records' ${plain}`);
+        // Filled seconds lie between their records' values, so the grid's max is the max of the
+        // records the timer ran for (a record in a pause is emptied).
+        const recorded = exp.times.flatMap((time, k) => (ref.running[Math.floor((time - ref.start) / 1000)] ? [plausibleValue(channel, exp.channels[channel]![k]!)] : [])).filter(Number.isFinite);
+        t.true(close(stats!.max!, Math.max(...recorded), 1e-9), `${at} ${channel}: max ${stats!.max} vs the records' ${Math.max(...recorded)}`);
+        const expected = channel === 'cadence' ? (values(channel).some((v) => v > 0) ? mean(values(channel).filter((v) => v > 0)) : 0) : channel === 'speed' ? undefined : mean(values(channel));
+        if (expected !== undefined) t.true(close(stats!.mean!, expected, 1e-9), `${at} ${channel}: mean ${stats!.mean} vs ${expected}`);
       }
+      if (a.summary.speed && a.movingSeconds > 0) t.true(close(a.summary.speed.mean!, a.summary.distance!.sum! / a.movingSeconds, 1e-12), `${at}: speed mean = distance / moving time`);
+
+      const elapsed = (a.end - exp.start) / 1000;
+      const paused = (parsed[i]!.pauses ?? ref.pauses).reduce((s, p) => s + Math.max(0, Math.min(p.end, a.end) - Math.max(p.start, exp.start)), 0) / 1000;
+      t.true(Math.abs(a.timerSeconds - (elapsed - paused)) < 1e-9, `${at}: timer ${a.timerSeconds} = elapsed ${elapsed} − paused ${paused}`);
+      t.true(a.movingSeconds <= a.timerSeconds, `${at}: moving ${a.movingSeconds} ≤ timer ${a.timerSeconds}`);
+      t.deepEqual(a.deviceSummary, parsed[i]!.deviceSummary ?? null, `${at}: the session's own values`);
+      if (a.deviceSummary?.total_ascent !== undefined && a.summary.altitude) t.is(a.summary.altitude.gain, a.deviceSummary.total_ascent, `${at}: the device's ascent`);
     }
   });
 }
@@ -137,12 +150,14 @@ test('a multisport file: one activity per session, with its own grid, summary an
   t.like(run, { sport: 'running.trail', start: runStart.getTime(), end: runStart.getTime() + 600_000, length: 600, utcOffsetSeconds: 7200, metrics: ['heart_rate', 'speed', 'distance'], distance: 599 * 3.5 });
   t.like(ride, { sport: 'cycling.road', start: rideStart.getTime(), end: rideStart.getTime() + 900_000, length: 900, metrics: ['power', 'heart_rate', 'speed', 'cadence', 'distance'], distance: 899 * 8 });
   t.deepEqual(run!.summary.heart_rate, { end: 144, max: 144, mean: 142, min: 140, start: 140 });
-  t.deepEqual(run!.summary.speed, { max: 3.5, mean: 3.5 });
-  t.deepEqual(ride!.summary.power, { max: 249, mean: 224.5 });
+  t.like(run, { timerSeconds: 600, movingSeconds: 600, droppedRecords: {}, deviceSummary: { total_elapsed_time: 600, total_timer_time: 600 } });
+  t.deepEqual(run!.summary.speed, { max: 3.5, mean: (599 * 3.5) / 600 }, 'distance / moving time (the records give 599 × 3.5 m over 600 s)');
+  t.like(ride!.summary.power, { max: 249, mean: 224.5, work: (224.5 * 900) / 1000 });
+  t.true(ride!.summary.power!.normalized! > 224.5 && ride!.summary.power!.normalized! < 226, `NP ${ride!.summary.power!.normalized} of a 50 s sawtooth around 224.5 W`);
   t.deepEqual(run!.devices, ['Garmin Edge 830']);
 
   t.deepEqual(ride!.laps.map((l) => [l.start - rideStart.getTime(), l.end - rideStart.getTime()]), [[0, 300_000], [300_000, 600_000], [600_000, 900_000]]);
-  t.deepEqual(ride!.laps.map((l) => l.power), [0, 1, 2].map(() => ({ max: 249, mean: 224.5 })));
+  t.deepEqual(ride!.laps.map((l) => [l.power?.max, l.power?.mean, l.timer_seconds, l.moving_seconds]), [0, 1, 2].map(() => [249, 224.5, 300, 300]));
   t.deepEqual(ride!.laps.map((l) => l.distance?.sum), [299 * 8, 300 * 8, 300 * 8], 'lap distances add up to the total');
   t.deepEqual(run!.laps.map((l) => l.heart_rate?.mean), [142, 142]);
 });
@@ -167,10 +182,11 @@ test('a CSV file: one activity on the 1 Hz grid', async (t) => {
   const [a, ...rest] = activities(await ingestFile({ task: 'ingest', format: 'csv', bytes: new TextEncoder().encode(text), sport: 'cycling.trainer' }));
   t.is(rest.length, 0);
   t.like(a, { sport: 'cycling+stationary', start: Date.parse('2026-05-18T15:32:00Z'), end: Date.parse('2026-05-18T15:32:05Z'), utcOffsetSeconds: 7200, length: 5, devices: [], metrics: ['power', 'heart_rate'], distance: null });
-  t.deepEqual(Array.from(a!.channels.power!), [200, 220, 220, 240, 260], 'the 2 s gap is held');
-  t.deepEqual(Array.from(a!.channels.heart_rate!), [120, NaN, NaN, 130, 131], 'a missing value is not held');
-  t.deepEqual(a!.summary.power, { max: 260, mean: 228 });
-  t.deepEqual(a!.laps.map((l) => [l.start - a!.start, l.end - a!.start, l.power?.mean]), [[0, 3000, 640 / 3], [3000, 5000, 250]]);
+  t.deepEqual(Array.from(a!.channels.power!), [200, 220, 230, 240, 260], 'the 2 s gap is filled linearly');
+  t.deepEqual(Array.from(a!.channels.heart_rate!), [120, NaN, NaN, 130, 131], 'a missing value is not spread');
+  t.deepEqual(a!.summary.power, { max: 260, mean: 230, work: 1.15 });
+  t.like(a, { timerSeconds: 5, movingSeconds: 5, deviceSummary: null, droppedRecords: {} });
+  t.deepEqual(a!.laps.map((l) => [l.start - a!.start, l.end - a!.start, l.power?.mean]), [[0, 3000, 650 / 3], [3000, 5000, 250]]);
 });
 
 // ─── Through the thread pool ────────────────────────────────────────────────────────────────────

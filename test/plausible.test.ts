@@ -1,7 +1,7 @@
 /**
  * Implausible samples (engine/ingest/plausible.ts): the ranges' boundaries, the drop-and-count step on
  * a Recording, and what the ingest task makes of it around the 1 Hz resampling (a spike is dropped
- * before the grid could hold it across a gap or let it hide behind another sample of its second).
+ * before the grid could spread it across a gap or let it hide behind another sample of its second).
  */
 import test from 'ava';
 import { ingestFile } from '../engine/ingest/ingest.ts';
@@ -81,18 +81,19 @@ test('dropImplausible: NaN in place of each implausible sample, counted per chan
   t.deepEqual(dropImplausible({ ...rec, channels: { heart_rate: heart } }).implausible, {}, 'none: an empty object');
 });
 
-test('before the resampling: a spike held across a short gap leaves the whole gap missing, not 5 s of it', async (t) => {
-  // Smart recording: a record only when something changes. The spike at 10 s would be held for 4 s.
+test('before the resampling: an implausible sample becomes NaN and is never spread across the gap after it', async (t) => {
+  // Smart recording: a record only when something changes. Kept, the spike at 10 s would be
+  // interpolated across the 4 s gap to the next record (as the heart rate of the same record is).
   const rows = ['timestamp,power,heart_rate'];
   const at = (s: number) => new Date(Date.parse('2024-05-01T08:00:00Z') + s * 1000).toISOString();
   for (let s = 0; s < 10; s++) rows.push(`${at(s)},250,130`);
   rows.push(`${at(10)},21733,131`);
   for (let s = 14; s < 20; s++) rows.push(`${at(s)},260,132`);
   const [a] = activities(await ingestFile(csvTask(rows.join('\n'))));
-  t.deepEqual(a!.implausibleSamples, { power: 1 }, 'one sample of the file, however many seconds it would have held');
-  t.deepEqual(Array.from(a!.channels.power!.subarray(8, 16)), [250, 250, NaN, NaN, NaN, NaN, 260, 260], 'its second and the seconds after it are missing');
-  t.deepEqual(Array.from(a!.channels.heart_rate!.subarray(8, 16)), [130, 130, 131, 131, 131, 131, 132, 132], 'the other channels of the record are kept and held');
-  t.deepEqual(a!.summary.power, { max: 260, mean: (10 * 250 + 6 * 260) / 16 });
+  t.deepEqual(a!.implausibleSamples, { power: 1 }, 'one sample of the file, however many seconds it would have spread over');
+  t.deepEqual(Array.from(a!.channels.power!.subarray(8, 16)), [250, 250, NaN, NaN, NaN, NaN, 260, 260], 'its second and the gap after it are missing');
+  t.deepEqual(Array.from(a!.channels.heart_rate!.subarray(8, 16)), [130, 130, 131, 131.25, 131.5, 131.75, 132, 132], 'the other channels of the record are kept and fill the gap');
+  t.deepEqual(a!.summary.power, { max: 260, mean: (10 * 250 + 6 * 260) / 16, work: (10 * 250 + 6 * 260) / 1000 });
   const best = a!.curves.find((c) => c.metric === 'power')!.best!;
   t.is(best[0], 260, 'mean-max starts at the real peak');
   t.is(best[4], 260);
@@ -109,7 +110,7 @@ test('before the resampling: a spike shares its second with a plausible sample, 
   const [a] = activities(await ingestFile(csvTask(text)));
   t.deepEqual(Array.from(a!.channels.power!), [200, 300, 210]);
   t.deepEqual(a!.implausibleSamples, { power: 1 });
-  t.deepEqual(a!.summary.power, { max: 300, mean: 710 / 3 });
+  t.deepEqual(a!.summary.power, { max: 300, mean: 710 / 3, work: 0.71 });
 });
 
 test('a channel whose every sample is implausible is not a metric, but its count is reported; a clean file reports {}', async (t) => {

@@ -25,7 +25,8 @@ import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
  *     spread).
  * The seconds from the timer's start (the activity's start, or its restart after a pause) to the
  * first sample after it, when at most MAX_FILL_SECONDS, take that sample's values: a device that
- * writes a record at the end of a length or split (a pool swim) reports what those seconds were.
+ * writes a record at the end of a length or split (a pool swim) reports what those seconds were;
+ * not so the cumulative `distance`, whose later value is not what it read before.
  * Paused seconds (a sample recorded there included, except the cumulative `distance`, whose value
  * at a rest is what was covered before it) and gaps longer than MAX_FILL_SECONDS stay empty
  * (NaN), as do the seconds after the last sample.
@@ -73,7 +74,7 @@ export function resample(rec: Recording): Grid {
   for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) {
     const out = lastPerBin(values, bins, length);
     fill(out, fills, standstill);
-    backFill(out, leads);
+    if (name !== 'distance') backFill(out, leads); // a counter's later value is not what it read before
     // A counter keeps its value: emptied, a rest's record would lose the distance covered before it.
     if (name !== 'distance') for (let i = 0; i < length; i++) if (!running[i]) out[i] = Number.NaN;
     if (out.some((v) => !Number.isNaN(v))) channels[name] = out;
@@ -95,8 +96,8 @@ function binOf(ts: Float64Array, start: number, length: number): Int32Array {
 function gapPauses(ts: Float64Array): Pause[] {
   const pauses: Pause[] = [];
   for (let k = 0; k + 1 < ts.length; k++) {
-    // The pause starts one second after the sample before it (that second is the sample's own).
-    if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) pauses.push({ start: ts[k]! + 1000, end: ts[k + 1]! });
+    // The pause starts at the sample before it, whose second is the last running one (runningSeconds).
+    if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) pauses.push({ start: ts[k]!, end: ts[k + 1]! });
   }
   return pauses;
 }
@@ -110,7 +111,7 @@ function runningSeconds(pauses: readonly Pause[], start: number, length: number)
   const running = new Uint8Array(length).fill(1);
   for (const p of pauses) {
     const from = Math.max(0, Math.floor((p.start - start) / 1000) + 1);
-    const to = Math.min(length, Math.ceil((p.end - start) / 1000));
+    const to = Math.min(length, Math.floor((p.end - start) / 1000)); // the second in which it ends runs (it holds the restart's sample)
     if (to > from) running.fill(0, from, to);
   }
   return running;
