@@ -3,6 +3,8 @@ import { createLogger, type Logger } from '../lib/log.ts';
 import { Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
+import { countOlderIngestRules } from '../db/reprocess.ts';
+import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 
 /** Shared start-up of every entry point: configuration, logger, signal handling. */
 export function boot(name: string): { config: Config; log: Logger; lifecycle: Lifecycle } {
@@ -31,6 +33,14 @@ export async function migrate(config: Config, log: Logger): Promise<void> {
   try {
     const applied = await migrateToLatest(db);
     log.info('migrations applied', { applied });
+    // Never silently: activities made by older ingest rules keep their numbers until re-derived.
+    const older = await countOlderIngestRules(db);
+    if (older > 0) {
+      log.warn('activities made by older ingest rules: their details say so (ingest_version); re-derive them with `npm run cli -- reprocess`', {
+        activities: older,
+        current_ingest_version: INGEST_RULES_VERSION,
+      });
+    }
   } finally {
     await db.destroy();
   }

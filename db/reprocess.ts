@@ -34,6 +34,12 @@ export async function sourcesToReprocess(db: Db, sel: ReprocessSelection & { aft
   return rows.map((r) => ({ source_id: r.source_id, activities: Number(r.activities) }));
 }
 
+/** How many activities (of every user) were made by ingest rules older than INGEST_RULES_VERSION: one index range (activities_ingest_version_idx). */
+export async function countOlderIngestRules(db: Db): Promise<number> {
+  const row = await selected(db, {}).select(sql<string>`count(*)`.as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** The activities still stored of a source, by session. */
 export function activitiesOfSource(db: Db, sourceId: string): Promise<Pick<ActivityRow, 'id' | 'session_index' | 'ingest_version'>[]> {
   return db.selectFrom('activities').select(['id', 'session_index', 'ingest_version']).where('source_id', '=', sourceId).orderBy('session_index').execute();

@@ -17,6 +17,7 @@ import { createDb, type Db, type User } from '../db/database.ts';
 import { migrateToLatest, MIGRATIONS_DIR } from '../db/migrate.ts';
 import { createUser } from '../db/users.ts';
 import { insertSource } from '../db/sources.ts';
+import { countOlderIngestRules } from '../db/reprocess.ts';
 import { activityId } from '../db/activities.ts';
 import { curveRows } from '../db/curves.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
@@ -227,6 +228,7 @@ test.serial('the migration leaves the old rows at version 1 without the new fiel
   const rows = await db.selectFrom('activities').selectAll().execute();
   t.is(rows.length, 5);
   for (const row of rows) t.like(row, { ingest_version: 1, timer_seconds: null, moving_seconds: null, device_summary: null, dropped_records: null });
+  t.is(await countOlderIngestRules(db), 5, 'what the start-up warning counts (bin/boot.ts)');
 });
 
 test.serial('`cli reprocess --user` re-derives the old activities from their originals as a fresh ingest would, once', async (t) => {
@@ -333,6 +335,7 @@ test.serial('`cli reprocess` takes every user\'s old activities; `--all` a secon
   t.is(first.code, 3, first.stderr);
   t.like(first.summary, { sources: 2, activities: 2, reprocessed: 1, unchanged: 0, missing_original: 1 }, 'the other user\'s activity, and the one whose original is still missing');
   t.like(await activity(othersRide.ids[0]!), { ingest_version: INGEST_RULES_VERSION });
+  t.is(await countOlderIngestRules(db), 1, 'only the activity whose original is missing is left at version 1');
 
   const kept = [single.ids[0]!, brick.ids[0]!, othersRide.ids[0]!];
   const eventsBefore = (await updatedEvents(kept)).length;
