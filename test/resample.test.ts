@@ -113,14 +113,21 @@ test('a gap that starts at a standstill is held, not interpolated', (t) => {
   t.deepEqual(values(stop.channels.heart_rate), [...nans(40).map(() => 100), 140, 140], 'every channel is held');
   t.deepEqual(values(stop.channels.distance), [...nans(40).map(() => 1000), 1008, 1016]);
 
-  const below = resample(recording([0, 8], { speed: [0.49, 4.49], power: [100, 180] }));
-  t.deepEqual(values(below.channels.power), [...nans(8).map(() => 100), 180], 'just below 0.5 m/s');
-  const at = resample(recording([0, 8], { speed: [0.5, 4.5], power: [100, 180] }));
+  const below = resample(recording([0, 8], { speed: [0.49, 4.49], heart_rate: [100, 180] }));
+  t.deepEqual(values(below.channels.heart_rate), [...nans(8).map(() => 100), 180], 'just below 0.5 m/s');
+  const at = resample(recording([0, 8], { speed: [0.5, 4.5], heart_rate: [100, 180] }));
   t.deepEqual(values(at.channels.speed), [...range(0, 8).map((i) => 0.5 + i / 2), 4.5], 'at 0.5 m/s: moving, linear');
-  t.deepEqual(values(at.channels.power), [...range(0, 8).map((i) => 100 + 10 * i), 180]);
-  const unknown = resample(recording([0, 8], { speed: [NaN, 4], power: [100, 180] }));
-  t.deepEqual(values(unknown.channels.power), [...range(0, 8).map((i) => 100 + 10 * i), 180], 'no speed at the earlier sample: not a standstill');
+  t.deepEqual(values(at.channels.heart_rate), [...range(0, 8).map((i) => 100 + 10 * i), 180]);
+  const unknown = resample(recording([0, 8], { speed: [NaN, 4], heart_rate: [100, 180] }));
+  t.deepEqual(values(unknown.channels.heart_rate), [...range(0, 8).map((i) => 100 + 10 * i), 180], 'no speed (nor power, cadence) at the earlier sample: not a standstill');
   t.deepEqual(values(unknown.channels.speed), [...nans(8), 4], 'and the speed itself stays empty (no earlier value)');
+  // The motion test of moving time: power or cadence above 0 is motion, whatever the speed says.
+  const trainer = resample(recording([0, 8], { speed: [0, 0], power: [100, 180] }));
+  t.deepEqual(values(trainer.channels.power), [...range(0, 8).map((i) => 100 + 10 * i), 180], 'speed 0 under 100 W (a trainer): moving, linear');
+  const pedalling = resample(recording([0, 8], { speed: [0.2, 3], cadence: [60, 90] }));
+  t.deepEqual(values(pedalling.channels.cadence), [...range(0, 8).map((i) => 60 + (30 * i) / 8), 90], 'cadence above 0: moving');
+  const coasting = resample(recording([0, 8], { power: [0, 200], cadence: [0, 90] }));
+  t.deepEqual(values(coasting.channels.power), [...nans(8).map(() => 0), 200], 'no speed channel, power and cadence 0: a standstill');
 });
 
 test('a gap is held when only its earlier end has a value, and stays empty when its earlier end has none (a NaN is never spread)', (t) => {

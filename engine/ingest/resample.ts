@@ -19,8 +19,10 @@ import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
  * "changed smoothly", not "stopped" (GoldenCheetah's Fix Gaps does the same up to 90 s):
  *   - linear between the two samples' values, per channel, where both bins have one;
  *   - held (sample k's value) where only bin b₀ has one, or when the gap starts at a standstill
- *     (speed at b₀ below STANDSTILL_SPEED: a rider waiting at a light has no speed or power to
- *     interpolate towards the next record's);
+ *     (bin b₀ records speed, power or cadence, and none of them shows motion: speed below
+ *     STANDSTILL_SPEED, power and cadence 0 — the motion test of moving time, engine/ingest/
+ *     summary.ts; a rider waiting at a light has no speed or power to interpolate towards the
+ *     next record's, while a trainer that writes speed 0 under 250 W is not standing);
  *   - empty where bin b₀ has no value (a NaN, such as a dropped implausible sample, is never
  *     spread).
  * The seconds from the timer's start (the activity's start, or its restart after a pause) to the
@@ -68,7 +70,7 @@ export function resample(rec: Recording): Grid {
   const pauses = rec.pauses ?? gapPauses(ts);
   const running = runningSeconds(pauses, start, length);
   const fills = gapsToFill(ts, bins, pauses);
-  const standstill = standstillAt(rec.channels.speed, bins, fills, length);
+  const standstill = standstillAt(rec.channels, bins, fills, length);
   const leads = leadIns(bins, running);
   const channels: GridChannels = {};
   for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) {
@@ -162,14 +164,28 @@ function backFill(x: Float64Array, leads: Int32Array) {
   }
 }
 
-/** Per gap to fill, 1 when it starts at a standstill: the speed recorded in bin b₀ is below STANDSTILL_SPEED. */
-function standstillAt(speed: Float64Array | undefined, bins: Int32Array, fills: Int32Array, length: number): Uint8Array {
+/**
+ * Per gap to fill, 1 when it starts at a standstill: bin b₀ records at least one of speed, power and
+ * cadence, and none shows motion (speed ≥ STANDSTILL_SPEED, power > 0, cadence > 0). An unknown
+ * value (NaN) is no evidence either way.
+ */
+function standstillAt(channels: Recording['channels'], bins: Int32Array, fills: Int32Array, length: number): Uint8Array {
   const out = new Uint8Array(fills.length / 2);
-  if (!speed) return out;
-  const placed = lastPerBin(speed, bins, length);
+  const motion = ([['speed', STANDSTILL_SPEED], ['power', Number.MIN_VALUE], ['cadence', Number.MIN_VALUE]] as const)
+    .filter(([name]) => channels[name])
+    .map(([name, threshold]) => ({ placed: lastPerBin(channels[name]!, bins, length), threshold }));
+  if (motion.length === 0) return out;
   for (let g = 0; g < out.length; g++) {
-    const v = placed[fills[2 * g]!]!;
-    if (v < STANDSTILL_SPEED) out[g] = 1; // (NaN < x is false: an unknown speed is not a standstill)
+    const b0 = fills[2 * g]!;
+    let known = false;
+    let moving = false;
+    for (const { placed, threshold } of motion) {
+      const v = placed[b0]!;
+      if (Number.isNaN(v)) continue;
+      known = true;
+      if (v >= threshold) moving = true;
+    }
+    if (known && !moving) out[g] = 1;
   }
   return out;
 }

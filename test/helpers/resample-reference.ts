@@ -40,6 +40,13 @@ export function referenceResample(rec: Recording): ReferenceGrid {
     return out;
   };
   const speed = binned(rec.channels.speed);
+  const power = binned(rec.channels.power);
+  const cadence = binned(rec.channels.cadence);
+  /** Second i records speed, power or cadence and none shows motion. */
+  const standstill = (i: number) => {
+    const known = [speed[i]!, power[i]!, cadence[i]!].filter((v) => !Number.isNaN(v));
+    return known.length > 0 && !(speed[i]! >= STANDSTILL_SPEED) && !(power[i]! > 0) && !(cadence[i]! > 0);
+  };
 
   const channels: ReferenceGrid['channels'] = {};
   for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) {
@@ -55,7 +62,7 @@ export function referenceResample(rec: Recording): ReferenceGrid {
       const v1 = placed[b1]!;
       for (let i = b0 + 1; i < b1; i++) {
         if (Number.isNaN(v0)) out[i] = Number.NaN;
-        else if (speed[b0]! < STANDSTILL_SPEED || Number.isNaN(v1)) out[i] = v0;
+        else if (standstill(b0) || Number.isNaN(v1)) out[i] = v0;
         else out[i] = v0 + ((v1 - v0) * (i - b0)) / (b1 - b0);
       }
     }
