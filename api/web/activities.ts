@@ -4,11 +4,11 @@ import { findActivity, listActivities } from '../../db/activities.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { rootSport } from '../../lib/sports.ts';
 import { formatInstant, formatLocal } from '../../lib/time.ts';
-import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
-import { INGEST_RULES_VERSION } from '../../engine/ingest/rules.ts';
 import { removeActivity } from '../routes/activities/activity.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
 import { html, type Html } from './html.ts';
+import { dataChecks } from './activity-checks.ts';
+import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
 import { displayName, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
@@ -24,16 +24,6 @@ function localTime(date: Date, offsetSeconds: number, opts: { seconds?: boolean;
   const local = formatLocal(date, offsetSeconds).replace('T', ' ');
   const shown = opts.timeOnly ? local.slice(11, opts.seconds ? 19 : 16) : local.slice(0, opts.seconds ? 19 : 16);
   return html`<time datetime="${formatInstant(date)}">${shown}</time>`;
-}
-
-/** `1:02:03`, or `2:03` under an hour. */
-export function clockDuration(ms: number): string {
-  const total = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const ss = String(s).padStart(2, '0');
-  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
 }
 
 /** `cycling.road+indoor` as `Cycling › road (indoor)`. */
@@ -52,12 +42,6 @@ function round(value: number, digits = 1): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
 
-const METRIC_LABELS: Record<string, string> = {
-  heart_rate: 'heart rate',
-  core_temperature: 'core temperature',
-  smo2: 'SmO₂',
-};
-const metricLabel = (m: string) => METRIC_LABELS[m] ?? m.replace(/_/g, ' ');
 
 /** The summary members, their labels and how a stored value (SI units) is shown. */
 const CHANNELS: { key: string; label: string; unit: string; convert?: (v: number) => number; digits?: number }[] = [
@@ -82,11 +66,6 @@ const STATS: [key: string, label: string][] = [
   ['sum', 'Total'],
 ];
 
-type Stats = Record<string, unknown>;
-const statsOf = (owner: Record<string, unknown> | null | undefined, key: string): Stats | undefined => {
-  const v = owner?.[key];
-  return v && typeof v === 'object' ? (v as Stats) : undefined;
-};
 
 function statValue(channel: (typeof CHANNELS)[number], value: unknown): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '';
@@ -136,184 +115,6 @@ function lapsTable(activity: ActivityRow): Html {
     }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
   )}</tbody>
 </table></div>`;
-}
-
-// Data checks ------------------------------------------------------------------------------------
-
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const grouped = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const plural = (n: number, one: string, many: string) => `${grouped(n)} ${n === 1 ? one : many}`;
-
-/** Why records of the file were left out (api/resources/activities-traces.ts DroppedRecords), one line per reason. */
-const DROPPED_REASONS: Record<string, { one: string; many: string }> = {
-  duplicate_timestamp: {
-    one: "its timestamp repeats another record's (the last one in the file is kept)",
-    many: "their timestamps repeat another record's (the last one in the file is kept)",
-  },
-  outside_session: {
-    one: 'its timestamp lies outside the session (a device clock that jumped, or a record written after the end)',
-    many: 'their timestamps lie outside the session (a device clock that jumped, or records written after the end)',
-  },
-};
-
-/** A channel's plausible range (engine/ingest/plausible.ts), as people read it: `0 to 3,000 W`, `0 to 360 km/h`, `at least 0 m`. */
-function plausibleRange(channel: string): string | undefined {
-  const range = (PLAUSIBLE_RANGES as Record<string, { min: number; max: number; unit: string } | undefined>)[channel];
-  if (!range) return undefined;
-  const [min, max, unit] = channel === 'speed' ? [range.min * 3.6, range.max * 3.6, 'km/h'] : [range.min, range.max, range.unit];
-  const withUnit = (text: string) => (unit === '°' || unit === '%' ? `${text}${unit}` : `${text} ${unit}`);
-  const value = (v: number) => `${v < 0 ? '−' : ''}${grouped(Math.abs(v))}`;
-  return Number.isFinite(max) ? withUnit(`${value(min)} to ${value(max)}`) : `at least ${withUnit(value(min))}`;
-}
-
-/** The file's records left out and the samples stored as missing, each with its reason; a line saying so when there are none. */
-function recordChecks(a: ActivityRow): Html {
-  const dropped = a.dropped_records;
-  const implausible = a.implausible_samples;
-  if (!dropped && !implausible) return html``;
-  const lines: Html[] = [];
-  // In a fixed order (the reasons', the channels'): jsonb keeps its keys in an order of its own.
-  const ordered = (counts: Record<string, number>, known: string[]) =>
-    [...known.filter((k) => k in counts), ...Object.keys(counts).filter((k) => !known.includes(k))].map((k) => [k, counts[k]] as const);
-  for (const [reason, value] of ordered(dropped ?? {}, Object.keys(DROPPED_REASONS))) {
-    const count = num(value);
-    if (!count) continue;
-    const why = DROPPED_REASONS[reason];
-    const text = why ? `${plural(count, 'record', 'records')} left out: ${count === 1 ? why.one : why.many}` : `${plural(count, 'record', 'records')} left out (${reason.replace(/_/g, ' ')})`;
-    lines.push(html`<li data-dropped="${reason}">${text}</li>`);
-  }
-  for (const [channel, value] of ordered(implausible ?? {}, Object.keys(PLAUSIBLE_RANGES))) {
-    const count = num(value);
-    if (!count) continue;
-    const range = plausibleRange(channel);
-    const what = `${plural(count, `${metricLabel(channel)} sample`, `${metricLabel(channel)} samples`)} stored as missing`;
-    lines.push(html`<li data-implausible="${channel}">${range ? `${what}: outside the plausible ${range}, so sensor glitches rather than effort` : `${what}: implausible values`}</li>`);
-  }
-  if (lines.length) return html`<h3 id="record-checks-heading">Left out of the file</h3><ul id="record-checks" class="record-checks" aria-labelledby="record-checks-heading">${lines}</ul>`;
-  const clean = [dropped ? 'every record of the file was used' : '', implausible ? 'every sample was within its plausible range' : ''].filter(Boolean).join(', and ');
-  return html`<p id="record-checks-clean" class="muted">${clean.charAt(0).toUpperCase()}${clean.slice(1)}.</p>`;
-}
-
-/** Our value beside the device's (FIT session fields, api/resources/activities-traces.ts DeviceSummary): how each is read and shown, and why they may differ. */
-const DEVICE_COMPARISONS: { key: string; label: string; device: string; ours: (a: ActivityRow) => number | undefined; show: (v: number) => string; why: string }[] = [
-  {
-    key: 'timer',
-    label: 'Timer time',
-    device: 'total_timer_time',
-    ours: (a) => num(a.timer_seconds),
-    show: (s) => clockDuration(s * 1000),
-    why: "We add up the spans between the file's timer start and stop events (or leave out gaps over 90 s); the device keeps its own count, which may treat auto-pause or a paused start differently.",
-  },
-  {
-    key: 'elapsed',
-    label: 'Elapsed time',
-    device: 'total_elapsed_time',
-    ours: (a) => (a.end_time.getTime() - a.start_time.getTime()) / 1000,
-    show: (s) => clockDuration(s * 1000),
-    why: "Ours is the session's start to its end as stored, after records outside the session were left out; the device's own count may start or stop at another instant.",
-  },
-  {
-    key: 'distance',
-    label: 'Distance',
-    device: 'total_distance',
-    ours: (a) => num(a.distance),
-    show: (m) => `${grouped(m / 1000, 2)} km`,
-    why: "Ours is the recorded distance channel at the end (or speed × time without one); the device may total another sensor's distance or correct it afterwards.",
-  },
-  {
-    key: 'avg_power',
-    label: 'Average power',
-    device: 'avg_power',
-    ours: (a) => num(statsOf(a.summary, 'power')?.mean),
-    show: (w) => `${grouped(w)} W`,
-    why: 'Ours averages every second the timer ran, zeros (coasting) included; devices may leave zeros out or average their records instead of seconds.',
-  },
-  {
-    key: 'np',
-    label: 'Normalized power',
-    device: 'normalized_power',
-    ours: (a) => num(statsOf(a.summary, 'power')?.normalized),
-    show: (w) => `${grouped(w)} W`,
-    why: 'Ours is the 30 s rolling mean over the seconds the timer ran, on a 1 Hz grid with short gaps filled; devices differ in how they treat pauses, gaps and zeros.',
-  },
-  {
-    key: 'avg_hr',
-    label: 'Average heart rate',
-    device: 'avg_heart_rate',
-    ours: (a) => num(statsOf(a.summary, 'heart_rate')?.mean),
-    show: (b) => `${grouped(b)} bpm`,
-    why: 'Ours averages the recorded seconds on a 1 Hz grid; the device may average its records, or count only while its timer ran.',
-  },
-  {
-    key: 'avg_cadence',
-    label: 'Average cadence',
-    device: 'avg_cadence',
-    ours: (a) => num(statsOf(a.summary, 'cadence')?.mean),
-    show: (r) => `${grouped(r)} rpm`,
-    why: 'Ours leaves out the seconds with cadence 0 (coasting); some devices count them, or average their records instead of seconds.',
-  },
-  {
-    key: 'avg_speed',
-    label: 'Average speed',
-    device: 'avg_speed',
-    ours: (a) => num(statsOf(a.summary, 'speed')?.mean),
-    show: (v) => `${grouped(v * 3.6, 1)} km/h`,
-    why: "Ours is distance / moving time; the device's is distance / timer time, so stops while the timer ran lower it.",
-  },
-  {
-    key: 'ascent',
-    label: 'Ascent',
-    device: 'total_ascent',
-    ours: (a) => num(statsOf(a.summary, 'altitude')?.gain),
-    show: (m) => `${grouped(m)} m`,
-    why: "Ours is the device's total when the file has one, else the climbs of more than 3 m in the recorded altitude; the device filters its barometer or GPS altitude its own way.",
-  },
-];
-
-/** Whether two values differ by more than 1 % of the device's. */
-const differs = (device: number, ours: number) => Math.abs(ours - device) > 0.01 * Math.abs(device);
-
-/** The device's own session values beside ours where they differ by more than 1 %; one line when all agree. */
-function deviceComparison(a: ActivityRow): Html {
-  const device = a.device_summary;
-  if (!device) return html``;
-  const pairs = DEVICE_COMPARISONS.map((c) => ({ c, device: num(device[c.device]), ours: c.ours(a) })).filter(
-    (p): p is { c: (typeof DEVICE_COMPARISONS)[number]; device: number; ours: number } => p.device !== undefined && p.ours !== undefined,
-  );
-  if (!pairs.length) return html``;
-  const differing = pairs.filter((p) => differs(p.device, p.ours));
-  if (!differing.length)
-    return html`<p id="device-agrees" class="device-agrees">Agrees with the device's own summary (within 1 %: ${pairs.map((p) => p.c.label.toLowerCase()).join(', ')}).</p>`;
-  const agreeing = pairs.filter((p) => !differs(p.device, p.ours));
-  const percent = (p: { device: number; ours: number }) => {
-    if (p.device === 0) return '';
-    const d = ((p.ours - p.device) / Math.abs(p.device)) * 100;
-    return `${d > 0 ? '+' : '−'}${grouped(Math.abs(d), 1)} %`;
-  };
-  return html`<h3 id="device-heading">Beside the device's own summary</h3>
-<div class="table-scroll"><table class="wide device-comparison" id="device-comparison" aria-labelledby="device-heading">
-<thead><tr><th></th><th>Device says</th><th>We compute</th><th>Why it may differ</th></tr></thead>
-<tbody>${differing.map(
-    (p) => html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device)}</td><td data-ours>${p.c.show(p.ours)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
-  )}</tbody>
-</table></div>
-${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}`;
-}
-
-/** Which rules made the numbers, when older than the current ones; the device comparison; records and samples left out. */
-function dataChecks(a: ActivityRow): Html {
-  const version = a.ingest_version;
-  const note =
-    version < INGEST_RULES_VERSION
-      ? html`<p id="ingest-version" class="ingest-note">Made by version ${version} of the ingest rules (current: ${INGEST_RULES_VERSION}): ${
-          version === 1 ? "timer and moving time, normalized power, the device's own summary and the records left out were not kept then. " : ''
-        }Reprocessing (<code>npm run cli -- reprocess</code>) re-derives the activity from its original file with the current rules.</p>`
-      : '';
-  const body = [note, deviceComparison(a), recordChecks(a)].filter((h) => h && String(h));
-  if (!body.length) return html``;
-  return html`<section id="data-checks" class="data-checks" aria-labelledby="data-checks-heading"><h2 id="data-checks-heading">Data checks</h2>
-${body}
-</section>`;
 }
 
 // Charts -----------------------------------------------------------------------------------------
