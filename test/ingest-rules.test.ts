@@ -129,6 +129,31 @@ test('a timer pause (stop_all … start, 3 minutes without records): its seconds
   t.is(a.laps[0]!.timer_seconds, 1379 - 180);
 });
 
+test('a stop the records contradict is not taken: records at least every other second inside it (a stop stamped at the timer time); a rest with a few records is', async (t) => {
+  // A Sigma-like file: the stop_all event at 600 s, records at 1 Hz on to 640 s.
+  const times = range(0, 641);
+  const bytes = ride(times, (i) => ({ power: 200, heartRate: 140, cadence: 90, speed: 8, distance: 8 * times[i]! }), { events: [{ at: 600, eventType: 'stopAll' }] });
+  const [rec] = await parseFit(bytes);
+  t.deepEqual(rec!.pauses, [], 'the trailing stop is contradicted by 40 s of records');
+  const a = await ingestFit(bytes);
+  t.is(a.timerSeconds, 640);
+  t.is(a.channels.power![620], 200, 'its records kept');
+
+  // A pool-swim-like rest: the timer stopped 600 → 660 s, three records in it (the length that ended at the stop, two drills' marks).
+  const rest = [...range(0, 601), 603, 630, 657, ...range(660, 900)];
+  const swim = ride(rest, (i) => ({ speed: rest[i]! > 600 && rest[i]! < 660 ? 0 : 1, heartRate: 140, distance: rest[i]! }), {
+    events: [
+      { at: 600, eventType: 'stopAll' },
+      { at: 660, eventType: 'start' },
+    ],
+  });
+  const [kept] = await parseFit(swim);
+  t.deepEqual(kept!.pauses![0], { start: T0 + 600_000, end: T0 + 660_000 }, 'three records in a minute do not contradict it');
+  const b = await ingestFit(swim);
+  t.true(isEmpty(b.channels.heart_rate, 601, 660), 'the rest is empty, its record included');
+  t.is(b.timerSeconds, 899 - 60);
+});
+
 test('a stop at a standstill with the timer running: held at 0, not interpolated; not moving; speed mean = distance / moving time', async (t) => {
   const times = [...range(0, 101), ...range(140, 201)];
   const stopped = (s: number) => s === 100;

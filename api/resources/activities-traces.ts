@@ -240,7 +240,7 @@ export const ActivityDetails = z
     ...ActivityFields,
     distance: z.number().nullable().describe('m'),
     devices: z.array(z.string()),
-    implausible_samples: ImplausibleSamples.nullable().describe('Null for activities stored before samples were checked (they keep whatever the file had)'),
+    implausible_samples: ImplausibleSamples.nullable().describe('Null for activities stored before samples were checked (they keep whatever the file had, until `npm run cli -- reprocess` re-derives them)'),
     timer_duration: z
       .string()
       .nullable()
