@@ -358,7 +358,7 @@ export const REASONS: readonly ReasonRule[] = [
   {
     name: 'pool-swim-speed-underivable',
     explanation:
-      "a pool swim's device average speed is no quotient of its own distance by any of its times (timer, elapsed, the timer's running time, within 1 %): it averages per-length speeds the records do not carry; ours is distance / moving time, with the distance agreeing (1 %). Our moving time is short where a drill set's length record falls in the rest after it or more than 90 s after the restart, leaving running seconds empty",
+      "a pool swim's device average speed is no quotient of its own distance by any of its times (timer, elapsed, the timer's running time, within 1 %): some per-length average of its own; ours is distance / moving time (the seconds of its active lengths), with the distance agreeing (1 %)",
     quantities: ['speed'],
     fires: (s, ours) => {
       if (s.poolLength === undefined && !/\/lap_swimming$/.test(s.sport)) return false;

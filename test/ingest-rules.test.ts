@@ -154,6 +154,68 @@ test('a stop the records contradict is not taken: records at least every other s
   t.is(b.timerSeconds, 899 - 60);
 });
 
+test('a pool swim: speed, stroke rate and distance from its length messages; a drill set\'s lengths follow each other; its moving time is its active lengths', async (t) => {
+  // 4 lengths of 25 m (30 s each, 0.8–0.9 m/s), a 60 s rest (timer stopped, one record), then a drill set
+  // whose two lengths both carry the set's start (60 s each, no speed or strokes), then one more length.
+  const lengths = [
+    { at: 0, elapsed: 30, speed: 0.9, cadence: 24 },
+    { at: 30, elapsed: 30, speed: 0.85, cadence: 25 },
+    { at: 60, elapsed: 30, speed: 0.85, cadence: 26 },
+    { at: 90, elapsed: 30, speed: 0.8, cadence: 25 },
+    { at: 120, elapsed: 60, speed: 0, cadence: 0, type: 'idle' as const },
+    { at: 180, elapsed: 60, speed: 0, cadence: 0 },
+    { at: 180, elapsed: 60, speed: 0, cadence: 0 },
+    { at: 300, elapsed: 30, speed: 0.9, cadence: 22 },
+  ];
+  // Records as a watch writes them in a pool: one per length, late, one in the rest, none for the drills.
+  const times = [30, 60, 90, 120, 150, 300, 330];
+  const bytes = buildActivityFit({
+    sessions: [
+      {
+        sport: 'swimming',
+        subSport: 'lapSwimming',
+        start: START,
+        seconds: times.length,
+        elapsed: 330,
+        recordTimes: (i) => times[i]!,
+        record: (i) => ({ speed: 0.85, distance: 25 * (i + 1), heartRate: 140 + i }),
+        events: [
+          { at: 120, eventType: 'stopAll' },
+          { at: 180, eventType: 'start' },
+        ],
+        lengths,
+        sessionFields: { poolLength: 25 },
+      },
+    ],
+  });
+  const [rec] = await parseFit(bytes);
+  t.deepEqual(
+    rec!.lengths!.map((l) => [(l.start - START.getTime()) / 1000, (l.end - START.getTime()) / 1000, l.speed, l.cadence]),
+    [
+      [0, 30, 0.9, 24],
+      [30, 60, 0.85, 25],
+      [60, 90, 0.85, 26],
+      [90, 120, 0.8, 25],
+      [180, 240, 25 / 60, undefined],
+      [240, 300, 25 / 60, undefined],
+      [300, 330, 0.9, 22],
+    ],
+    'active lengths only; the drill lengths follow each other, at 25 m over their time and no stroke rate',
+  );
+  const a = await ingestFit(bytes);
+  t.deepEqual(Array.from(a.channels.speed!.subarray(0, 3)), [0.9, 0.9, 0.9]);
+  t.is(a.channels.speed![250], 25 / 60);
+  t.true(isEmpty(a.channels.speed, 121, 180) && isEmpty(a.channels.heart_rate, 121, 180), 'the rest is empty');
+  t.is(a.channels.distance![29], 25, 'the counter reaches the pool length at the length’s last second');
+  t.is(a.summary.distance!.sum, 7 * 25, 'seven active lengths');
+  t.is(a.timerSeconds, 330 - 60);
+  t.is(a.movingSeconds, 270, 'every second of an active length moves, the 0.42 m/s drills too (below the 0.5 m/s of the motion test)');
+  t.true(close(a.summary.speed!.mean!, 175 / 270, 1e-12));
+  const strokes = [...range(0, 30).map(() => 24), ...range(0, 30).map(() => 25), ...range(0, 30).map(() => 26), ...range(0, 30).map(() => 25), ...range(0, 30).map(() => 22)];
+  t.true(close(a.summary.cadence!.mean!, strokes.reduce((s, v) => s + v, 0) / strokes.length, 1e-12), 'stroke rate over the seconds that have one (not the drills)');
+  t.is(a.summary.heart_rate!.max, 146, 'the records give the other channels');
+});
+
 test('a stop at a standstill with the timer running: held at 0, not interpolated; not moving; speed mean = distance / moving time', async (t) => {
   const times = [...range(0, 101), ...range(140, 201)];
   const stopped = (s: number) => s === 100;

@@ -9,7 +9,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { Channel } from '../engine/ingest/recording.ts';
 import type { Grid } from '../engine/ingest/resample.ts';
-import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, normalizedPower, NP_WINDOW_SECONDS, summarise, timing } from '../engine/ingest/summary.ts';
+import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, MIN_MOVING_FOR_SPEED, normalizedPower, NP_WINDOW_SECONDS, summarise, timing } from '../engine/ingest/summary.ts';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
 
@@ -52,7 +52,7 @@ test('every SPEC member with exactly its statistics, NaN seconds left out', (t) 
     heart_rate: { end: 110, max: 130, mean: 120, min: 110, start: 120 },
     power: { max: 300, mean: 200, work: 0.6 },
     smo2: { end: 70, max: 70, mean: 60, min: 50, start: 60 },
-    speed: { max: 6, mean: 3 }, // 12 m over the 4 moving seconds (the last has no speed, power or cadence)
+    speed: { max: 6, mean: 4 }, // 4 moving seconds (the last has no speed, power or cadence): under MIN_MOVING_FOR_SPEED, the mean of the recorded speeds
     temperature: { end: 20, max: 22, mean: 20.8, min: 20, start: 20 },
   });
   t.deepEqual(Object.keys(summary), ['altitude', 'cadence', 'core_temperature', 'distance', 'heart_rate', 'power', 'smo2', 'speed', 'temperature'], 'SPEC order');
@@ -172,6 +172,12 @@ test('speed: max over the seconds, mean = distance / moving seconds (not the mea
   t.is(timing(g, { start: T0, end: T0 + 180_000 }, 0, 180).moving_seconds, 120);
   t.deepEqual(whole(g).speed, { max: 10, mean: distance[179]! / 120 }, 'the mean of the seconds would be 6.6');
   t.deepEqual(whole(grid({ speed: [0, 0.2] })).speed, { max: 0.2, mean: 0.1 }, 'never moving: the mean of the seconds');
+  // A span of under MIN_MOVING_FOR_SPEED moving seconds (a rest lap sharing its last second with the next length).
+  t.is(MIN_MOVING_FOR_SPEED, 5);
+  const short = grid({ speed: [1, 1, 1, 1], distance: [0, 1, 2, 30] });
+  t.deepEqual(whole(short).speed, { max: 1, mean: 1 }, '4 moving seconds: the mean of the seconds, not 30 m / 4 s');
+  const five = grid({ speed: [1, 1, 1, 1, 1], distance: [0, 1, 2, 3, 30] });
+  t.deepEqual(whole(five).speed, { max: 1, mean: 6 }, '5 moving seconds: 30 m / 5 s');
 });
 
 test('moving seconds: running seconds with speed ≥ 0.5, power > 0 or cadence > 0; without those channels, every recorded running second', (t) => {

@@ -36,7 +36,7 @@ const SummaryMembers = {
     .optional()
     .describe('W; `mean` over the seconds recorded while the timer ran, zeros included'),
   smo2: z.object(Course).optional().describe('%'),
-  speed: z.object(Extremes).optional().describe('m/s; `mean` = distance / moving time (as Strava and GoldenCheetah; devices divide by timer time)'),
+  speed: z.object(Extremes).optional().describe('m/s; `mean` = distance / moving time (as Strava and GoldenCheetah; devices divide by timer time); under 5 s of moving time (a rest lap), the mean of the recorded speeds'),
   temperature: z.object(Course).optional().describe('°C'),
 };
 
@@ -248,7 +248,7 @@ export const ActivityDetails = z
     moving_duration: z
       .string()
       .nullable()
-      .describe('ISO 8601: of the timer time, the seconds in motion (speed ≥ 0.5 m/s; without speed, power or cadence > 0; without those, every recorded second). Null for ingest version 1'),
+      .describe('ISO 8601: of the timer time, the seconds in motion (speed ≥ 0.5 m/s, power > 0 or cadence > 0; without those channels, every recorded second; a pool swim, the seconds of its active lengths). Null for ingest version 1'),
     device_summary: DeviceSummaryOut.nullable().describe("The file's own session values as the device recorded them (null for CSV files and ingest version 1)"),
     dropped_records: DroppedRecordsOut.nullable().describe('Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1'),
     ingest_version: z

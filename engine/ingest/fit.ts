@@ -16,7 +16,7 @@
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
 import { sportFromFit } from '../../lib/sports.ts';
-import { CHANNELS, DEVICE_SUMMARY_FIELDS, IngestError, type Channel, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording } from './recording.ts';
+import { CHANNELS, DEVICE_SUMMARY_FIELDS, IngestError, type Channel, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording, type SwimLength } from './recording.ts';
 import { leanDecodeFit, RECORD_FIELDS, type RecordField, type RecordTable } from './fit-records.ts';
 import { developerFieldsConcernChannels, readDeveloperFields } from './developer-fields.ts';
 
@@ -95,6 +95,7 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
       timestamps,
       channels,
       ...(pauses ? { pauses: sessionPauses(pauses, session.start, end, timestamps) } : {}),
+      ...(session.poolLength !== undefined ? swimLengths(fit.lengths ?? [], session.start, Math.min(session.selectionEnd, next), session.poolLength) : {}),
       deviceSummary: session.deviceSummary,
     });
     runs.push([from, to]);
@@ -138,6 +139,35 @@ function countDropped(recordings: Recording[], runs: [number, number][], samples
     c.duplicate_timestamp = (c.duplicate_timestamp ?? 0) + 1;
   }
   for (const [i, rec] of recordings.entries()) rec.dropped = counts[i]!;
+}
+
+/**
+ * A pool swim's active lengths within [from, to] (FIT length messages whose length_type is active and
+ * whose start lies in the session), each covering the pool's length at the device's own speed and
+ * stroke rate (a drill length, which has neither, at the pool's length over its time and no stroke
+ * rate), ascending; `{}` when the session has none (the records are used as they are).
+ */
+function swimLengths(messages: object[], from: number, to: number, poolLength: number): { lengths?: SwimLength[] } {
+  const lengths: SwimLength[] = [];
+  for (const message of messages) {
+    const l = fields(message);
+    const start = time(l, 'start_time');
+    const elapsed = num(l, 'total_elapsed_time');
+    const speed = num(l, 'avg_speed');
+    if (l['length_type'] !== 'active' || start === undefined || !(start >= from && start <= to) || elapsed === undefined || !(elapsed > 0)) continue;
+    // A drill length has no speed or strokes of its own (0): it covered the pool in its time, at an unknown stroke rate.
+    const cadence = num(l, 'avg_swimming_cadence');
+    lengths.push({ start, end: start + elapsed * 1000, speed: speed !== undefined && speed > 0 ? speed : poolLength / elapsed, cadence: cadence !== undefined && cadence > 0 ? cadence : undefined, distance: poolLength });
+  }
+  lengths.sort((a, b) => a.start - b.start);
+  // A drill set's lengths can all carry the set's start (two 53 s lengths both from 449 s): a length
+  // starting more than a second before the previous one ends follows it instead.
+  for (let i = 1; i < lengths.length; i++) {
+    const previous = lengths[i - 1]!;
+    const l = lengths[i]!;
+    if (l.start < previous.end - 1000) lengths[i] = { ...l, start: previous.end, end: previous.end + (l.end - l.start) };
+  }
+  return lengths.length ? { lengths } : {};
 }
 
 const TIMER_STARTS = new Set(['start']);
@@ -445,6 +475,8 @@ interface SessionSpan {
    */
   selectionEnd: number;
   deviceSummary: DeviceSummary;
+  /** A pool swim's pool length (m): the session's pool_length (only pool swims have one). */
+  poolLength: number | undefined;
 }
 
 function sessionSpans(fit: ParsedFit): SessionSpan[] {
@@ -461,7 +493,9 @@ function sessionSpans(fit: ParsedFit): SessionSpan[] {
     const bounds = [elapsedEnd === undefined ? undefined : Math.ceil(elapsedEnd / 1000) * 1000, stamp].filter((t): t is number => t !== undefined && t >= start);
     const hasSport = s['sport'] !== undefined;
     const sport = hasSport ? sportFromFit(sportName(s['sport']), sportName(s['sub_sport'])) : sportFromFit(sportName(onlySport?.['sport']), sportName(onlySport?.['sub_sport']));
-    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity, deviceSummary: deviceSummary(s) });
+    const pool = num(s, 'pool_length');
+    const poolLength = pool !== undefined && pool > 0 ? pool : undefined;
+    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity, deviceSummary: deviceSummary(s), poolLength });
   }
   return spans.sort((a, b) => a.start - b.start);
 }

@@ -28,6 +28,18 @@ export interface Lap {
   totalDescent?: number;
 }
 
+/**
+ * One active length of a pool swim (FIT length message, length_type active), epoch ms [start, end):
+ * the device's own speed (m/s) and stroke rate (strokes/min) over it, and the distance it covers (m).
+ */
+export interface SwimLength {
+  start: number;
+  end: number;
+  speed: number;
+  cadence: number | undefined;
+  distance: number;
+}
+
 /** A span of the recording when its timer was stopped (FIT timer stop … start events), epoch ms, [start, end). */
 export interface Pause {
   start: number;
@@ -86,6 +98,11 @@ export interface Recording {
    * between samples for a pause (engine/ingest/resample.ts).
    */
   pauses?: Pause[];
+  /**
+   * A pool swim's active lengths, ascending, when the file has them (FIT length messages): its speed,
+   * cadence and distance come from them rather than from its records (engine/ingest/resample.ts).
+   */
+  lengths?: SwimLength[];
   /** The file's own session values (FIT); undefined for CSV. */
   deviceSummary?: DeviceSummary;
   /** Records of the file left out of this activity, by reason. */

@@ -1,4 +1,4 @@
-import type { Channel, Pause, Recording } from './recording.ts';
+import type { Channel, Pause, Recording, SwimLength } from './recording.ts';
 import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
 
 /**
@@ -56,6 +56,8 @@ export interface Grid {
   running: Uint8Array;
   /** The pauses `running` was made from (the file's, or the long gaps of a file without timer events), epoch ms. */
   pauses: Pause[];
+  /** A pool swim's: 1 in the seconds of its active lengths, its moving time (engine/ingest/summary.ts). */
+  active?: Uint8Array;
 }
 
 export function resample(rec: Recording): Grid {
@@ -72,16 +74,48 @@ export function resample(rec: Recording): Grid {
   const fills = gapsToFill(ts, bins, pauses);
   const standstill = standstillAt(rec.channels, bins, fills, length);
   const leads = leadIns(bins, running);
+  const { channels: fromLengths, active } = rec.lengths ? lengthChannels(rec.lengths, start, length) : { channels: {} as GridChannels, active: undefined };
   const channels: GridChannels = {};
-  for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) {
-    const out = lastPerBin(values, bins, length);
-    fill(out, fills, standstill);
-    if (name !== 'distance') backFill(out, leads); // a counter's later value is not what it read before
+  for (const [name, values] of [...Object.entries(rec.channels), ...Object.entries(fromLengths)] as [Channel, Float64Array][]) {
+    const out = fromLengths[name] ?? lastPerBin(values, bins, length);
+    if (!fromLengths[name]) fill(out, fills, standstill);
+    if (!fromLengths[name] && name !== 'distance') backFill(out, leads); // a counter's later value is not what it read before
     // A counter keeps its value: emptied, a rest's record would lose the distance covered before it.
     if (name !== 'distance') for (let i = 0; i < length; i++) if (!running[i]) out[i] = Number.NaN;
     if (out.some((v) => !Number.isNaN(v))) channels[name] = out;
   }
-  return { start, length, channels, running, pauses };
+  return { start, length, channels, running, pauses, ...(active ? { active } : {}) };
+}
+
+/**
+ * A pool swim's speed, cadence (strokes/min) and distance from its active lengths (rec.lengths): a
+ * length [s, e) gives seconds ⌊s⌋ … ⌈e⌉ − 1 its own speed and stroke rate, and the distance counter
+ * rises by the pool's length across them (reaching it at the length's last second); seconds in no
+ * active length (rests) have none. The seconds of active lengths are the swim's moving time
+ * (`active`), whatever their speed (a kick drill's 0.4 m/s is swimming). The records of a pool
+ * swim are sparse and written late (a length's record may fall in the rest after it), while its
+ * length messages are the device's own account of every length.
+ */
+function lengthChannels(lengths: readonly SwimLength[], start: number, length: number): { channels: GridChannels; active: Uint8Array } {
+  const active = new Uint8Array(length);
+  const speed = new Float64Array(length).fill(Number.NaN);
+  const cadence = new Float64Array(length).fill(Number.NaN);
+  const distance = new Float64Array(length).fill(Number.NaN);
+  let covered = 0;
+  for (const l of lengths) {
+    const s = Math.max(0, Math.floor((l.start - start) / 1000));
+    const e = Math.min(length, Math.max(s + 1, Math.ceil((l.end - start) / 1000)));
+    for (let i = s; i < e; i++) {
+      active[i] = 1;
+      speed[i] = l.speed;
+      if (l.cadence !== undefined) cadence[i] = l.cadence;
+      distance[i] = covered + (l.distance * (i - s + 1)) / (e - s);
+    }
+    covered += l.distance;
+  }
+  const channels: GridChannels = { speed, distance };
+  if (lengths.some((l) => l.cadence !== undefined)) channels.cadence = cadence;
+  return { channels, active };
 }
 
 /** bins[k] = ⌊(ts[k] − start) / 1 s⌋, or −1 for a sample outside the grid. */

@@ -11,6 +11,7 @@
  *   2  pauses from FIT timer events (else gaps > 90 s); gaps ≤ 90 s inside a running timer filled
  *      (linear, held from a standstill); cadence mean over cadence > 0; speed mean = distance /
  *      moving time; ascent from the device's totals (else 3 m hysteresis); normalized power and
- *      work; timer and moving time; developer fields by native field number
+ *      work; timer and moving time; developer fields by native field number; a pool swim's speed,
+ *      stroke rate and distance from its length messages
  */
 export const INGEST_RULES_VERSION = 2;

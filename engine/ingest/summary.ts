@@ -16,7 +16,8 @@ import { STANDSTILL_SPEED, type Grid, type GridChannels } from './resample.ts';
  *   power              max; mean over recorded seconds (zeros kept); normalized (NP, below);
  *                      work (kJ: Σ power × 1 s)
  *   speed              max; mean = distance / moving time (Strava, GoldenCheetah; a device divides
- *                      by its timer time, which differs when the timer ran at a standstill)
+ *                      by its timer time, which differs when the timer ran at a standstill); under
+ *                      MIN_MOVING_FOR_SPEED of moving time, the mean of the recorded speeds
  *   distance           sum: the cumulative distance channel's increase from the span's start (for
  *                      the activity: from 0 when its first value can have been covered since the
  *                      start, see distanceSum), else Σ speed · 1 s
@@ -28,7 +29,8 @@ import { STANDSTILL_SPEED, type Grid, type GridChannels } from './resample.ts';
  *
  * Timer and moving time (timing): the span's seconds whose timer ran (grid.running), and of those
  * the seconds in motion: speed ≥ STANDSTILL_SPEED, or power > 0, or cadence > 0; a recording with
- * none of these channels moves whenever something is recorded.
+ * none of these channels moves whenever something is recorded; a pool swim moves in the seconds of
+ * its active lengths (grid.active).
  *
  * Normalized power: the 30 s rolling mean of power over the seconds the timer ran and power was
  * recorded, in order (a pause is skipped, so a window spans it; coasting zeros are kept); NP is the
@@ -37,6 +39,13 @@ import { STANDSTILL_SPEED, type Grid, type GridChannels } from './resample.ts';
 
 /** Altitude changes smaller than this (m) are noise, not climbing (see elevationChange). */
 export const ALTITUDE_HYSTERESIS_M = 3;
+
+/**
+ * Below this moving time (s) a span's speed is the mean of its recorded speeds, not distance / moving
+ * time: a lap of a fraction of a second (a rest lap whose end shares a grid second with the next
+ * length) would divide a second's distance by a tenth of a second.
+ */
+export const MIN_MOVING_FOR_SPEED = 5;
 
 /** The rolling window of normalized power (s). */
 export const NP_WINDOW_SECONDS = 30;
@@ -87,7 +96,7 @@ const speed: Statistics = ({ grid, from, to, distance, moving }) => {
   const x = grid.channels.speed;
   const m = x && moments(x, from, to);
   if (!m) return undefined;
-  return { max: m.max, mean: distance !== undefined && moving > 0 ? distance / moving : m.mean };
+  return { max: m.max, mean: distance !== undefined && moving >= MIN_MOVING_FOR_SPEED ? distance / moving : m.mean };
 };
 const level: Statistics = ({ grid, from, to }, member) => {
   const x = grid.channels[member];
@@ -134,6 +143,11 @@ export function timing(grid: Grid, span: { start: number; end: number }, from: n
 }
 
 function movingSeconds(grid: Grid, from: number, to: number): number {
+  if (grid.active) {
+    let swum = 0;
+    for (let i = from; i < to; i++) if (grid.running[i] && grid.active[i]) swum++;
+    return swum;
+  }
   const { speed, power, cadence } = grid.channels;
   const anyMotionChannel = speed || power || cadence;
   const recorded = Object.values(grid.channels);

@@ -12,7 +12,7 @@ import { Encoder, Profile, Utils, type Mesg, type RecordMesg } from '@garmin/fit
 export type FitMessage = Mesg & { mesgNum: number } & Record<string, unknown>;
 
 export const MesgNum = Profile.MesgNum as Record<
-  'FILE_ID' | 'DEVICE_INFO' | 'EVENT' | 'RECORD' | 'LAP' | 'SESSION' | 'ACTIVITY' | 'USER_PROFILE' | 'MONITORING' | 'DEVELOPER_DATA_ID' | 'FIELD_DESCRIPTION' | 'SPORT',
+  'FILE_ID' | 'DEVICE_INFO' | 'EVENT' | 'RECORD' | 'LAP' | 'SESSION' | 'ACTIVITY' | 'USER_PROFILE' | 'MONITORING' | 'DEVELOPER_DATA_ID' | 'FIELD_DESCRIPTION' | 'SPORT' | 'LENGTH',
   number
 >;
 
@@ -77,6 +77,8 @@ export interface SessionSpec {
   events?: { at: number; eventType: string; event?: string }[];
   /** Extra fields of the session message (fitsdk names: `avgPower`, `totalAscent`, …), over the defaults. */
   sessionFields?: Record<string, unknown>;
+  /** Length messages of a pool swim (seconds after the start), written after the records. */
+  lengths?: { at: number; elapsed: number; speed: number; cadence: number; type?: 'active' | 'idle' }[];
   /** Extra fields of the l-th lap message (e.g. `totalAscent`). */
   lapFields?: (l: number) => Record<string, unknown>;
 }
@@ -185,6 +187,21 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
         mesgNum: MesgNum.RECORD,
         timestamp: at(time),
         ...(Object.keys(developerFields).length > 0 ? { developerFields } : {}),
+      });
+    }
+    for (const [n, l] of (session.lengths ?? []).entries()) {
+      messages.push({
+        mesgNum: MesgNum.LENGTH,
+        messageIndex: n,
+        timestamp: at(l.at + l.elapsed),
+        startTime: at(l.at),
+        totalElapsedTime: l.elapsed,
+        totalTimerTime: l.elapsed,
+        avgSpeed: l.speed,
+        avgSwimmingCadence: l.cadence,
+        lengthType: l.type ?? 'active',
+        event: 'length',
+        eventType: 'marker',
       });
     }
     const lapCount = session.laps ?? 1;
