@@ -68,6 +68,7 @@ for (const name of FILES) {
       // A pool swim's speed, cadence and distance come from its length messages (engine/ingest/resample.ts), not its records.
       const lengths = parsed[i]!.lengths;
       const fromLengths = new Set<Channel>(lengths ? ['speed', 'distance', ...(lengths.some((l) => l.cadence !== undefined) ? (['cadence'] as const) : [])] : []);
+      t.deepEqual([...fromLengths].sort(), [...exp.lengthChannels].sort(), `${at}: the channels of its length messages, as fitsdk reads them`);
       t.deepEqual(a.metrics, CHANNELS.filter((c) => exp.channels[c] || fromLengths.has(c)), `${at}: metrics = the channels present, in CHANNELS order`);
       t.deepEqual(Object.keys(a.channels).sort(), [...a.metrics].sort(), at);
       for (const c of a.metrics) t.is(a.channels[c]!.length, a.length, `${at} ${c}: one value per grid second`);

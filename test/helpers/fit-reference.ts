@@ -35,6 +35,11 @@ export interface Reference {
   /** Record instants (whole seconds, ascending, one per timestamp) and each channel's values (NaN where absent). */
   times: number[];
   channels: Partial<Record<Channel, number[]>>;
+  /**
+   * A pool swim's channels that its active length messages give instead of its records (speed,
+   * distance, and cadence when a length has a stroke rate): empty for other sessions.
+   */
+  lengthChannels: Channel[];
 }
 
 /**
@@ -69,6 +74,9 @@ export function reference(bytes: Uint8Array): Reference[] {
     }
     const sportSource = s['sport'] !== undefined || sportMesgs.length !== 1 ? s : sportMesgs[0]!;
     const lastRecord = mine[mine.length - 1]![0];
+    const pool = num(s, 'poolLength');
+    const active = pool !== undefined && pool > 0 ? ((m.lengthMesgs ?? []) as Fields[]).filter((l) => l['lengthType'] === 'active' && inSpan(ms(l, 'startTime') ?? -Infinity)) : [];
+    const lengthChannels: Channel[] = active.length ? ['speed', 'distance', ...(active.some((l) => (num(l, 'avgSwimmingCadence') ?? 0) > 0) ? (['cadence'] as const) : [])] : [];
     return [
       {
         sport: sportFromFit(snake(sportSource['sport']), snake(sportSource['subSport'])),
@@ -78,6 +86,7 @@ export function reference(bytes: Uint8Array): Reference[] {
         utcOffsetSeconds,
         times: mine.map(([t]) => t),
         channels,
+        lengthChannels,
       },
     ];
   });
