@@ -13,6 +13,7 @@ import { tokenFor, TEST_PASSWORD } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
+import { canonical, freshIngest, oldRules, sameValues } from './helpers/reprocess.ts';
 import { createDb, type Db, type User } from '../db/database.ts';
 import { migrateToLatest, MIGRATIONS_DIR } from '../db/migrate.ts';
 import { createUser } from '../db/users.ts';
@@ -22,7 +23,6 @@ import { activityId } from '../db/activities.ts';
 import { curveRows } from '../db/curves.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { ingestFile } from '../engine/ingest/ingest.ts';
-import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { CHANNELS } from '../engine/ingest/recording.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { computeCurves } from '../engine/curves/activity-curves.ts';
@@ -77,16 +77,6 @@ async function oldLayoutDatabase(): Promise<{ url: string; drop: () => Promise<v
       await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`).finally(() => c.end());
     },
   };
-}
-
-/** A parse as the old rules might have left it: other power values (same length), a summary and laps without the new members. */
-function oldRules(a: IngestedActivity) {
-  const channels = Object.fromEntries(Object.entries(a.channels).map(([c, v]) => [c, c === 'power' ? v!.map((x) => (x === x ? Math.max(0, x - 7) : x)) : v!.slice()]));
-  const summary = JSON.parse(JSON.stringify(a.summary)) as Record<string, Record<string, number>>;
-  if (summary.power) summary.power = { max: summary.power.max! - 7, mean: summary.power.mean! - 7 };
-  if (summary.speed) summary.speed = { ...summary.speed, mean: summary.speed.mean! * 0.9 };
-  const laps = a.laps.map(({ timer_seconds: _t, moving_seconds: _m, ...lap }) => lap);
-  return { channels, summary, laps };
 }
 
 /** Store a file's activities the way the old rules and the old layout did: source, original, rows, sample files, curves. */
@@ -196,28 +186,6 @@ async function reprocess(...args: string[]) {
   const run = await cli('reprocess', '--json', ...args);
   const lines = run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
   return { code: run.code, stderr: run.stderr, lines, summary: lines.at(-1) };
-}
-
-/** JSON with sorted keys (jsonb reorders them), as stored (NaN, undefined → null). */
-function canonical(value: unknown): string {
-  return JSON.stringify(JSON.parse(JSON.stringify(value ?? null)), (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
-  );
-}
-
-async function freshIngest(bytes: Uint8Array): Promise<IngestedActivity[]> {
-  const parsed = await ingestFile({ task: 'ingest', format: 'fit', bytes: bytes.slice(), sport: null });
-  if (!parsed.ok) throw new Error(parsed.code);
-  return parsed.activities;
-}
-
-function sameValues(a: Float64Array | undefined, b: Float64Array | undefined, length: number): boolean {
-  for (let i = 0; i < length; i++) {
-    const x = a ? a[i]! : NaN;
-    const y = b ? b[i]! : NaN;
-    if (x !== y && !(Number.isNaN(x) && Number.isNaN(y))) return false;
-  }
-  return true;
 }
 
 const activity = (id: string) => db.selectFrom('activities').selectAll().where('id', '=', id).executeTakeFirst();
