@@ -19,7 +19,8 @@ import { barReporter, jsonReporter, plainReporter, rateMeter, type Reporter, typ
 import { openHistory, scanHistory } from '../workers/backfill.ts';
 import { createRedis, waitForRedis } from '../workers/connections.ts';
 import { closeQueues, createQueues, curvesJobId, enqueueCurves, enqueueReprocess, reprocessJobId, type Queues } from '../workers/queues.ts';
-import { QueueEvents } from 'bullmq';
+import { QueueEvents, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { sourcesToReprocess, type ReprocessSelection } from '../db/reprocess.ts';
 import type { ReprocessResult } from '../workers/reprocess.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
@@ -204,6 +205,30 @@ const POLL_MS = 500;
 const REPORT_EVERY_MS = 2_000;
 
 /**
+ * Ctrl-C while a command watches the workers: `pause()` waits POLL_MS, or less when Ctrl-C comes,
+ * and tells whether it came (the workers go on; only the watching stops). `dispose()` lets go of SIGINT.
+ */
+function interruptible() {
+  let interrupted = false;
+  let wake: (() => void) | undefined;
+  const onInterrupt = () => {
+    interrupted = true;
+    wake?.();
+  };
+  process.once('SIGINT', onInterrupt);
+  return {
+    async pause(): Promise<boolean> {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS);
+      });
+      return interrupted;
+    },
+    dispose: () => process.off('SIGINT', onInterrupt),
+  };
+}
+
+/**
  * Report a backfill's progress until it is done (or Ctrl-C), then its summary and failed files.
  * The exit status: 0 every file loaded (or already stored), 3 some files failed, 1 the backfill failed,
  * 130 interrupted (the workers go on).
@@ -212,13 +237,7 @@ async function waitForBackfill(db: Db, id: string, reporter: Reporter): Promise<
   const look = watchBackfill(db, id, { counts: true });
   const measure = rateMeter(Date.now());
   const failures: FailedFile[] = [];
-  let interrupted = false;
-  let wake: (() => void) | undefined;
-  const onInterrupt = () => {
-    interrupted = true;
-    wake?.();
-  };
-  process.once('SIGINT', onInterrupt);
+  const ctrlC = interruptible();
   let last: Snapshot | undefined;
   try {
     for (;;) {
@@ -231,18 +250,31 @@ async function waitForBackfill(db: Db, id: string, reporter: Reporter): Promise<
         return error ? 1 : failures.length ? 3 : 0;
       }
       reporter.update(last);
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, POLL_MS);
-      });
-      if (interrupted) {
+      if (await ctrlC.pause()) {
         reporter.interrupt(last);
         return 130;
       }
     }
   } finally {
-    process.off('SIGINT', onInterrupt);
+    ctrlC.dispose();
   }
+}
+
+/** The user `--user EMAIL` names (undefined without the flag); a UsageError when nobody has that email. */
+async function userIdOf(db: Db, flags: Flags): Promise<string | undefined> {
+  if (typeof flags.user !== 'string') return undefined;
+  const user = await findUserByEmail(db, flags.user.trim());
+  if (!user) throw new UsageError(`no user with email ${flags.user}`);
+  return user.id;
+}
+
+/**
+ * A queue's events read from the stream's position now, before the caller adds its jobs: their ends
+ * cannot be missed however soon they come (a finished job is removed and cannot be looked at later).
+ */
+async function eventsFromNow(producer: Redis, queue: Queue, connection: Redis, prefix: string): Promise<QueueEvents> {
+  const [last] = await producer.xrevrange(queue.keys.events!, '+', '-', 'COUNT', 1);
+  return new QueueEvents(queue.name, { connection, prefix, lastEventId: last?.[0] ?? '0-0' });
 }
 
 /** The return value of job `jobId` once it completes (rejects with its reason when it fails for good). */
@@ -260,12 +292,7 @@ function finishedJob<T>(events: QueueEvents, jobId: string): Promise<T> {
 }
 
 async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
-  let userId: string | undefined;
-  if (typeof flags.user === 'string') {
-    const user = await findUserByEmail(db, flags.user.trim());
-    if (!user) throw new UsageError(`no user with email ${flags.user}`);
-    userId = user.id;
-  }
+  const userId = await userIdOf(db, flags);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const queues = createQueues(redis, config.QUEUE_PREFIX);
   const eventsRedis = flags.wait === true ? createRedis(config.REDIS_URL, 'worker') : undefined;
@@ -275,10 +302,7 @@ async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
     const request = { ...(userId ? { userId } : {}), all: flags.all === true };
     let finished: Promise<{ recomputed: number; missing_samples: number }> | undefined;
     if (eventsRedis) {
-      // Events are read from the stream's position before the job is added, so its end cannot be
-      // missed however soon it comes (a finished job is removed: it cannot be looked at later).
-      const [last] = await redis.xrevrange(queues.curves.keys.events!, '+', '-', 'COUNT', 1);
-      events = new QueueEvents(queues.curves.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+      events = await eventsFromNow(redis, queues.curves, eventsRedis, config.QUEUE_PREFIX);
       finished = finishedJob(events, curvesJobId(request));
     }
     const jobId = await enqueueCurves(queues, request);
@@ -301,12 +325,7 @@ const REPROCESS_QUIET_MS = 10_000;
 const REPROCESS_SWEEP = 200;
 
 async function reprocess(db: Db, config: Config, flags: Flags, json: boolean) {
-  let userId: string | undefined;
-  if (typeof flags.user === 'string') {
-    const user = await findUserByEmail(db, flags.user.trim());
-    if (!user) throw new UsageError(`no user with email ${flags.user}`);
-    userId = user.id;
-  }
+  const userId = await userIdOf(db, flags);
   const selection: ReprocessSelection = { ...(userId ? { userId } : {}), all: flags.all === true };
   const sources: { source_id: string; activities: number }[] = [];
   for (let after: string | undefined; ; ) {
@@ -335,9 +354,7 @@ async function reprocess(db: Db, config: Config, flags: Flags, json: boolean) {
   let events: QueueEvents | undefined;
   try {
     await waitForRedis(redis, 10_000);
-    // Read from the stream's position before the first job is added, so no job's end is missed (finished jobs are removed).
-    const [last] = await redis.xrevrange(queues.reprocess.keys.events!, '+', '-', 'COUNT', 1);
-    events = new QueueEvents(queues.reprocess.name, { connection: eventsRedis, prefix: config.QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+    events = await eventsFromNow(redis, queues.reprocess, eventsRedis, config.QUEUE_PREFIX);
     const watch = reprocessWatch(tally);
     events.on('completed', ({ jobId, returnvalue }) => watch.completed(jobId, returnvalue as unknown as ReprocessResult));
     events.on('failed', ({ jobId, failedReason }) => watch.failed(jobId, failedReason));
@@ -411,13 +428,7 @@ function reprocessWatch(tally: ReprocessTally) {
  * sources. The exit status: 0 all done, 3 some activities failed or lack their original, 130 interrupted.
  */
 async function waitForReprocess(queues: Queues, watch: ReturnType<typeof reprocessWatch>, reporter: ReprocessReporter, startedAt: number): Promise<number> {
-  let interrupted = false;
-  let wake: (() => void) | undefined;
-  const onInterrupt = () => {
-    interrupted = true;
-    wake?.();
-  };
-  process.once('SIGINT', onInterrupt);
+  const ctrlC = interruptible();
   let sweptAt = Date.now();
   try {
     for (;;) {
@@ -437,17 +448,13 @@ async function waitForReprocess(queues: Queues, watch: ReturnType<typeof reproce
         const states = await Promise.all(oldest.map((id) => queues.reprocess.getJobState(id)));
         oldest.forEach((id, i) => states[i] === 'unknown' && watch.lost(id));
       }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, POLL_MS);
-      });
-      if (interrupted) {
+      if (await ctrlC.pause()) {
         reporter.interrupt(snapshot(watch.tally, startedAt, Date.now()));
         return 130;
       }
     }
   } finally {
-    process.off('SIGINT', onInterrupt);
+    ctrlC.dispose();
   }
 }
 

@@ -82,11 +82,7 @@ export async function storeActivities(
             user_id: source.user_id,
             source_id: source.id,
             tags: source.tags,
-            summary: a.summary ? JSON.stringify(a.summary) : null,
-            laps: a.laps ? JSON.stringify(a.laps) : null,
-            implausible_samples: JSON.stringify(a.implausible_samples),
-            device_summary: a.device_summary ? JSON.stringify(a.device_summary) : null,
-            dropped_records: a.dropped_records ? JSON.stringify(a.dropped_records) : null,
+            ...jsonColumns(a),
           })),
         )
         .onConflict((oc) => oc.columns(['source_id', 'session_index']).doNothing())
@@ -111,6 +107,18 @@ export async function storeActivities(
     );
     return true;
   });
+}
+
+/** An activity's jsonb columns as PostgreSQL takes them (JSON text; null for an absent value). */
+export function jsonColumns(a: Partial<Record<'summary' | 'laps' | 'implausible_samples' | 'device_summary' | 'dropped_records', unknown>>) {
+  const json = (v: unknown) => (v ? JSON.stringify(v) : null);
+  return {
+    summary: json(a.summary),
+    laps: json(a.laps),
+    implausible_samples: json(a.implausible_samples),
+    device_summary: json(a.device_summary),
+    dropped_records: json(a.dropped_records),
+  };
 }
 
 /** The columns an ActivitySummary shows (laps and the rest are read only for one activity). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { ActivityRow, Db } from './database.ts';
-import type { NewActivity } from './activities.ts';
+import { jsonColumns, type NewActivity } from './activities.ts';
 import { storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
 import { bumpDataAndReadVersion } from './read-version.ts';
@@ -160,15 +160,7 @@ export async function replaceDerivedActivities(db: Db, source: { id: string; use
       changed.push(row.id);
       await trx
         .updateTable('activities')
-        .set({
-          ...next,
-          summary: next.summary ? JSON.stringify(next.summary) : null,
-          laps: next.laps ? JSON.stringify(next.laps) : null,
-          implausible_samples: next.implausible_samples ? JSON.stringify(next.implausible_samples) : null,
-          device_summary: next.device_summary ? JSON.stringify(next.device_summary) : null,
-          dropped_records: next.dropped_records ? JSON.stringify(next.dropped_records) : null,
-          updated_at: now,
-        })
+        .set({ ...next, ...jsonColumns(next), updated_at: now })
         .where('id', '=', row.id)
         .execute();
       if (curvesDiffer) await storeCurves(trx, row.id, row.curves, now);

@@ -76,8 +76,7 @@ export function reprocessProcessor(deps: ReprocessDeps) {
         deps.log.warn('reprocess: the original no longer holds this session; activity left as it is', { source_id: source.id, activity_id: a.id, session_index: a.session_index, sessions: parsed.activities.length });
         continue;
       }
-      const row = activityRow(a.id, a.session_index, activity);
-      rows.push({ ...row, ingest_version: row.ingest_version ?? INGEST_RULES_VERSION });
+      rows.push(activityRow(a.id, a.session_index, activity));
       fresh.set(a.id, activity);
     }
     if (!rows.length) return { ...result, error: { code: 'session_missing', message: 'The original no longer holds these sessions' } };
