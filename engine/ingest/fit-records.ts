@@ -245,29 +245,9 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
     const base = pos + 1;
     const little = definition.littleEndian;
     for (const read of definition.reads) {
-      const at = base + read.at;
-      let raw: number;
-      switch (read.base) {
-        case U8:
-          raw = bytes[at]!;
-          break;
-        case S8:
-          raw = bytes[at]!;
-          if (raw > 127) raw -= 256;
-          break;
-        case U16:
-          raw = view.getUint16(at, little);
-          break;
-        case S32:
-          raw = view.getInt32(at, little);
-          break;
-        case U32:
-          raw = view.getUint32(at, little);
-          break;
-      }
+      const raw = readRaw(view, base + read.at, read.base, little);
       if (raw === INVALID[read.base]) continue;
-      const value = read.convert === TIME ? raw * 1000 + FIT_EPOCH_MS : read.convert === SEMICIRCLES ? raw * SEMICIRCLE_DEGREES : raw / read.scale + read.offset;
-      (columns[read.column] ??= grow(new Float64Array(0), capacity))[count] = value;
+      (columns[read.column] ??= grow(new Float64Array(0), capacity))[count] = physical(read, raw);
     }
     count++;
     pos = next;
@@ -303,26 +283,30 @@ export function recordFieldValue(bytes: Uint8Array, at: number, fieldNumber: num
   if (!profile) return undefined;
   const elementBytes = ELEMENT_BYTES[profile.base];
   if (!WIRE[profile.base].includes(baseType) || size < elementBytes || size % elementBytes !== 0 || at + elementBytes > bytes.length) return undefined;
-  const raw = readBase(new DataView(bytes.buffer, bytes.byteOffset + at, elementBytes), profile.base, littleEndian);
+  const raw = readRaw(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), at, profile.base, littleEndian);
   if (raw === INVALID[profile.base]) return undefined;
-  const value = profile.convert === TIME ? raw * 1000 + FIT_EPOCH_MS : profile.convert === SEMICIRCLES ? raw * SEMICIRCLE_DEGREES : raw / profile.scale + profile.offset;
-  return { field: profile.field, value };
+  return { field: profile.field, value: physical(profile, raw) };
 }
 
-/** The first element of a field (signed as its base type is). */
-function readBase(view: DataView, base: Base, littleEndian: boolean): number {
+/** The first element of the field at byte `at` (signed as its base type is). */
+function readRaw(view: DataView, at: number, base: Base, littleEndian: boolean): number {
   switch (base) {
     case U8:
-      return view.getUint8(0);
+      return view.getUint8(at);
     case S8:
-      return view.getInt8(0);
+      return view.getInt8(at);
     case U16:
-      return view.getUint16(0, littleEndian);
+      return view.getUint16(at, littleEndian);
     case S32:
-      return view.getInt32(0, littleEndian);
+      return view.getInt32(at, littleEndian);
     case U32:
-      return view.getUint32(0, littleEndian);
+      return view.getUint32(at, littleEndian);
   }
+}
+
+/** A raw value as fit-file-parser gives it: timestamp → Unix ms, semicircles → degrees, else raw / scale + offset. */
+function physical(p: { convert: Convert; scale: number; offset: number }, raw: number): number {
+  return p.convert === TIME ? raw * 1000 + FIT_EPOCH_MS : p.convert === SEMICIRCLES ? raw * SEMICIRCLE_DEGREES : raw / p.scale + p.offset;
 }
 
 /** A copy of `from` in a longer array, NaN beyond its values. */

@@ -114,20 +114,17 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
  */
 function countDropped(recordings: Recording[], runs: [number, number][], samples: Samples) {
   const counts: DroppedRecords[] = recordings.map(() => ({}));
-  const owner = (k: number) => {
-    let r = 0;
-    while (r + 1 < runs.length && runs[r + 1]![0] <= k) r++;
-    return r;
-  };
   const times = samples.timestamps;
-  let r = 0;
-  for (let k = 0; k < times.length; k++) {
+  // owner[k]: the recording whose run starts last at or before sample k (the first one before every run).
+  const owner = new Int32Array(times.length);
+  for (let k = 0, r = 0; k < times.length; k++) {
     while (r + 1 < runs.length && runs[r + 1]![0] <= k) r++;
+    owner[k] = r;
     const [from, to] = runs[r]!;
     if (k < from || k >= to) counts[r]!.outside_session = (counts[r]!.outside_session ?? 0) + 1;
   }
   for (const t of samples.duplicates) {
-    // The index of the first kept sample at or after t: the duplicate belongs where its twin went.
+    // The kept sample of the same timestamp (the first at or after t): the duplicate belongs where its twin went.
     let lo = 0;
     let hi = times.length;
     while (lo < hi) {
@@ -135,7 +132,7 @@ function countDropped(recordings: Recording[], runs: [number, number][], samples
       if (times[mid]! < t) lo = mid + 1;
       else hi = mid;
     }
-    const c = counts[owner(Math.min(lo, times.length - 1))]!;
+    const c = counts[owner[Math.min(lo, times.length - 1)]!]!;
     c.duplicate_timestamp = (c.duplicate_timestamp ?? 0) + 1;
   }
   for (const [i, rec] of recordings.entries()) rec.dropped = counts[i]!;

@@ -72,14 +72,19 @@ export function resample(rec: Recording): Grid {
   const pauses = rec.pauses ?? gapPauses(ts);
   const running = runningSeconds(pauses, start, length);
   const fills = gapsToFill(ts, bins, pauses);
-  const standstill = standstillAt(rec.channels, bins, fills, length);
+  const placed: GridChannels = {};
+  for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) placed[name] = lastPerBin(values, bins, length);
+  const standstill = standstillAt(placed, fills); // (before the filling below changes `placed`)
   const leads = leadIns(bins, running);
   const { channels: fromLengths, active } = rec.lengths ? lengthChannels(rec.lengths, start, length) : { channels: {} as GridChannels, active: undefined };
   const channels: GridChannels = {};
-  for (const [name, values] of [...Object.entries(rec.channels), ...Object.entries(fromLengths)] as [Channel, Float64Array][]) {
-    const out = fromLengths[name] ?? lastPerBin(values, bins, length);
-    if (!fromLengths[name]) fill(out, fills, standstill);
-    if (!fromLengths[name] && name !== 'distance') backFill(out, leads); // a counter's later value is not what it read before
+  for (const name of new Set([...Object.keys(placed), ...Object.keys(fromLengths)] as Channel[])) {
+    let out = fromLengths[name];
+    if (!out) {
+      out = placed[name]!;
+      fill(out, fills, standstill);
+      if (name !== 'distance') backFill(out, leads); // a counter's later value is not what it read before
+    }
     // A counter keeps its value: emptied, a rest's record would lose the distance covered before it.
     if (name !== 'distance') for (let i = 0; i < length; i++) if (!running[i]) out[i] = Number.NaN;
     if (out.some((v) => !Number.isNaN(v))) channels[name] = out;
@@ -203,11 +208,11 @@ function backFill(x: Float64Array, leads: Int32Array) {
  * cadence, and none shows motion (speed ≥ STANDSTILL_SPEED, power > 0, cadence > 0). An unknown
  * value (NaN) is no evidence either way.
  */
-function standstillAt(channels: Recording['channels'], bins: Int32Array, fills: Int32Array, length: number): Uint8Array {
+function standstillAt(placed: GridChannels, fills: Int32Array): Uint8Array {
   const out = new Uint8Array(fills.length / 2);
   const motion = ([['speed', STANDSTILL_SPEED], ['power', Number.MIN_VALUE], ['cadence', Number.MIN_VALUE]] as const)
-    .filter(([name]) => channels[name])
-    .map(([name, threshold]) => ({ placed: lastPerBin(channels[name]!, bins, length), threshold }));
+    .filter(([name]) => placed[name])
+    .map(([name, threshold]) => ({ placed: placed[name]!, threshold }));
   if (motion.length === 0) return out;
   for (let g = 0; g < out.length; g++) {
     const b0 = fills[2 * g]!;
