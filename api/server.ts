@@ -16,6 +16,7 @@ import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { createChannelColumns } from '../engine/samples/channel-columns.ts';
 import { columnsDir } from '../lib/storage.ts';
+import { advisoryLock } from '../db/locks.ts';
 import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
@@ -37,7 +38,7 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
-  const columns = createChannelColumns(samples, { maxBytes: config.CHANNEL_COLUMNS_MB * 1024 * 1024, dir: (userId) => columnsDir(config.DATA_DIR, userId) });
+  const columns = createChannelColumns(samples, { dir: (userId) => columnsDir(config.DATA_DIR, userId), lock: advisoryLock(db) });
   const engine = { pool, samples, frames: createFrameWriter(samples), columns };
   return { config, db, redis, queues, box, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine };
 }

@@ -213,6 +213,13 @@ export function activitiesForScan(db: Db, userId: string, f: ActivityFilter, met
   return q.execute();
 }
 
+/** The activities' stamps (updated_at, epoch ms): what a channel column's entries are checked against. */
+export async function activityStamps(db: Db, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom('activities').select(['id', 'updated_at']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.updated_at.getTime()]));
+}
+
 /**
  * The user's data version (users.data_version) and the activities of activitiesForScan, read in one
  * snapshot: the activities are exactly those of that version.

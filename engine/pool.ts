@@ -58,7 +58,7 @@ type TypedArray = Float64Array | Int32Array | Uint8Array;
 
 /** The value with each typed array owning its whole buffer (copied when not), those buffers collected for transfer. */
 function transferable(value: unknown, buffers: ArrayBuffer[]): unknown {
-  // A view of shared memory (a channel column) is shared with the thread as it is: no copy, no transfer.
+  // A view of shared memory is shared with the thread as it is: no copy, no transfer.
   if (ArrayBuffer.isView(value) && value.buffer instanceof SharedArrayBuffer) return value;
   if (ArrayBuffer.isView(value)) {
     const a = value as TypedArray;

@@ -6,6 +6,7 @@ import { computeCurves, type MetricCurves } from './curves/activity-curves.ts';
 import type { AwdPercentiles } from './curves/awd.ts';
 import type { Channel } from './ingest/recording.ts';
 import { dailyAwdPercentiles, longitudinalAfter, mergeStoredLevels, type AfterInput, type AfterOutput, type LevelCurve, type Packed } from './curves/longitudinal.ts';
+import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
@@ -45,10 +46,15 @@ export interface DailyAwdTask {
 export interface AfterTask extends AfterInput {
   task: 'after';
 }
+/** The same, the chunk's samples read by the thread from the user's channel column (engine/samples/column-read.ts). */
+export interface AfterColumnTask extends Omit<AfterInput, 'samples'> {
+  task: 'after-column';
+  place: ColumnPlace;
+}
 
 export type { IngestResult, IngestTask };
 
-export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | DailyAwdTask;
+export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | DailyAwdTask;
 
 /** What each task returns. */
 export interface TaskResults {
@@ -58,6 +64,7 @@ export interface TaskResults {
   curves: MetricCurves[];
   'merge-levels': LevelCurve;
   after: AfterOutput;
+  'after-column': AfterOutput;
   'daily-awd': AwdPercentiles;
 }
 
@@ -78,6 +85,8 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return mergeStoredLevels(task.duration, task.start);
     case 'after':
       return longitudinalAfter(task);
+    case 'after-column':
+      return longitudinalAfter({ ...task, samples: readColumnSlices(task.place) });
     case 'daily-awd':
       return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }

@@ -70,8 +70,6 @@ export const ConfigSchema = z
     JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
     /** Threads of the engine's piscina pool in each process (0: one per CPU). */
     ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
-    /** Memory for channel columns (a user's samples of one channel in one array, for longitudinal scans), in MiB per process. */
-    CHANNEL_COLUMNS_MB: z.coerce.number().int().min(0).max(65_536).default(512),
     /** Longest a curve or time-series computation may run before the request is answered 503. */
     COMPUTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     /** How long computed curve responses stay cached in Redis (0: no cache); a change to the user's activities invalidates them at once. */

@@ -9,7 +9,7 @@ import { isUuid } from './ids.ts';
  *
  *   users/{user_id}/sources/{source_id}.{fit|csv}         the original file, for /download
  *   users/{user_id}/activities/{activity_id}.parquet      the 1 Hz samples
- *   users/{user_id}/columns/{channel}.json, ….f64         the channel columns (a cache of the samples)
+ *   users/{user_id}/columns/{channel}.{current,N.values,N.log}  the channel columns (derived from the samples)
  *   backfills/{backfill_id}.zip                           a history archive until it is read
  *   tmp/                                                  uploads in flight
  */
@@ -26,7 +26,7 @@ export function samplePath(dataDir: string, userId: string, activityId: string):
   return path.resolve(dataDir, 'users', id(userId), 'activities', `${id(activityId)}.parquet`);
 }
 
-/** A user's channel columns (engine/samples/channel-columns.ts): a cache, rebuilt from the sample files when missing. */
+/** A user's channel columns (engine/samples/channel-columns.ts): derived from the sample files, rebuilt from them when missing. */
 export function columnsDir(dataDir: string, userId: string): string {
   return path.resolve(dataDir, 'users', id(userId), 'columns');
 }

@@ -1,9 +1,12 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
-import { createChannelColumns, slicesOf, type ColumnActivity, type ColumnListing } from '../engine/samples/channel-columns.ts';
+import { createChannelColumns, processLock, type ColumnActivity } from '../engine/samples/channel-columns.ts';
+import { readColumnSlices, type ColumnPlace } from '../engine/samples/column-read.ts';
+import { RECORD_BYTES } from '../engine/samples/column-log.ts';
 import { readChannelInto } from '../engine/samples/sample-scan.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
@@ -23,28 +26,24 @@ test.after.always(async () => {
 
 const USER = '00000000-0000-4000-8000-000000000001';
 
-/** Power with holes (NaN, stored as NULL: 0 in a column). */
-function power(length: number, seed: number): Float64Array {
-  return Float64Array.from({ length }, (_, i) => (i % 23 === 5 ? Number.NaN : 100 + ((i * seed) % 250) + seed / 8));
+/** Power with holes (NaN, stored as NULL: 0 in a column); whole watts (float32 entries) unless `fraction`. */
+function power(length: number, seed: number, fraction = false): Float64Array {
+  return Float64Array.from({ length }, (_, i) => (i % 23 === 5 ? Number.NaN : 100 + ((i * seed) % 250) + (fraction ? seed / 7 : 0)));
 }
 
-let next = 0;
 /** Write a sample file and describe it as a listing does. */
-async function activity(root: string, length: number, seed: number, stamp = 1): Promise<ColumnActivity> {
-  const id = `a${String(++next).padStart(4, '0')}`;
+async function activity(root: string, length: number, seed: number, opts: { stamp?: number; fraction?: boolean } = {}): Promise<ColumnActivity> {
+  const id = randomUUID();
   const file = path.join(root, 'samples', `${id}.parquet`);
-  await store.writeSampleFile(file, { start: Date.UTC(2024, 0, 1) + next * 86_400_000, length, channels: { power: power(length, seed) } });
-  return { id, stamp, samples: length, path: file };
+  await store.writeSampleFile(file, { start: Date.UTC(2024, 0, 1), length, channels: { power: power(length, seed, opts.fraction) } });
+  return { id, stamp: opts.stamp ?? 1, samples: length, path: file };
 }
 
-async function rewrite(a: ColumnActivity, seed: number): Promise<void> {
-  await store.writeSampleFile(a.path, { start: Date.UTC(2024, 0, 1), length: a.samples, channels: { power: power(a.samples, seed) } });
+function fresh(root: string, lock = processLock()) {
+  return createChannelColumns(store, { dir: () => path.join(root, 'columns'), lock });
 }
 
-async function fresh(root: string) {
-  return createChannelColumns(store, { maxBytes: 64 * 1024 * 1024, dir: () => path.join(root, 'columns') });
-}
-
+/** Each activity's values as the sample files give them (gaps as 0): what a column must hold. */
 async function expected(activities: ColumnActivity[]): Promise<Float64Array[]> {
   const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
   await readChannelInto(store, activities.map((a) => a.path), 'power', values);
@@ -52,172 +51,142 @@ async function expected(activities: ColumnActivity[]): Promise<Float64Array[]> {
   return activities.map((a) => values.slice(at, (at += a.samples)));
 }
 
-function sameSlices(t: import('ava').ExecutionContext, column: Parameters<typeof slicesOf>[0], activities: ColumnActivity[], want: Float64Array[]) {
-  const slices = slicesOf(column, activities);
-  t.truthy(slices, 'every activity is in the column');
-  t.true(slices!.values.buffer instanceof SharedArrayBuffer);
-  activities.forEach((a, i) => {
-    const got = slices!.values.subarray(slices!.from[i]!, slices!.from[i]! + slices!.length[i]!);
-    t.deepEqual(Array.from(got), Array.from(want[i]!), a.id);
-  });
+function samePlaced(t: ExecutionContext, place: ColumnPlace, want: Float64Array[]) {
+  const slices = readColumnSlices(place);
+  t.is(slices.from.length, want.length);
+  want.forEach((w, i) => t.deepEqual(Array.from(slices.values.subarray(slices.from[i]!, slices.from[i]! + slices.length[i]!)), Array.from(w), `activity ${i}`));
 }
 
-test('a column holds each activity\'s samples, gaps as 0, for any subset in any order', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'subset-'));
-  const activities = [await activity(root, 3_000, 3), await activity(root, 17, 5), await activity(root, 4_500, 7)];
-  const columns = await fresh(root);
-  const listing: ColumnListing = { version: '1', activities };
-  const column = await columns.column(USER, 'power', '1', async () => listing);
+const columnFiles = async (root: string) => (await readdir(path.join(root, 'columns'))).sort();
+const size = async (file: string) => (await stat(file)).size;
+
+test('place fills the column from the sample files once: gaps as 0, any subset in any order, float32 only where exact', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'fill-'));
+  const activities = [await activity(root, 3_000, 3), await activity(root, 17, 5, { fraction: true }), await activity(root, 4_500, 7)];
   const want = await expected(activities);
-  t.true(want[0]!.every((v) => Number.isFinite(v)) && want[0]![5] === 0, 'a NULL sample reads as 0');
-  sameSlices(t, column, activities, want);
-  sameSlices(t, column, [activities[2]!, activities[0]!], [want[2]!, want[0]!]);
-  t.is(slicesOf(column, [{ id: 'nope', samples: 1 }]), undefined, 'an activity the column lacks');
-  t.is(slicesOf(column, [{ id: activities[1]!.id, samples: 18 }]), undefined, 'another sample count is not the same activity');
-});
+  t.true(want[0]![5] === 0 && want[0]!.every((v) => Number.isFinite(v)), 'a NULL sample reads as 0');
+  const columns = fresh(root);
+  const place = await columns.place(USER, 'power', activities);
+  samePlaced(t, place, want);
+  t.deepEqual(Array.from(place.width), [4, 8, 4], 'whole watts as float32, fractions as float64');
+  t.deepEqual(await columnFiles(root), ['power.1.log', 'power.1.values', 'power.current']);
+  t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
 
-test('a new version reads only what changed: kept slices come from the old column, new and re-stamped activities from their files', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'incremental-'));
-  const [a, b, c] = [await activity(root, 2_000, 3), await activity(root, 1_500, 5), await activity(root, 900, 9)];
-  const columns = await fresh(root);
-  await columns.column(USER, 'power', '1', async () => ({ version: '1', activities: [a!, b!, c!] }));
-  const wantA = (await expected([a!]))[0]!;
-
-  // a's file is gone: version 2 can only be built if a's slice is reused rather than read again.
-  await rm(a!.path);
-  const d = await activity(root, 1_234, 11);
-  const bAgain = { ...b!, stamp: 2 };
-  await rewrite(bAgain, 13); // deleted and ingested again under the same id: a new stamp, new samples
-  const v2 = await columns.column(USER, 'power', '2', async () => ({ version: '2', activities: [a!, bAgain, d] })); // c deleted
-  t.is(v2.version, '2');
-  sameSlices(t, v2, [a!, bAgain, d], [wantA, ...(await expected([bAgain, d]))]);
-  t.is(slicesOf(v2, [c!]), undefined, 'a deleted activity is dropped');
-
-  // The same version again is the same column, without listing.
-  t.is(await columns.column(USER, 'power', '2', async () => t.fail('listed again') as never), v2);
-});
-
-test('a new newest activity grows the column in place: nothing copied, the old version\'s readers keep their view; any other change rebuilds', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'grow-'));
-  const [a, b] = [await activity(root, 2_000, 3), await activity(root, 1_500, 5)];
-  const columns = await fresh(root);
-  const v1 = await columns.column(USER, 'power', '1', async () => ({ version: '1', activities: [a!, b!] }));
-  const [wantA, wantB] = await expected([a!, b!]);
-  t.true((v1.values.buffer as SharedArrayBuffer).growable, 'a column can grow');
-
-  const c = await activity(root, 700, 7);
-  const v2 = await columns.column(USER, 'power', '2', async () => ({ version: '2', activities: [a!, b!, c] }));
-  t.is(v2.values.buffer, v1.values.buffer, 'the same shared memory, grown');
-  t.is(v1.values.length, 3_500, 'the old version still ends where it did');
-  sameSlices(t, v1, [a!, b!], [wantA!, wantB!]);
-  sameSlices(t, v2, [a!, b!, c], [wantA!, wantB!, ...(await expected([c]))]);
-
-  // Two versions built at once from v2 (each adds a different ride): one grows v2's buffer, the
-  // other, finding it no longer ends where v2 does, copies. Each holds its own rides.
-  const [d, e] = [await activity(root, 300, 9), await activity(root, 450, 13)];
-  const [v3, v4] = await Promise.all([
-    columns.column(USER, 'power', '3', async () => ({ version: '3', activities: [a!, b!, c, d] })),
-    columns.column(USER, 'power', '4', async () => ({ version: '4', activities: [a!, b!, c, e] })),
-  ]);
-  t.is([v3, v4].filter((v) => v.values.buffer === v1.values.buffer).length, 1, 'one grew in place, the other copied');
-  const [wantC, wantD, wantE] = await expected([c, d, e]);
-  sameSlices(t, v3, [a!, b!, c, d], [wantA!, wantB!, wantC!, wantD!]);
-  sameSlices(t, v4, [a!, b!, c, e], [wantA!, wantB!, wantC!, wantE!]);
-  sameSlices(t, v2, [a!, b!, c], [wantA!, wantB!, wantC!]);
-  const newest = v4.values.buffer === v1.values.buffer ? v3 : v4; // (the last one held)
-  const other = newest === v3 ? e : d;
-  const third = await columns.column(USER, 'power', '10', async () => ({ version: '10', activities: [a!, other] })); // b and c deleted
-  t.not(third.values.buffer, newest.values.buffer, 'a deletion rebuilds');
-  sameSlices(t, third, [a!, other], [wantA!, ...(await expected([other]))]);
-  // An activity added before the newest (an old ride uploaded late) rebuilds too.
-  const late = await activity(root, 400, 11);
-  const fourth = await columns.column(USER, 'power', '11', async () => ({ version: '11', activities: [late, a!, other] }));
-  t.not(fourth.values.buffer, third.values.buffer);
-  sameSlices(t, fourth, [late, a!, other], [...(await expected([late])), wantA!, ...(await expected([other]))]);
-});
-
-test('on disk: another process loads the column without reading a sample file; a new version replaces it', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'disk-'));
-  const activities = [await activity(root, 2_500, 3), await activity(root, 700, 5)];
-  const want = await expected(activities);
-  const first = await fresh(root);
-  await first.column(USER, 'power', '7', async () => ({ version: '7', activities }));
-  await first.saved();
-  const files = await readdir(path.join(root, 'columns'));
-  t.is(files.filter((f) => f.endsWith('.f64')).length, 1, 'one values file');
-
+  // Nothing is read from the sample files again: they are gone, another instance (process) places from the column alone.
   for (const a of activities) await rm(a.path);
-  const other = await fresh(root);
-  sameSlices(t, await other.column(USER, 'power', '7', async () => ({ version: '7', activities })), activities, want);
-
-  // A rebuild at a new version replaces the values file and removes the old one.
-  const more = await activity(root, 300, 21);
-  const third = await fresh(root);
-  const v8 = await third.column(USER, 'power', '8', async () => ({ version: '8', activities: [...activities, more] }));
-  await third.saved();
-  sameSlices(t, v8, [...activities, more], [...want, ...(await expected([more]))]);
-  t.is((await readdir(path.join(root, 'columns'))).filter((f) => f.endsWith('.f64')).length, 1, 'the replaced values file is removed');
+  samePlaced(t, await fresh(root).place(USER, 'power', [activities[2]!, activities[0]!]), [want[2]!, want[0]!]);
 });
 
-test('a damaged cache on disk (index or values) is rebuilt from the sample files', async (t) => {
+test('an arrival appends one activity\'s bytes and one record; a new stamp is read again; a deletion zeroes its bytes', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'incremental-'));
+  const history = await Promise.all(Array.from({ length: 5 }, (_, i) => activity(root, 2_000 + i, i + 2)));
+  const columns = fresh(root);
+  await columns.place(USER, 'power', history);
+  const values = path.join(root, 'columns', 'power.1.values');
+  const log = path.join(root, 'columns', 'power.1.log');
+  const [valuesBefore, logBefore] = [await size(values), await size(log)];
+
+  const added = await activity(root, 1_001, 11);
+  await columns.append(USER, 'power', [{ id: added.id, stamp: added.stamp, values: power(1_001, 11) }]);
+  t.is(await size(values) - valuesBefore, Math.ceil((1_001 * 4) / 8) * 8, 'one ride\'s float32 bytes, padded to 8');
+  t.is(await size(log) - logBefore, RECORD_BYTES);
+  const all = [...history, added];
+  samePlaced(t, await columns.place(USER, 'power', all), await expected(all));
+  // Appending the same activity again (a retried job) adds nothing.
+  await columns.append(USER, 'power', [{ id: added.id, stamp: added.stamp, values: power(1_001, 11) }]);
+  t.is(await size(log) - logBefore, RECORD_BYTES);
+
+  // Re-derived (new stamp, new sample file): the column reads it again.
+  await store.writeSampleFile(history[1]!.path, { start: Date.UTC(2024, 0, 1), length: history[1]!.samples, channels: { power: power(history[1]!.samples, 99, true) } });
+  const restamped = { ...history[1]!, stamp: 2 };
+  const now = [history[0]!, restamped, added];
+  samePlaced(t, await columns.place(USER, 'power', now), await expected(now));
+
+  // A deletion: a tombstone, and the entry's bytes are zeros on disk.
+  const victim = history[3]!;
+  const entry = (await columns.place(USER, 'power', [victim]));
+  await columns.remove(USER, [victim.id]);
+  const bytes = await readFile(values);
+  const start = entry.offset[0]!;
+  t.true(bytes.subarray(start, start + victim.samples * 4).every((b) => b === 0), 'the deleted activity\'s samples are overwritten');
+  t.false((await columns.held(USER, 'power')).has(victim.id));
+  t.true((await columns.held(USER, 'power')).has(history[4]!.id));
+  samePlaced(t, await columns.place(USER, 'power', [history[4]!, history[2]!]), await expected([history[4]!, history[2]!]));
+});
+
+test('dead bytes beyond the live ones are compacted into a new generation; the one before stays for readers in flight', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'compact-'));
+  const keep = await activity(root, 3_000, 3);
+  const churn = await activity(root, 200_000, 5, { fraction: true }); // 1.6 MB a version
+  const columns = fresh(root);
+  const first = await columns.place(USER, 'power', [keep, churn]);
+  // Versions 2 and 3 leave 3.2 MB dead (under the 4 MiB floor); version 4 makes it 4.8 MB against 1.6 MB live.
+  for (let stamp = 2; stamp <= 3; stamp++) await columns.place(USER, 'power', [keep, { ...churn, stamp }]);
+  t.is((await readFile(path.join(root, 'columns', 'power.current'), 'utf8')).trim(), '1', 'not yet');
+  const placed = await columns.place(USER, 'power', [keep, { ...churn, stamp: 4 }]);
+  t.is((await readFile(path.join(root, 'columns', 'power.current'), 'utf8')).trim(), '2');
+  t.true(placed.file.endsWith('power.2.values'), 'placed in the new generation');
+  t.is(await size(path.join(root, 'columns', 'power.2.values')), 3_000 * 4 + 200_000 * 8, 'only the live entries');
+  t.is(await size(path.join(root, 'columns', 'power.2.log')), 2 * RECORD_BYTES);
+  samePlaced(t, placed, await expected([keep, churn]));
+  // The first generation's readers still read it (kept until the next compaction).
+  samePlaced(t, { ...first, offset: first.offset.subarray(0, 1), length: first.length.subarray(0, 1), width: first.width.subarray(0, 1) }, await expected([keep]));
+});
+
+test('a damaged column is repaired from the sample files: a torn record, a record past the end, a lost directory, a legacy file', async (t) => {
   const root = await mkdtemp(path.join(dir, 'damaged-'));
   const activities = [await activity(root, 1_200, 3), await activity(root, 800, 5)];
   const want = await expected(activities);
-  const listing = async () => ({ version: '3', activities });
-  const first = await fresh(root);
-  await first.column(USER, 'power', '3', listing);
-  await first.saved();
-  const columnsDir = path.join(root, 'columns');
-  const valuesFile = (await readdir(columnsDir)).find((f) => f.endsWith('.f64'))!;
-  await writeFile(path.join(columnsDir, valuesFile), Buffer.alloc(16)); // truncated values
-  sameSlices(t, await (await fresh(root)).column(USER, 'power', '3', listing), activities, want);
-  await writeFile(path.join(columnsDir, 'power.json'), '{not json');
-  sameSlices(t, await (await fresh(root)).column(USER, 'power', '3', listing), activities, want);
+  const columns = fresh(root);
+  await columns.place(USER, 'power', activities);
+  const cols = path.join(root, 'columns');
+  // A writer killed mid-record: the half record is not read, and the next append realigns the log.
+  await appendFile(path.join(cols, 'power.1.log'), Buffer.alloc(RECORD_BYTES / 2, 7));
+  samePlaced(t, await columns.place(USER, 'power', activities), want);
+  const more = await activity(root, 300, 9);
+  samePlaced(t, await columns.place(USER, 'power', [...activities, more]), [...want, ...(await expected([more]))]);
+  t.is((await size(path.join(cols, 'power.1.log'))) % RECORD_BYTES, 0);
+  // Values cut short (records beyond the file's end): those activities are read again.
+  await writeFile(path.join(cols, 'power.1.values'), (await readFile(path.join(cols, 'power.1.values'))).subarray(0, 100));
+  samePlaced(t, await columns.place(USER, 'power', activities), want);
+  // The whole directory gone: rebuilt, and the previous format's files are removed on the way.
+  await rm(cols, { recursive: true });
+  await (await import('node:fs/promises')).mkdir(cols);
+  await writeFile(path.join(cols, 'power.json'), '{}');
+  await writeFile(path.join(cols, 'power.abc.f64'), Buffer.alloc(8));
+  samePlaced(t, await columns.place(USER, 'power', activities), want);
+  t.deepEqual(await columnFiles(root), ['power.1.log', 'power.1.values', 'power.current']);
 });
 
-test('memory stays within maxBytes: the least recently used column is dropped first', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'lru-'));
-  const columns = createChannelColumns(store, { maxBytes: 2 * 1_000 * 8, dir: () => path.join(root, 'columns') });
-  const users = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000c'];
-  const listings = await Promise.all(users.map(async (_, i) => ({ version: '1', activities: [await activity(root, 1_000, i + 2)] })));
-  await columns.column(users[0]!, 'power', '1', async () => listings[0]!);
-  await columns.column(users[1]!, 'power', '1', async () => listings[1]!);
-  t.is(columns.bytes, 16_000);
-  await columns.column(users[0]!, 'power', '1', async () => t.fail('user a is still held') as never); // a is now the most recent
-  await columns.column(users[2]!, 'power', '1', async () => listings[2]!);
-  t.is(columns.bytes, 16_000, 'one column was dropped');
-  await columns.column(users[0]!, 'power', '1', async () => t.fail('user a was dropped, not b') as never);
-  let listedB = false;
-  await columns.column(users[1]!, 'power', '1', async () => ((listedB = true), listings[1]!));
-  t.true(listedB, 'b (least recently used) was dropped');
+test('concurrent fills of one column, in one process or two sharing the lock, store each activity once', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'concurrent-'));
+  const activities = await Promise.all(Array.from({ length: 6 }, (_, i) => activity(root, 1_000 + i, i + 2)));
+  const want = await expected(activities);
+  const lock = processLock();
+  const [a, b] = [fresh(root, lock), fresh(root, lock)];
+  const places = await Promise.all([a, a, b, b].map((c, i) => c.place(USER, 'power', i % 2 ? activities : [...activities].reverse())));
+  places.forEach((p, i) => samePlaced(t, p, i % 2 ? want : [...want].reverse()));
+  t.is(await size(path.join(root, 'columns', 'power.1.log')), 6 * RECORD_BYTES, 'one record per activity');
+  t.is(await size(path.join(root, 'columns', 'power.1.values')), want.reduce((n, w) => n + Math.ceil((w.length * 4) / 8) * 8, 0));
 });
 
-test('concurrent requests for one column share one build', async (t) => {
-  const root = await mkdtemp(path.join(dir, 'flight-'));
-  const activities = [await activity(root, 1_000, 3)];
-  const columns = await fresh(root);
-  let listed = 0;
-  const list = async () => ((listed += 1), { version: '1', activities });
-  const [x, y, z] = await Promise.all([1, 2, 3].map(() => columns.column(USER, 'power', '1', list)));
-  t.is(listed, 1);
-  t.true(x === y && y === z);
-});
-
-test('the pool reads a shared column in place: the after-curves equal those computed from copies', async (t) => {
+test('the pool\'s threads read their chunk from the column file: the after-curves equal those computed from copies', async (t) => {
   const root = await mkdtemp(path.join(dir, 'pool-'));
-  const activities = [await activity(root, 3_000, 3), await activity(root, 2_000, 7), await activity(root, 2_500, 5)];
-  const column = await (await fresh(root)).column(USER, 'power', '1', async () => ({ version: '1', activities }));
-  const slices = slicesOf(column, activities)!;
+  const activities = [await activity(root, 3_000, 3), await activity(root, 2_000, 7, { fraction: true }), await activity(root, 2_500, 5)];
+  const place = await fresh(root).place(USER, 'power', activities);
   const pool = createEnginePool({ threads: 2 });
   try {
     const input = { thresholds: Float64Array.of(0, 50_000), durations: Int32Array.of(1, 5, 60, 600), step: 1 };
-    const shared = await pool.run({ task: 'after', samples: slices, ...input, thresholds: input.thresholds.slice(), durations: input.durations.slice() });
-    t.is(slices.values.length, column.values.length, 'the shared column is not detached');
+    const copy = (p: ColumnPlace, file = p.file): ColumnPlace => ({ file, offset: p.offset.slice(), length: p.length.slice(), width: p.width.slice() });
+    const got = await pool.run({ task: 'after-column', place: copy(place), ...input, thresholds: input.thresholds.slice(), durations: input.durations.slice() });
     const copies = await expected(activities);
     const from = new Int32Array(3);
     const packed = new Float64Array(copies.reduce((n, c) => n + c.length, 0));
     copies.reduce((at, c, i) => ((from[i] = at), packed.set(c, at), at + c.length), 0);
-    t.deepEqual(shared, longitudinalAfter({ samples: { values: packed, from, length: Int32Array.from(copies, (c) => c.length) }, ...input }));
+    t.deepEqual(got, longitudinalAfter({ samples: { values: packed, from, length: Int32Array.from(copies, (c) => c.length) }, ...input }));
+    // A file replaced meanwhile (a compaction) is a COLUMN_MOVED error the caller places again after.
+    const moved = await t.throwsAsync(pool.run({ task: 'after-column', place: copy(place, `${place.file}.gone`), ...input }));
+    t.regex(moved!.message, /^COLUMN_MOVED: /);
   } finally {
     await pool.close();
   }

@@ -3,7 +3,10 @@ import path from 'node:path';
 import type { Job } from 'bullmq';
 import type { Db, Source, StoredLap } from '../db/database.ts';
 import { findSource, markSourceFailed } from '../db/sources.ts';
-import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
+import { activityId, activityStamps, storeActivities, type NewActivity } from '../db/activities.ts';
+import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
+import { MEAN_MAX_METRICS } from '../engine/curves/activity-curves.ts';
+import type { Channel } from '../engine/ingest/recording.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { SampleData, SampleStore } from '../engine/samples/sample-file.ts';
@@ -22,6 +25,8 @@ export interface IngestDeps {
   now: () => Date;
   /** The engine task's deadline (INGEST_TIMEOUT_MS): past it the thread is stopped and the source fails with `ingest_timeout`. */
   timeoutMs?: number;
+  /** The users' channel columns: a stored activity's power and speed are appended after the commit. */
+  columns?: ChannelColumns;
 }
 
 /**
@@ -57,9 +62,34 @@ export function ingestProcessor(deps: IngestDeps) {
     written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
     const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
     await written;
+    if (stored) await appendToColumns(deps, source.user_id, rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels })));
     await finishBackfill(deps, source);
     return { activities: stored ? rows.map((r) => r.id) : [], stored };
   };
+}
+
+/**
+ * After the commit, the activities' power and speed appended to the user's channel columns (one
+ * activity's bytes each, stamped with the row's updated_at), so that the first curve with `after`
+ * finds them there. The columns are derived: when this fails (or the worker dies before it), the
+ * first request that needs an activity reads its sample file instead, so a failure is only logged.
+ */
+export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>, userId: string, activities: { id: string; channels: Partial<Record<Channel, Float64Array>> }[]) {
+  const { columns } = deps;
+  if (!columns || !activities.length) return;
+  try {
+    const stamps = await activityStamps(deps.db, activities.map((a) => a.id));
+    for (const channel of MEAN_MAX_METRICS) {
+      const items = activities.flatMap((a) => {
+        const values = a.channels[channel];
+        const stamp = stamps.get(a.id);
+        return values && stamp !== undefined ? [{ id: a.id, stamp, values }] : [];
+      });
+      await columns.append(userId, channel, items);
+    }
+  } catch (err) {
+    deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });
+  }
 }
 
 /**

@@ -19,6 +19,9 @@ import { webhooksProcessor } from './webhooks.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
+import { createChannelColumns, type ChannelColumns } from '../engine/samples/channel-columns.ts';
+import { columnsDir } from '../lib/storage.ts';
+import { advisoryLock } from '../db/locks.ts';
 
 /** The relay's fallback poll of the outbox (a NOTIFY wakes it at once otherwise). */
 const EVENT_RELAY_POLL_MS = 5_000;
@@ -27,6 +30,8 @@ const EVENT_RELAY_POLL_MS = 5_000;
 export interface WorkerEngine {
   pool: EnginePool;
   samples: SampleStore;
+  /** The users' channel columns, appended to by each ingest (engine/samples/channel-columns.ts). */
+  columns: ChannelColumns;
 }
 
 /** What differs between the workers: queue, processor, concurrency, and how loudly each job's end is logged. */
@@ -66,7 +71,7 @@ export async function startWorkers(
   const queues = createQueues(producer, config.QUEUE_PREFIX);
   lifecycle.add('worker queues', () => closeQueues(queues));
 
-  const engine = opts.engine ?? (await createWorkerEngine(config, lifecycle));
+  const engine = opts.engine ?? (await createWorkerEngine(config, lifecycle, db));
 
   const workers: Worker[] = [];
   const runningJobs = new Map<Worker, Map<string, { job: Job; token: string }>>();
@@ -98,7 +103,7 @@ export async function startWorkers(
 
   startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS }), concurrency: 1, longJobs: false, completed: 'info' });
 
-  const ingestDeps = { db, pool: engine.pool, samples: engine.samples, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
+  const ingestDeps = { db, pool: engine.pool, samples: engine.samples, columns: engine.columns, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   const ingestWorker = startWorker({
     queue: QUEUE_NAMES.ingest,
     processor: ingestProcessor(ingestDeps),
@@ -168,12 +173,13 @@ export async function startWorkers(
 }
 
 /** A worker process's own engine (bin/worker.ts); closed after the workers, which are registered later. */
-async function createWorkerEngine(config: Config, lifecycle: Lifecycle): Promise<WorkerEngine> {
+async function createWorkerEngine(config: Config, lifecycle: Lifecycle, db: Db): Promise<WorkerEngine> {
   const pool = createEnginePool({ threads: config.ENGINE_THREADS });
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
-  return { pool, samples };
+  const columns = createChannelColumns(samples, { dir: (userId) => columnsDir(config.DATA_DIR, userId), lock: advisoryLock(db) });
+  return { pool, samples, columns };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Deps } from '../context.ts';
-import { scanAtVersion } from '../../db/activities.ts';
+import { activitiesForScan } from '../../db/activities.ts';
 import { curvesOf, packInt32 } from '../../db/curves.ts';
 import type { ActivityFilter } from '../../db/filters.ts';
 import type { MeanMaxMetric } from '../../engine/curves/activity-curves.ts';
@@ -7,8 +7,8 @@ import { LEVEL_STEP } from '../../engine/curves/levels.ts';
 import { chunkBySamples, mergeChunks, type AfterOutput } from '../../engine/curves/longitudinal.ts';
 import { durationFrame, levelFrame, type CurveActivity } from '../../engine/frames/curve-frames.ts';
 import type { Frame } from '../../engine/frames/frame.ts';
-import { slicesOf } from '../../engine/samples/channel-columns.ts';
 import { samplePath } from '../../lib/storage.ts';
+import { isColumnMoved, type ColumnPlace } from '../../engine/samples/column-read.ts';
 import { durationsFor } from './curve-params.ts';
 
 /**
@@ -16,11 +16,12 @@ import { durationsFor } from './curve-params.ts';
  *
  * - without `after`, the value-indexed curve merged from the curves stored at ingestion (one query,
  *   one pool task);
- * - with `after`, curves after accumulated work from the samples: the activities and the user's data
- *   version in one snapshot, their samples as slices of the user's channel column (shared memory,
- *   rebuilt from the sample files only for what changed since its version: engine/samples/channel-columns.ts),
- *   the kernels in the pool (one task per chunk of about equal samples, as many chunks as the pool has
- *   threads, each reading the shared column), merged in order.
+ * - with `after`, curves after accumulated work from the samples: the activities of the range (one
+ *   query), where their samples lie in the user's channel column (engine/samples/channel-columns.ts:
+ *   those it lacks are read from their sample files and appended first), the kernels in the pool (one
+ *   task per chunk of about equal samples, as many chunks as the pool has threads, each thread
+ *   reading its chunk's bytes from the column file), merged in order. Should a compaction replace the
+ *   column file between the two, the activities are placed again.
  */
 
 /** Value-indexed, from the curves stored at ingestion. */
@@ -42,7 +43,7 @@ export async function afterWorkCurve(
 ): Promise<Frame> {
   const { engine } = deps;
   const { metric, after, by } = request;
-  const { activities, samples } = await activitySamples(deps, userId, filter, metric, signal);
+  const activities = await activitiesForScan(deps.db, userId, filter, metric);
   const owners: CurveActivity[] = activities.map((a) => ({ id: a.id, sport: a.sport, start: a.start_time.getTime() }));
   const longest = activities.reduce((n, a) => Math.max(n, a.samples), 0);
   const durations = by === 'duration' ? durationsFor(request.durations, longest) : null;
@@ -52,23 +53,28 @@ export async function afterWorkCurve(
   let output: AfterOutput = by === 'duration' ? { kind: 'duration', curves: [] } : { kind: 'intensity', curves: [] };
   if (activities.length && (durations === null || durations.length)) {
     const offsets = new Int32Array(activities.length + 1);
-    for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + samples.length[a]!;
+    for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + activities[a]!.samples;
     const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
-    // The column is shared memory: every thread reads its slices where they lie.
-    const outputs = await Promise.all(
-      chunks.map(([from, to]) =>
-        engine.pool.run(
-          {
-            task: 'after',
-            samples: { values: samples.values, from: samples.from.slice(from, to), length: samples.length.slice(from, to) },
-            thresholds: thresholds.slice(),
-            durations: durations ? durations.slice() : null,
-            step: LEVEL_STEP[metric],
-          },
-          signal,
+    // Each thread reads its chunk's activities from the column file itself (the page cache, no copy here).
+    const run = (place: ColumnPlace) =>
+      Promise.all(
+        chunks.map(([from, to]) =>
+          engine.pool.run(
+            {
+              task: 'after-column',
+              place: { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) },
+              thresholds: thresholds.slice(),
+              durations: durations ? durations.slice() : null,
+              step: LEVEL_STEP[metric],
+            },
+            signal,
+          ),
         ),
-      ),
-    );
+      );
+    const outputs = await run(await placeSamples(deps, userId, activities, metric, signal)).catch(async (err: unknown) => {
+      if (!isColumnMoved(err)) throw err;
+      return run(await placeSamples(deps, userId, activities, metric, signal));
+    });
     output = mergeChunks(outputs, chunks.map(([from]) => from));
   }
   const asked = after.map((x) => order.indexOf(x));
@@ -78,25 +84,9 @@ export async function afterWorkCurve(
   return durationFrame(metric, durations ?? new Int32Array(0), asked.map((j) => output.curves[j]), owners, after);
 }
 
-/**
- * The matching activities (oldest first) and their samples of `metric` as slices of the user's channel
- * column, at one data version. Should the column be of a later version lacking one of them (the data
- * changed between the two reads), both are read again.
- */
-async function activitySamples(deps: Deps, userId: string, filter: ActivityFilter, metric: MeanMaxMetric, signal: AbortSignal) {
-  const { db, config, engine } = deps;
-  const listing = async () => {
-    const all = await scanAtVersion(db, userId, {}, metric);
-    return {
-      version: all.version,
-      activities: all.activities.map((a) => ({ id: a.id, stamp: a.updated_at.getTime(), samples: a.samples, path: samplePath(config.DATA_DIR, a.user_id, a.id) })),
-    };
-  };
-  for (let attempt = 1; ; attempt++) {
-    const { version, activities } = await scanAtVersion(db, userId, filter, metric);
-    const column = await engine.columns.column(userId, metric, version, listing, signal);
-    const samples = slicesOf(column, activities);
-    if (samples) return { activities, samples };
-    if (attempt === 3) throw new Error(`The ${metric} column of user ${userId} does not hold the activities of data version ${version}`);
-  }
+/** Where the activities' samples of `metric` lie in the user's channel column (those it lacks are appended first). */
+function placeSamples(deps: Deps, userId: string, activities: Awaited<ReturnType<typeof activitiesForScan>>, metric: MeanMaxMetric, signal: AbortSignal) {
+  const dataDir = deps.config.DATA_DIR;
+  const listed = activities.map((a) => ({ id: a.id, stamp: a.updated_at.getTime(), samples: a.samples, path: samplePath(dataDir, a.user_id, a.id) }));
+  return deps.engine.columns.place(userId, metric, listed, signal);
 }

@@ -1,34 +1,47 @@
 /**
- * Channel columns: one user's samples of one channel, every activity's in one Float64Array, so a
- * longitudinal scan reads no Parquet file at all (DESIGN.md §2 "Sample store" stays the source of truth).
+ * Channel columns: one user's samples of one channel, every activity's, in one file on disk, so a
+ * curve with `after` reads only the bytes of the activities in its range (no Parquet file opened, no
+ * whole history copied), from the OS page cache that every process on the host shares. The sample
+ * files stay the source of truth (DESIGN.md §2 "Sample store"); a column is derived from them and
+ * can always be rebuilt: deleting `dir(userId)` costs only a rebuild, activity by activity, as
+ * requests need them.
  *
- *   column   = the activities that record the channel, oldest first (start, id), each activity's 1 Hz
- *              values back to back, gaps as 0 (the `after` kernels' input); a SharedArrayBuffer, so
- *              the engine threads read it where it lies (no copy, no transfer).
- *   slices   = activity id → [offset, length) in the column, with the activity's stamp (its row's
- *              updated_at): an activity deleted and ingested again under the same id, or re-derived
- *              (`cli reprocess` rewrites its sample file), has a new stamp.
+ * Files under `dir(userId)`, per channel:
  *
- * A column is labelled with the user's data version (users.data_version, bumped in the transaction
- * of every change to their activities). A request names the version it read; a column of another
- * version is rebuilt from the listing of that moment, reusing the slices whose id, stamp and length
- * are unchanged and reading only the other activities' sample files (one DuckDB query): after an
- * upload, one new file is read, not the whole history.
+ *   <channel>.current        the generation in use (a number), replaced atomically by a compaction
+ *   <channel>.<gen>.values   the samples: each activity's 1 Hz values back to back (gaps as 0), as
+ *                            float32 when every value is exactly a float32 (power in whole watts),
+ *                            else float64; each entry starts at a multiple of 8. Appended to only.
+ *   <channel>.<gen>.log      48-byte records (./column-log.ts): activity id, stamp (its row's
+ *                            updated_at), where its entry lies, or a tombstone. Appended to only.
  *
- * Kept in memory (least recently used first out, within `maxBytes`) and on disk under `dir(userId)`
- * as `<channel>.json` (version, slices, and the name of its values file) and `<channel>.<tag>.f64`
- * (the values, little-endian), so another process (or this one after a restart) loads a column with
- * one sequential read. Concurrent requests for the same column share one build.
+ * Incremental: an activity's arrival appends its entry and one record (the ingest job does so after
+ * its commit; a request that finds an activity missing or of another stamp reads its sample file and
+ * appends it); a deletion appends a tombstone and overwrites the entry's bytes with zeros. Either is
+ * one activity's bytes. When the dead bytes (superseded, deleted, or left by a writer killed between
+ * its two appends) outweigh the live ones, the writer compacts: the live entries into a new
+ * generation, then `.current` is switched; the generation before stays for readers in flight.
+ *
+ * Writers of one (user, channel) take `lock` (a PostgreSQL advisory lock in the service: any number
+ * of processes, on any hosts sharing DATA_DIR); readers take none: they see a values file that only
+ * grows, records that name only bytes written before them, and check every record against the file's
+ * size. A record is trusted only for an activity whose id, stamp and sample count match the database.
+ *
+ * Reading is the engine threads' (./column-read.ts): `place` gives them the file and the entries.
  */
-import { mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../../lib/storage.ts';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileAtomic } from '../../lib/storage.ts';
 import type { SampleStore } from './sample-file.ts';
 import { readChannelInto } from './sample-scan.ts';
-import type { Slices } from '../curves/longitudinal.ts';
+import { encodeRecords, entryBytes, RECORD_BYTES, recordKey, replayLog, type ColumnRecord } from './column-log.ts';
+import { readColumnSlices, type ColumnPlace } from './column-read.ts';
 
-/** An activity as the column needs it: its id, its stamp, its sample count and its sample file. */
+/** Runs `fn` while no other writer of `key` (in any process) runs. */
+export type ColumnLock = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
+
+/** An activity as a column needs it: its id (a UUID), its stamp, its sample count and its sample file. */
 export interface ColumnActivity {
   id: string;
   stamp: number;
@@ -36,271 +49,292 @@ export interface ColumnActivity {
   path: string;
 }
 
-/** Every activity of the user recording the channel, oldest first, at one data version. */
-export interface ColumnListing {
-  version: string;
-  activities: ColumnActivity[];
-}
-
-interface Slice {
-  offset: number;
-  length: number;
-  stamp: number;
-}
-
-export interface ChannelColumn {
-  version: string;
-  /** Backed by a SharedArrayBuffer. */
-  values: Float64Array;
-  slices: Map<string, Slice>;
-}
-
-
-const FORMAT = 1;
-
 export interface ChannelColumnsOptions {
-  /** Memory kept for columns (bytes); the least recently used columns are dropped beyond it. */
-  maxBytes: number;
-  /** Where a user's columns are kept on disk. */
+  /** Where a user's columns are kept. */
   dir: (userId: string) => string;
+  /** Mutual exclusion of writers across processes (default: within this process only). */
+  lock?: ColumnLock;
+}
+
+/** Compact when the dead bytes exceed the live ones and this much. */
+const COMPACT_MIN_DEAD_BYTES = 4 * 1024 * 1024;
+
+/** Within this process only: each key's writers one after the other. */
+export function processLock(): ColumnLock {
+  const tails = new Map<string, Promise<unknown>>();
+  return (key, fn) => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => tails.get(key) === tail && tails.delete(key));
+    return run;
+  };
+}
+
+interface Generation {
+  gen: number;
+  values: string;
+  log: string;
+}
+
+function generation(dir: string, channel: string, gen: number): Generation {
+  return { gen, values: path.join(dir, `${channel}.${gen}.values`), log: path.join(dir, `${channel}.${gen}.log`) };
+}
+
+async function currentGeneration(dir: string, channel: string): Promise<Generation | undefined> {
+  const text = await readFile(path.join(dir, `${channel}.current`), 'utf8').catch(() => undefined);
+  const gen = Number(text);
+  return text !== undefined && Number.isSafeInteger(gen) && gen > 0 ? generation(dir, channel, gen) : undefined;
+}
+
+/** The live records of a generation, and its values file's size (records beyond it are not taken). */
+async function readGeneration(g: Generation): Promise<{ records: Map<string, ColumnRecord>; size: number } | undefined> {
+  const [log, size] = await Promise.all([
+    readFile(g.log).catch(() => undefined),
+    open(g.values, 'r').then(
+      (f) => f.stat().then((s) => s.size).finally(() => f.close()),
+      () => undefined,
+    ),
+  ]);
+  if (!log || size === undefined) return undefined;
+  const records = replayLog(log);
+  for (const [key, r] of records) if (r.offset + r.samples * r.width > size) records.delete(key);
+  return { records, size };
+}
+
+/** The narrowest exact encoding of the values (gaps as 0): float32 when every value is one. */
+function encodeValues(values: Float64Array): { width: 4 | 8; bytes: Uint8Array } {
+  const zeroed = new Float64Array(values.length);
+  let narrow = true;
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
+    const v = x === x ? x : 0;
+    zeroed[i] = v;
+    if (narrow && Math.fround(v) !== v) narrow = false;
+  }
+  if (narrow) {
+    const f32 = Float32Array.from(zeroed);
+    return { width: 4, bytes: new Uint8Array(f32.buffer) };
+  }
+  return { width: 8, bytes: new Uint8Array(zeroed.buffer) };
 }
 
 export function createChannelColumns(store: SampleStore, options: ChannelColumnsOptions) {
-  const memory = new Map<string, ChannelColumn>();
-  const building = new Map<string, Promise<ChannelColumn>>();
-  const saving = new Set<Promise<void>>();
-  let bytes = 0;
+  const lock = options.lock ?? processLock();
+  const filling = new Map<string, Promise<void>>();
 
-  function remember(key: string, column: ChannelColumn): void {
-    const old = memory.get(key);
-    if (old) {
-      bytes -= old.values.byteLength;
-      memory.delete(key);
-    }
-    memory.set(key, column);
-    bytes += column.values.byteLength;
-    for (const [k, c] of memory) {
-      if (bytes <= options.maxBytes || k === key) break;
-      memory.delete(k);
-      bytes -= c.values.byteLength;
+  /**
+   * Under the lock: append entries for the activities (values as they are in memory or in their
+   * sample files: NaN gaps become 0), skipping those already present with the same stamp and length.
+   */
+  async function append(userId: string, channel: string, items: { id: string; stamp: number; values: Float64Array }[]): Promise<void> {
+    if (!items.length) return;
+    const dir = options.dir(userId);
+    await lock(`columns/${userId}/${channel}`, async () => {
+      await mkdir(dir, { recursive: true });
+      let g = await currentGeneration(dir, channel);
+      if (!g) {
+        g = generation(dir, channel, 1);
+        await removeLegacy(dir, channel);
+        await Promise.all([writeFileAtomic(g.values, new Uint8Array(0)), writeFileAtomic(g.log, new Uint8Array(0))]);
+        await writeFileAtomic(path.join(dir, `${channel}.current`), Buffer.from('1\n'));
+      }
+      const values = await open(g.values, 'r+');
+      const log = await open(g.log, 'r+');
+      try {
+        const [logBytes, { size }] = await Promise.all([log.readFile(), values.stat()]);
+        // A record torn by a killed writer is cut off, so that the next records stay aligned.
+        const whole = logBytes.length - (logBytes.length % RECORD_BYTES);
+        if (whole !== logBytes.length) await log.truncate(whole);
+        const live = replayLog(logBytes.subarray(0, whole));
+        let end = Math.ceil(size / 8) * 8;
+        const chunks: Uint8Array[] = [];
+        const records: ColumnRecord[] = [];
+        for (const item of items) {
+          const key = recordKey(item.id);
+          const old = live.get(key);
+          if (old && old.stamp === item.stamp && old.samples === item.values.length && old.offset + old.samples * old.width <= size) continue;
+          const { width, bytes } = encodeValues(item.values);
+          const padded = entryBytes(item.values.length, width);
+          chunks.push(bytes);
+          if (padded > bytes.length) chunks.push(new Uint8Array(padded - bytes.length));
+          const record = { key, width, stamp: item.stamp, offset: end, samples: item.values.length };
+          records.push(record);
+          live.set(key, record);
+          end += padded;
+        }
+        if (!records.length) return;
+        const start = Math.ceil(size / 8) * 8;
+        if (start > size) chunks.unshift(new Uint8Array(start - size));
+        await writeAll(values, Buffer.concat(chunks), size);
+        await writeAll(log, encodeRecords(records), whole);
+        await compactIfWorthIt(dir, channel, g, live, end);
+      } finally {
+        await Promise.all([values.close(), log.close()]);
+      }
+    });
+  }
+
+  /** Tombstones for the activities in every channel of the user, their bytes overwritten with zeros. */
+  async function remove(userId: string, ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    const dir = options.dir(userId);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const keys = new Set(ids.map(recordKey));
+    for (const channel of names.filter((n) => n.endsWith('.current')).map((n) => n.slice(0, -'.current'.length))) {
+      await lock(`columns/${userId}/${channel}`, async () => {
+        const g = await currentGeneration(dir, channel);
+        if (!g) return;
+        const values = await open(g.values, 'r+');
+        const log = await open(g.log, 'r+');
+        try {
+          const logBytes = await log.readFile();
+          const whole = logBytes.length - (logBytes.length % RECORD_BYTES);
+          if (whole !== logBytes.length) await log.truncate(whole);
+          const live = replayLog(logBytes.subarray(0, whole));
+          const { size } = await values.stat();
+          const gone = [...keys].map((k) => live.get(k)).filter((r): r is ColumnRecord => r !== undefined);
+          if (!gone.length) return;
+          for (const r of gone) {
+            const bytes = Math.min(r.samples * r.width, size - r.offset);
+            if (bytes > 0) await writeAll(values, Buffer.alloc(bytes), r.offset);
+            live.delete(r.key);
+          }
+          await writeAll(log, encodeRecords(gone.map((r) => ({ ...r, width: 0 }))), whole);
+          await compactIfWorthIt(dir, channel, g, live, size);
+        } finally {
+          await Promise.all([values.close(), log.close()]);
+        }
+      });
     }
   }
 
   /**
-   * The column of (user, channel) at `version`; `list` gives the listing when it must be (re)built.
-   * The column returned may be of a later version than asked when the data changed meanwhile.
+   * Where the activities' samples of `channel` lie, in their order; those the column lacks (or holds
+   * for another stamp or length) are first read from their sample files (one DuckDB query) and
+   * appended. Concurrent requests of one (user, channel) share one fill.
    */
-  async function column(userId: string, channel: string, version: string, list: () => Promise<ColumnListing>, signal?: AbortSignal): Promise<ChannelColumn> {
-    const key = `${userId}/${channel}`;
-    const held = memory.get(key);
-    if (held && held.version === version) {
-      memory.delete(key);
-      memory.set(key, held);
-      return held;
+  async function place(userId: string, channel: string, activities: readonly ColumnActivity[], signal?: AbortSignal): Promise<ColumnPlace> {
+    const dir = options.dir(userId);
+    for (let attempt = 1; ; attempt++) {
+      const g = await currentGeneration(dir, channel);
+      const read = g ? await readGeneration(g) : undefined;
+      const found = activities.map((a) => {
+        const r = read?.records.get(recordKey(a.id));
+        return r && r.stamp === a.stamp && r.samples === a.samples ? r : undefined;
+      });
+      const missing = activities.filter((_, i) => !found[i]);
+      if (!missing.length) {
+        return {
+          file: g!.values,
+          offset: Float64Array.from(found, (r) => r!.offset),
+          length: Int32Array.from(found, (r) => r!.samples),
+          width: Uint8Array.from(found, (r) => r!.width),
+        };
+      }
+      if (attempt === 3) throw new Error(`The ${channel} column of user ${userId} still lacks ${missing.length} activities after filling it`);
+      const key = `${userId}/${channel}`;
+      const pending = filling.get(key);
+      if (pending) {
+        await pending.catch(() => undefined);
+        continue;
+      }
+      const fill = (async () => {
+        const values = new Float64Array(missing.reduce((n, a) => n + a.samples, 0));
+        await readChannelInto(store, missing.map((a) => a.path), channel, values, signal);
+        let at = 0;
+        await append(userId, channel, missing.map((a) => ({ id: a.id, stamp: a.stamp, values: values.subarray(at, (at += a.samples)) })));
+      })().finally(() => filling.delete(key));
+      filling.set(key, fill);
+      await fill;
     }
-    const flight = `${key}@${version}`;
-    let pending = building.get(flight);
-    if (!pending) {
-      pending = (async () => {
-        const listing = await list();
-        const dir = options.dir(userId);
-        const base = held ?? (await loadColumn(dir, channel).catch(() => undefined));
-        const built = base && base.version === listing.version && covers(base, listing) ? base : await buildColumn(store, listing, base, channel, signal);
-        remember(key, built);
-        // Written to disk after the answer: the request does not wait for hundreds of MB to be written.
-        if (built !== base) {
-          const saved = saveColumn(dir, channel, built).finally(() => saving.delete(saved));
-          saving.add(saved);
-        }
-        return built;
-      })().finally(() => building.delete(flight));
-      building.set(flight, pending);
-    }
-    return pending;
   }
 
-  return {
-    column,
-    /** Resolves when every column built so far is on disk (writes run after the request that built them). */
-    async saved(): Promise<void> {
-      while (saving.size) await Promise.all(saving);
-    },
-    /** Bytes held in memory now. */
-    get bytes() {
-      return bytes;
-    },
-  };
+  /**
+   * What the column holds now, by activity id (its stamp and its values as float64), read in this
+   * thread: for tests and tools, not for requests.
+   */
+  async function held(userId: string, channel: string): Promise<Map<string, { stamp: number; values: Float64Array }>> {
+    const g = await currentGeneration(options.dir(userId), channel);
+    const read = g ? await readGeneration(g) : undefined;
+    const out = new Map<string, { stamp: number; values: Float64Array }>();
+    if (!g || !read) return out;
+    const records = [...read.records.values()];
+    const slices = readColumnSlices({ file: g.values, offset: Float64Array.from(records, (r) => r.offset), length: Int32Array.from(records, (r) => r.samples), width: Uint8Array.from(records, (r) => r.width) });
+    records.forEach((r, i) => {
+      const k = r.key;
+      const id = `${k.slice(0, 8)}-${k.slice(8, 12)}-${k.slice(12, 16)}-${k.slice(16, 20)}-${k.slice(20)}`;
+      out.set(id, { stamp: r.stamp, values: slices.values.slice(slices.from[i]!, slices.from[i]! + slices.length[i]!) });
+    });
+    return out;
+  }
+
+  return { place, append, remove, held };
 }
 export type ChannelColumns = ReturnType<typeof createChannelColumns>;
 
-/** The slices of `activities` (in that order), or undefined when the column lacks one of them. */
-export function slicesOf(column: ChannelColumn, activities: readonly { id: string; samples: number }[]): Slices | undefined {
-  const from = new Int32Array(activities.length);
-  const length = new Int32Array(activities.length);
-  for (let a = 0; a < activities.length; a++) {
-    const slice = column.slices.get(activities[a]!.id);
-    if (!slice || slice.length !== activities[a]!.samples) return undefined;
-    from[a] = slice.offset;
-    length[a] = slice.length;
+async function writeAll(file: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    const { bytesWritten } = await file.write(bytes, at, bytes.length - at, position + at);
+    at += bytesWritten;
   }
-  return { values: column.values, from, length };
-}
-
-function covers(column: ChannelColumn, listing: ColumnListing): boolean {
-  return listing.activities.every((a) => {
-    const slice = column.slices.get(a.id);
-    return slice !== undefined && slice.stamp === a.stamp && slice.length === a.samples;
-  });
 }
 
 /**
- * The listing's column: unchanged slices copied from `base`, the other activities read from their
- * sample files. When the listing is `base` with activities added after its last one (a new ride is
- * the newest), `base`'s buffer grows in place instead (extend): nothing is copied.
+ * The live entries copied into generation g+1 (in their order in the file) when dead bytes outweigh
+ * live ones; `.current` then names it. Generations before g are removed: g stays for readers that
+ * placed their activities in it a moment ago.
  */
-async function buildColumn(store: SampleStore, listing: ColumnListing, base: ChannelColumn | undefined, channel: string, signal?: AbortSignal): Promise<ChannelColumn> {
-  const total = listing.activities.reduce((n, a) => n + a.samples, 0);
-  const grown = base ? extend(base, listing, total) : undefined;
-  if (grown) {
-    const { column, added } = grown;
-    await readInto(store, channel, column.values, added, signal);
-    return column;
-  }
-  const values = sharedColumn(total);
-  const slices = new Map<string, Slice>();
-  const missing: { activity: ColumnActivity; offset: number }[] = [];
-  let offset = 0;
-  for (const activity of listing.activities) {
-    const old = base?.slices.get(activity.id);
-    if (old && old.stamp === activity.stamp && old.length === activity.samples) {
-      values.set(base!.values.subarray(old.offset, old.offset + old.length), offset);
-    } else {
-      missing.push({ activity, offset });
-    }
-    slices.set(activity.id, { offset, length: activity.samples, stamp: activity.stamp });
-    offset += activity.samples;
-  }
-  await readInto(store, channel, values, missing, signal);
-  return { version: listing.version, values, slices };
-}
-
-/** Column values in shared memory that can grow in place (up to MAX_COLUMN_BYTES, reserved, not used). */
-function sharedColumn(length: number): Float64Array {
-  const bytes = length * Float64Array.BYTES_PER_ELEMENT;
-  const buffer = bytes <= MAX_COLUMN_BYTES ? new SharedArrayBuffer(bytes, { maxByteLength: MAX_COLUMN_BYTES }) : new SharedArrayBuffer(bytes);
-  return new Float64Array(buffer, 0, length);
-}
-
-/** The most a column's buffer may grow to in place: 2^32 bytes (536 M samples), the most V8 reserves here. */
-const MAX_COLUMN_BYTES = 2 ** 32;
-
-/**
- * `listing` as `base` grown in place, when the listing is every activity of `base` in its order and
- * at its offsets, then new ones: the buffer grows (at once, so that no other build from `base` can
- * grow it too: it then no longer ends where `base` does) and the new activities are to be read into
- * the end. Readers of `base` keep their view, which does not see past its own end.
- */
-function extend(base: ChannelColumn, listing: ColumnListing, total: number): { column: ChannelColumn; added: { activity: ColumnActivity; offset: number }[] } | undefined {
-  const buffer = base.values.buffer as SharedArrayBuffer;
-  const end = base.values.byteOffset + base.values.byteLength;
-  if (!buffer.growable || buffer.byteLength !== end || total * Float64Array.BYTES_PER_ELEMENT > buffer.maxByteLength) return undefined;
-  let offset = 0;
-  let kept = 0;
-  for (const activity of listing.activities) {
-    const old = base.slices.get(activity.id);
-    if (!old || old.offset !== offset || old.stamp !== activity.stamp || old.length !== activity.samples) break;
-    offset += activity.samples;
-    kept++;
-  }
-  if (offset !== base.values.length || kept === listing.activities.length) return undefined;
-  const slices = new Map<string, Slice>(base.slices);
-  const added: { activity: ColumnActivity; offset: number }[] = [];
-  for (const activity of listing.activities.slice(kept)) {
-    if (slices.has(activity.id)) return undefined; // (an activity moved: rebuild)
-    slices.set(activity.id, { offset, length: activity.samples, stamp: activity.stamp });
-    added.push({ activity, offset });
-    offset += activity.samples;
-  }
-  buffer.grow(total * Float64Array.BYTES_PER_ELEMENT);
-  return { column: { version: listing.version, values: new Float64Array(buffer, 0, total), slices }, added };
-}
-
-/** The sample files of `missing` read (one DuckDB query) into `values` at their offsets. */
-async function readInto(store: SampleStore, channel: string, values: Float64Array, missing: { activity: ColumnActivity; offset: number }[], signal?: AbortSignal): Promise<void> {
-  if (!missing.length) return;
-  const read = new Float64Array(missing.reduce((n, m) => n + m.activity.samples, 0));
-  await readChannelInto(store, missing.map((m) => m.activity.path), channel, read, signal);
-  let at = 0;
-  for (const { activity, offset: to } of missing) {
-    values.set(read.subarray(at, at + activity.samples), to);
-    at += activity.samples;
-  }
-}
-
-interface ColumnIndex {
-  format: number;
-  version: string;
-  /** The values file this index describes (each write has its own). */
-  values: string;
-  length: number;
-  slices: [string, number, number, number][];
-}
-
-async function loadColumn(dir: string, channel: string): Promise<ChannelColumn | undefined> {
-  const index = JSON.parse(await readFile(path.join(dir, `${channel}.json`), 'utf8')) as ColumnIndex;
-  if (index.format !== FORMAT || path.basename(index.values) !== index.values) return undefined;
-  const values = sharedColumn(index.length);
-  const target = new Uint8Array(values.buffer);
-  const file = await open(path.join(dir, index.values));
+async function compactIfWorthIt(dir: string, channel: string, g: Generation, live: Map<string, ColumnRecord>, size: number): Promise<void> {
+  let liveBytes = 0;
+  for (const r of live.values()) liveBytes += entryBytes(r.samples, r.width);
+  const dead = size - liveBytes;
+  if (dead <= liveBytes || dead < COMPACT_MIN_DEAD_BYTES) return;
+  const next = generation(dir, channel, g.gen + 1);
+  const tmp = `${next.values}.tmp-${randomBytes(6).toString('hex')}`;
   try {
-    const { size } = await file.stat();
-    if (size !== target.length) return undefined;
-    for (let at = 0; at < target.length; ) {
-      const { bytesRead } = await file.read(target, at, target.length - at, at);
-      if (bytesRead === 0) return undefined;
-      at += bytesRead;
+    await compactInto(g, next, tmp, live);
+    await writeFileAtomic(path.join(dir, `${channel}.current`), Buffer.from(`${next.gen}\n`));
+  } catch {
+    // A column that cannot be compacted now is only larger: the next writer tries again.
+    await rm(tmp, { force: true }).catch(() => undefined);
+    return;
+  }
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = /^(.+)\.(\d+)\.(values|log)$/.exec(name);
+    if (m && m[1] === channel && Number(m[2]) < g.gen) await rm(path.join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
+
+async function compactInto(g: Generation, next: Generation, tmp: string, live: Map<string, ColumnRecord>): Promise<void> {
+  const from = await open(g.values, 'r');
+  const to = await open(tmp, 'w');
+  const records: ColumnRecord[] = [];
+  try {
+    let end = 0;
+    for (const r of [...live.values()].sort((a, b) => a.offset - b.offset)) {
+      const bytes = entryBytes(r.samples, r.width);
+      const buffer = Buffer.alloc(bytes);
+      for (let at = 0; at < r.samples * r.width; ) {
+        const { bytesRead } = await from.read(buffer, at, r.samples * r.width - at, r.offset + at);
+        if (bytesRead === 0) throw new Error(`${g.values} ends inside a live entry`);
+        at += bytesRead;
+      }
+      await writeAll(to, buffer, end);
+      records.push({ ...r, offset: end });
+      end += bytes;
     }
   } finally {
-    await file.close();
+    await Promise.all([from.close(), to.close()]);
   }
-  return { version: index.version, values, slices: new Map(index.slices.map(([id, offset, length, stamp]) => [id, { offset, length, stamp }])) };
+  await writeFileAtomic(next.log, encodeRecords(records));
+  await rename(tmp, next.values);
 }
 
-/**
- * Each write's values go to a file of their own (`<channel>.<tag>.f64`) named by the index, which is
- * renamed into place last: a reader sees an old complete pair or the new one, never a mix, whatever
- * other processes write meanwhile. The values file the replaced index named is removed.
- */
-async function saveColumn(dir: string, channel: string, column: ChannelColumn): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const tag = randomBytes(6).toString('hex');
-  const valuesName = `${channel}.${tag}.f64`;
-  const indexFile = path.join(dir, `${channel}.json`);
-  const index: ColumnIndex = {
-    format: FORMAT,
-    version: column.version,
-    values: valuesName,
-    length: column.values.length,
-    slices: [...column.slices].map(([id, s]) => [id, s.offset, s.length, s.stamp]),
-  };
-  try {
-    await writeFile(path.join(dir, valuesName), new Uint8Array(column.values.buffer, column.values.byteOffset, column.values.byteLength));
-    const replaced = await readFile(indexFile, 'utf8').then((text) => (JSON.parse(text) as ColumnIndex).values, () => undefined);
-    await writeFileAtomic(indexFile, Buffer.from(JSON.stringify(index)));
-    if (replaced && replaced !== valuesName && path.basename(replaced) === replaced) await rm(path.join(dir, replaced), { force: true });
-    await removeOrphans(dir, channel, valuesName);
-  } catch {
-    // A cache that cannot be written is only slower next time.
-    await rm(path.join(dir, valuesName), { force: true }).catch(() => undefined);
-  }
-}
-
-/** Values files no index names, left by a process stopped mid-write; an hour's grace for writes in flight elsewhere. */
-async function removeOrphans(dir: string, channel: string, current: string): Promise<void> {
-  const cutoff = Date.now() - 3_600_000;
-  for (const name of await readdir(dir)) {
-    if (name === current || !name.startsWith(`${channel}.`) || !name.endsWith('.f64')) continue;
-    const info = await stat(path.join(dir, name)).catch(() => undefined);
-    if (info && info.mtimeMs < cutoff) await rm(path.join(dir, name), { force: true });
+/** Files of the previous column format (one `<channel>.json` index and `<channel>.<tag>.f64` values per channel). */
+async function removeLegacy(dir: string, channel: string): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (name === `${channel}.json` || (name.startsWith(`${channel}.`) && name.endsWith('.f64'))) await rm(path.join(dir, name), { force: true });
   }
 }

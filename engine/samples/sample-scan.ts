@@ -3,7 +3,7 @@
  * (engine/samples/sample-file.ts): one query reads every file, in parallel inside DuckDB.
  *
  * - readChannelInto: one channel of each activity, back to back in one Float64Array, gaps as 0 —
- *   what the channel columns (./channel-columns.ts) are built from.
+ *   what the channel columns (./channel-columns.ts) are filled from.
  * - copyTimeSeries: the rows of many activities written as one Parquet file (COPY … TO), with the
  *   activity's id, sport and local time — the longitudinal data endpoint streams that file.
  *
