@@ -1,0 +1,182 @@
+/**
+ * The channel columns behind `longitudinal-mean-max?after=…` as clients see them, across two API
+ * processes sharing one DATA_DIR and database: every answer equals the curves computed here from
+ * the sample files themselves (read with DuckDB, the kernel run on plain arrays), after uploads
+ * (appended by the ingest job), uploads of older rides, deletions (answered by the other process),
+ * a lost columns directory and concurrent fills from both processes (one record per activity).
+ */
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { freePort, startTestService, type TestService } from './helpers/service.ts';
+import { envOf } from './helpers/worker-process.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { buildActivityFit } from './helpers/fit-builder.ts';
+import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
+import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
+import { readChannelInto } from '../engine/samples/sample-scan.ts';
+import { RECORD_BYTES } from '../engine/samples/column-log.ts';
+import { activitiesForScan } from '../db/activities.ts';
+import { columnsDir, samplePath } from '../lib/storage.ts';
+import type { User } from '../db/database.ts';
+
+let service: TestService;
+let other: { child: ChildProcess; url: string };
+let user: User;
+let token: string;
+
+const AFTER = [0, 100, 250];
+const START = '2024-01-01';
+const END = '2024-12-31';
+
+/** A ride in 2024: whole-watt power (float32 entries), speed with millimetres (float64 entries). */
+function ride(day: number, seconds: number, seed: number): Uint8Array {
+  return buildActivityFit({
+    utcOffsetSeconds: 3600,
+    sessions: [
+      {
+        sport: 'cycling',
+        start: new Date(Date.UTC(2024, 0, 1, 8) + day * 86_400_000),
+        seconds,
+        record: (i) => ({ power: 120 + ((i * seed) % 230), heartRate: 130, cadence: 88, speed: 7 + ((i * seed) % 97) / 37, distance: i * 8 }),
+      },
+    ],
+  });
+}
+
+async function startApiProcess(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import=tsx', 'bin/api.ts'], {
+    env: envOf(service.config, { PORT: String(port), HOST: '127.0.0.1', CURVE_CACHE_SECONDS: '0', LOG_LEVEL: 'info', ENGINE_THREADS: '2' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`API did not start:\n${output}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d;
+      if (output.includes('api listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d));
+    child.once('exit', (code) => reject(new Error(`API exited (${code}):\n${output}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+test.before(async () => {
+  service = await startTestService({ workers: true, env: { CURVE_CACHE_SECONDS: '0' } });
+  other = await startApiProcess();
+  user = await createTestUser(service);
+  token = await tokenFor(service, user, ['data:read', 'data:write']);
+});
+
+test.after.always(async () => {
+  other?.child.kill('SIGKILL');
+  await service?.close();
+});
+
+interface Curve {
+  duration: number[];
+  power?: number[];
+  speed?: number[];
+  activity_id: string[];
+  after: number[];
+}
+
+async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | 'intensity'): Promise<Curve> {
+  const res = await fetch(`${base}/api/v1/activities/longitudinal-mean-max?metric=${metric}&by=${by}&after=${AFTER.join(',')}&start=${START}&end=${END}&format=json`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (res.status !== 200) throw new Error(`${base}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Curve;
+}
+
+/** The curve computed from the sample files (DuckDB reads them; the kernel runs on plain arrays). */
+async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity') {
+  const activities = await activitiesForScan(service.deps.db, user.id, { fromDay: START, toDay: END }, metric);
+  const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
+  await readChannelInto(service.deps.engine.samples, activities.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)), metric, values);
+  const from = new Int32Array(activities.length);
+  activities.reduce((at, a, i) => ((from[i] = at), at + a.samples), 0);
+  const longest = Math.max(...activities.map((a) => a.samples));
+  const durations = by === 'duration' ? Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest)) : null;
+  const thresholds = Float64Array.from(AFTER, (x) => (metric === 'power' ? x * 1000 : x));
+  const out = longitudinalAfter({ samples: { values, from, length: Int32Array.from(activities, (a) => a.samples) }, thresholds, durations, step: metric === 'power' ? 1 : 0.01 });
+  return { activities: activities.map((a) => a.id), out, durations };
+}
+
+/** Both processes' answers equal the computation from the sample files, value for value. */
+async function agree(t: import('ava').ExecutionContext, label: string) {
+  const want = await expected('power', 'duration');
+  const rows: { value: number; owner: string }[] = [];
+  if (want.out.kind !== 'duration') throw new Error('by duration');
+  want.out.curves.forEach((c) => c.best.forEach((v, k) => v === v && rows.push({ value: v, owner: want.activities[c.owner[k]!]! })));
+  for (const base of [service.url, other.url]) {
+    const got = await curve(base, 'power', 'duration');
+    t.deepEqual(got.power, rows.map((r) => r.value), `${label}: power from ${base === service.url ? 'A' : 'B'}`);
+    t.deepEqual(got.activity_id, rows.map((r) => r.owner), `${label}: owners from ${base === service.url ? 'A' : 'B'}`);
+  }
+  const speed = await expected('speed', 'intensity');
+  if (speed.out.kind !== 'intensity') throw new Error('by intensity');
+  const durations = speed.out.curves.flatMap((c) => Array.from(c.duration).filter((d) => d > 0));
+  const [a, b] = await Promise.all([curve(service.url, 'speed', 'intensity'), curve(other.url, 'speed', 'intensity')]);
+  t.deepEqual(a, b, `${label}: speed by intensity, A and B`);
+  t.deepEqual(a.duration, durations, `${label}: speed levels' durations`);
+}
+
+const held = () => service.deps.engine.columns.held(user.id, 'power');
+
+test.serial('uploads: the ingest job appends each ride to the columns, and both processes answer from them', async (t) => {
+  const rides = [ride(10, 1_800, 3), ride(40, 2_400, 5), ride(70, 1_200, 7), ride(100, 3_000, 11), ride(130, 900, 13)];
+  const sources = await uploadAndWait(service, token, rides.map((bytes, i) => ({ name: `r${i}.fit`, bytes })));
+  const ids = sources.flatMap((s: { activity_ids: string[] }) => s.activity_ids);
+  t.is(ids.length, 5);
+  const column = await held();
+  t.deepEqual([...column.keys()].sort(), [...ids].sort(), 'appended by the ingest job, before any request');
+  for (const id of ids) {
+    const want = new Float64Array(column.get(id)!.values.length);
+    await readChannelInto(service.deps.engine.samples, [samplePath(service.config.DATA_DIR, user.id, id)], 'power', want);
+    t.deepEqual(Array.from(column.get(id)!.values), Array.from(want), `the column holds ${id}'s samples`);
+  }
+  await agree(t, 'five rides');
+});
+
+test.serial('an older ride uploaded late, and a deletion answered by the other process', async (t) => {
+  const [late] = await uploadAndWait(service, token, [{ name: 'late.fit', bytes: ride(5, 1_500, 17) }]);
+  t.true((await held()).has(late.activity_ids[0]));
+  await agree(t, 'a late ride');
+
+  const victim = [...(await held()).keys()].find((id) => id !== late.activity_ids[0])!;
+  const dir = columnsDir(service.config.DATA_DIR, user.id);
+  const gen = (await readFile(`${dir}/power.current`, 'utf8')).trim();
+  const log = await readFile(`${dir}/power.${gen}.log`);
+  const res = await fetch(`${other.url}/api/v1/activities/${victim}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+  t.is(res.status, 204);
+  t.false((await held()).has(victim), 'a tombstone');
+  t.is((await stat(`${dir}/power.${gen}.log`)).size, log.length + RECORD_BYTES, 'one record: the tombstone');
+  await agree(t, 'after a deletion');
+});
+
+test.serial('a lost columns directory is rebuilt from the sample files by concurrent requests to both processes, each activity once', async (t) => {
+  const dir = columnsDir(service.config.DATA_DIR, user.id);
+  const count = (await held()).size;
+  await rm(dir, { recursive: true, force: true });
+  const answers = await Promise.all([service.url, other.url, service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration')));
+  for (const a of answers.slice(1)) t.deepEqual(a, answers[0]);
+  t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'one record per activity: the fills took turns');
+  await agree(t, 'rebuilt');
+});
+
+test.serial('the other process after a request for a range without activities, and another user', async (t) => {
+  const res = await fetch(`${other.url}/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=2020-01-01&end=2020-12-31&format=json`, { headers: { authorization: `Bearer ${token}` } });
+  t.is(res.status, 200);
+  t.deepEqual(((await res.json()) as Curve).power, []);
+  const stranger = await createTestUser(service);
+  const theirs = await api(service, await tokenFor(service, stranger, ['data:read']), 'GET', `/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=${START}&end=${END}&format=json`);
+  t.is(theirs.status, 200);
+  t.deepEqual(theirs.body.power, [], 'another user sees none of them');
+});
