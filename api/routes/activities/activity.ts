@@ -88,8 +88,8 @@ export const deleteActivityRoute = defineRoute(
     operationId: 'delete_activity',
     summary: 'Delete an activity',
     description:
-      'Removes the activity, its samples and its app metadata. When it was the last activity of its file, the source and the ' +
-      'original file go too (uploading the same file again then creates it anew).',
+      'Removes the activity, its samples (its sample file, and its values in the user\'s channel columns, overwritten with zeros) and its app ' +
+      'metadata. When it was the last activity of its file, the source and the original file go too (uploading the same file again then creates it anew).',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     params: ActivityParams,

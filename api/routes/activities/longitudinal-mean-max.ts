@@ -25,7 +25,8 @@ export const longitudinalMeanMaxRoute = defineRoute(
       '- With `after` (at most 5 values: accumulated work in kJ for power, distance in metres for speed) each activity counts only from the moment ' +
       'its work first reaches the value; the frame is index-free with an `after` column. `by=duration` (the default for power with `after`) gives ' +
       '`duration`, the metric, `start`, `activity_id`, `sport`, `after` at `durations` (default 1, 2, 5, … 21600 s); `by=intensity` gives the ' +
-      'value-indexed rows. The range is capped at one year (366 days); without `start` it is the year up to `end`.\n' +
+      'value-indexed rows. The range is capped at one year (366 days); without `start` it is the year up to `end`. Computed from the samples of ' +
+        'the range only (read from the user\'s channel columns on disk, never the whole history), exactly.\n' +
       '- `by=duration` requires `after` and metric=power. `by=intensity` is deprecated for power (answered with a `Deprecation` header), and is ' +
       'the only orientation for speed.\n' +
       '- Without `start`, the range is the whole history up to `end` (default today, UTC). `date`/`window_days` are deprecated (`Deprecation` header).',
