@@ -1,3 +1,4 @@
+import { appendToColumns } from '../workers/ingest.ts';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
@@ -144,6 +145,8 @@ export async function storeSynthetic(
     curves: a.curves ?? [],
   };
   await storeActivities(db, source, [row], new Date());
+  // As the ingest job does after its commit: the ride's power and speed appended to the user's channel columns.
+  await appendToColumns({ db, columns: engine.columns, log: service.deps.log }, userId, [{ id, channels: a.channels }]);
   return id;
 }
 
