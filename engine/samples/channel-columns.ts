@@ -59,6 +59,51 @@ export interface ChannelColumnsOptions {
 /** Compact when the dead bytes exceed the live ones and this much. */
 const COMPACT_MIN_DEAD_BYTES = 4 * 1024 * 1024;
 
+/**
+ * A fill reads sample files in batches of at most this many samples (16 MiB as float64), at most
+ * FILL_SLOTS batches at once per process: however many users' first requests arrive together, the
+ * memory of fills stays under FILL_SLOTS × 16 MiB (DuckDB reads one query at a time anyway).
+ */
+const FILL_BATCH_SAMPLES = 2 * 1024 * 1024;
+const FILL_SLOTS = 2;
+
+/** Consecutive groups of activities of at most FILL_BATCH_SAMPLES samples (an activity longer than that alone). */
+function batches<A extends { samples: number }>(activities: readonly A[]): A[][] {
+  const out: A[][] = [];
+  let batch: A[] = [];
+  let samples = 0;
+  for (const a of activities) {
+    if (batch.length && samples + a.samples > FILL_BATCH_SAMPLES) {
+      out.push(batch);
+      batch = [];
+      samples = 0;
+    }
+    batch.push(a);
+    samples += a.samples;
+  }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
+/** At most `slots` functions running at once, the others waiting their turn in order. */
+function limiter(slots: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async run<T>(fn: () => Promise<T>): Promise<T> {
+      if (running >= slots) await new Promise<void>((resolve) => waiting.push(resolve));
+      else running++;
+      try {
+        return await fn();
+      } finally {
+        const next = waiting.shift();
+        if (next) next();
+        else running--;
+      }
+    },
+  };
+}
+
 /** Within this process only: each key's writers one after the other. */
 export function processLock(): ColumnLock {
   const tails = new Map<string, Promise<unknown>>();
@@ -123,6 +168,7 @@ function encodeValues(values: Float64Array): { width: 4 | 8; bytes: Uint8Array }
 export function createChannelColumns(store: SampleStore, options: ChannelColumnsOptions) {
   const lock = options.lock ?? processLock();
   const filling = new Map<string, Promise<void>>();
+  const fillSlots = limiter(FILL_SLOTS);
 
   /**
    * Under the lock: append entries for the activities (values as they are in memory or in their
@@ -241,10 +287,14 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         continue;
       }
       const fill = (async () => {
-        const values = new Float64Array(missing.reduce((n, a) => n + a.samples, 0));
-        await readChannelInto(store, missing.map((a) => a.path), channel, values, signal);
-        let at = 0;
-        await append(userId, channel, missing.map((a) => ({ id: a.id, stamp: a.stamp, values: values.subarray(at, (at += a.samples)) })));
+        for (const batch of batches(missing)) {
+          await fillSlots.run(async () => {
+            const values = new Float64Array(batch.reduce((n, a) => n + a.samples, 0));
+            await readChannelInto(store, batch.map((a) => a.path), channel, values, signal);
+            let at = 0;
+            await append(userId, channel, batch.map((a) => ({ id: a.id, stamp: a.stamp, values: values.subarray(at, (at += a.samples)) })));
+          });
+        }
       })().finally(() => filling.delete(key));
       filling.set(key, fill);
       await fill;
