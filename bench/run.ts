@@ -24,6 +24,7 @@ import { benchSoak } from './soak.ts';
 import { benchCompression } from './compression.ts';
 import { benchWeb } from './web.ts';
 import { benchDevice } from './device.ts';
+import { benchManyUsers } from './many-users.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -58,8 +59,16 @@ import { benchDevice } from './device.ts';
  * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
  *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
  *   default (it takes 10 minutes): name it.
+ * - many-users: fatigue curves for a random athlete of 1, 20, 100 and 300 (BENCH_MANY_USERS) × 300
+ *   rides, 12 connections, the API in its own process and its RSS every second, a 600 s soak
+ *   (BENCH_MANY_USERS_SECONDS), the first request of athletes with 1,000 rides, one athlete's raw
+ *   stream curve beside a DuckDB + numpy script, stored curves beside the sample files
+ *   (bench/many-users.ts; a persistent bench database and data directory, seeded once). Not run by
+ *   default (over 15 minutes, seeding aside): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, device: benchDevice, soak: benchSoak } as const;
+const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, device: benchDevice, soak: benchSoak, 'many-users': benchManyUsers } as const;
+/** Run only when named: each takes more than a few minutes. */
+const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
@@ -195,7 +204,7 @@ async function main() {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; usage: npm run bench [-- ${Object.keys(BENCHMARKS).join(' ')}]\n`);
     process.exit(2);
   }
-  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => n !== 'soak');
+  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => !NAMED_ONLY.has(n));
   const started = uptime();
   process.stdout.write(`machine: ${os.cpus().length} cores, Node ${process.version}; uptime at start: ${started}\n`);
   for (const name of selected) await BENCHMARKS[name]();
