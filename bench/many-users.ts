@@ -713,9 +713,12 @@ interface Row {
   note?: string;
 }
 
+/** The commit measured: git's HEAD, or BENCH_COMMIT when the tree is an export of one (`git archive`). */
 function commit(): string {
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   const r = spawnSync('git', ['log', '-1', '--format=%h %s'], { cwd: ROOT, encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim().slice(0, 120) : 'unknown';
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  return r.status === 0 ? `${r.stdout.trim().slice(0, 120)}${dirty.stdout.trim() ? ' (with uncommitted changes)' : ''}` : 'unknown';
 }
 
 export async function benchManyUsers() {
