@@ -191,3 +191,15 @@ test('the pool\'s threads read their chunk from the column file: the after-curve
     await pool.close();
   }
 });
+
+test('a fill larger than one batch (2 M samples) is read and appended batch by batch, in the order asked', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'batches-'));
+  const activities = [await activity(root, 1_500_000, 3), await activity(root, 900_000, 5, { fraction: true }), await activity(root, 40_000, 7)];
+  const columns = fresh(root);
+  const place = await columns.place(USER, 'power', activities);
+  samePlaced(t, place, await expected(activities));
+  // Two batches: the first activity alone (the second would pass 2 M), then the other two; their records in that order.
+  t.true(place.offset[0]! < place.offset[1]! && place.offset[1]! < place.offset[2]!);
+  t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
+});
+
