@@ -2,27 +2,26 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { activityFilter, type ActivityFilter } from './filters.ts';
 import { CURVES_VERSION, type MetricCurves } from '../engine/curves/activity-curves.ts';
-import type { Packed } from '../engine/curves/longitudinal.ts';
+import { CURRENT_ENCODING, decodeInt32s, encodeInt32s, packEncoded, type EncodedArrays } from '../engine/curves/curve-codec.ts';
 
 /**
- * Storage of activity curves (engine/curves/activity-curves.ts) in `activity_curves`: typed arrays as their
- * little-endian bytes (every platform Node runs on here is little-endian; checked at load).
+ * Storage of activity curves (engine/curves/activity-curves.ts) in `activity_curves`, one row per
+ * metric: the value-indexed view (`level_duration`, `level_start`, power and speed) and the
+ * accumulated work duration (`awd`), Int32 arrays as bytes in the row's `encoding`
+ * (engine/curves/curve-codec.ts): zigzag-delta varint runs for every row written now, 4–16 % of
+ * the raw size; little-endian Int32 for rows written before 2026-11-28, read as they are until
+ * `npm run cli -- curves --all` rewrites them. The mean-max at every duration is not stored (the
+ * per-activity mean-max route computes it from the sample file).
+ *
+ * Decoding happens where the curves are used: in the engine pool for the longitudinal merges
+ * (curvesOf and packStored hand over the stored bytes as they are), in-process only for one
+ * activity's small AWD (activityAwd).
  */
-if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('activity curves are stored little-endian; this platform is big-endian');
 
-const bytes = (a: Float64Array | Int32Array | null): Buffer | null => (a ? Buffer.from(a.buffer, a.byteOffset, a.byteLength) : null);
-
-/** A copy of the bytes as a typed array (pg's Buffers are not aligned for Float64Array views). */
-export function float64s(b: Buffer): Float64Array {
-  const out = new Float64Array(b.byteLength / 8);
-  new Uint8Array(out.buffer).set(b);
-  return out;
-}
-export function int32s(b: Buffer): Int32Array {
-  const out = new Int32Array(b.byteLength / 4);
-  new Uint8Array(out.buffer).set(b);
-  return out;
-}
+const stored = (a: Int32Array): Buffer => {
+  const bytes = encodeInt32s(a, CURRENT_ENCODING);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+};
 
 /** The `activity_curves` rows of one activity's curves. */
 export function curveRows(activityId: string, curves: MetricCurves[], now: Date) {
@@ -30,11 +29,10 @@ export function curveRows(activityId: string, curves: MetricCurves[], now: Date)
     activity_id: activityId,
     metric: c.metric,
     version: CURVES_VERSION,
-    best: bytes(c.best),
-    best_start: bytes(c.bestStart),
-    level_duration: bytes(c.levelDuration),
-    level_start: bytes(c.levelStart),
-    awd: bytes(c.awd)!,
+    level_duration: c.levelDuration ? stored(c.levelDuration) : null,
+    level_start: c.levelStart ? stored(c.levelStart) : null,
+    awd: stored(c.awd),
+    encoding: CURRENT_ENCODING,
     computed_at: now,
   }));
 }
@@ -46,22 +44,20 @@ export async function storeCurves(trx: Transaction<Database> | Db, activityId: s
   await trx.insertInto('activity_curves').values(curveRows(activityId, curves, now)).execute();
 }
 
-/** Whether the stored curves of an activity are exactly `curves` (same metrics, same bytes, current version). */
+/**
+ * Whether the stored curves of an activity are exactly `curves` (same metrics, same values, current
+ * version), whichever encoding they are stored in: a row of the older encoding with the same values
+ * is equal (the values are encoded as the row is and the bytes compared; the encoder is deterministic).
+ */
 export async function storedCurvesEqual(trx: Transaction<Database> | Db, activityId: string, curves: MetricCurves[]): Promise<boolean> {
-  const stored = await trx.selectFrom('activity_curves').selectAll().where('activity_id', '=', activityId).execute();
-  if (stored.length !== curves.length) return false;
-  const same = (a: Buffer | null, b: Buffer | null) => (a === null || b === null ? a === b : a.equals(b));
+  const rows = await trx.selectFrom('activity_curves').selectAll().where('activity_id', '=', activityId).execute();
+  if (rows.length !== curves.length) return false;
   return curves.every((c) => {
-    const row = stored.find((r) => r.metric === c.metric);
-    return (
-      row !== undefined &&
-      row.version === CURVES_VERSION &&
-      same(row.best, bytes(c.best)) &&
-      same(row.best_start, bytes(c.bestStart)) &&
-      same(row.level_duration, bytes(c.levelDuration)) &&
-      same(row.level_start, bytes(c.levelStart)) &&
-      same(row.awd, bytes(c.awd))
-    );
+    const row = rows.find((r) => r.metric === c.metric);
+    if (row === undefined || row.version !== CURVES_VERSION) return false;
+    const same = (bytes: Buffer | null, values: Int32Array | null) =>
+      bytes === null || values === null ? bytes === values : Buffer.from(encodeInt32s(values, row.encoding)).equals(bytes);
+    return same(row.level_duration, c.levelDuration) && same(row.level_start, c.levelStart) && same(row.awd, c.awd);
   });
 }
 
@@ -75,19 +71,6 @@ export async function dataVersion(db: Db, userId: string): Promise<string> {
   return row?.data_version ?? '0';
 }
 
-/** One activity's stored mean-max curve (every duration) for a metric, if computed. */
-export async function activityMeanMax(db: Db, activityId: string, metric: string): Promise<{ best: Float64Array; start: Int32Array } | undefined> {
-  const row = await db
-    .selectFrom('activity_curves')
-    .select(['best', 'best_start'])
-    .where('activity_id', '=', activityId)
-    .where('metric', '=', metric)
-    .where('version', '=', CURVES_VERSION)
-    .executeTakeFirst();
-  if (!row?.best || !row.best_start) return undefined;
-  return { best: float64s(row.best), start: int32s(row.best_start) };
-}
-
 export interface StoredCurveRow {
   /** The activity's id. */
   id: string;
@@ -95,15 +78,19 @@ export interface StoredCurveRow {
   /** Epoch ms of the activity's first sample. */
   start: number;
   utcOffsetSeconds: number;
+  /** The stored bytes (level durations or AWD), in `encoding`. */
   buffer: Buffer;
-  /** Second array (level starts) when asked for. */
+  /** Second array (level starts) when asked for, in `encoding`. */
   second: Buffer | null;
+  /** engine/curves/curve-codec.ts CurveEncoding of the row's arrays. */
+  encoding: number;
 }
 
 /**
  * The stored curves of every matching activity in one read, oldest activity first: the
- * value-indexed levels (`level_duration`, `level_start`) or the accumulated work duration (`awd`).
- * Activities without that metric (or not yet computed) are left out.
+ * value-indexed levels (`level_duration`, `level_start`) or the accumulated work duration (`awd`),
+ * as stored (packStored hands them to the pool, which decodes them). Activities without that metric
+ * (or not yet computed) are left out.
  */
 export async function curvesOf(db: Db, userId: string, filter: ActivityFilter, metric: string, what: 'levels' | 'awd'): Promise<StoredCurveRow[]> {
   const rows = await db
@@ -116,6 +103,7 @@ export async function curvesOf(db: Db, userId: string, filter: ActivityFilter, m
       'activities.utc_offset_seconds',
       what === 'levels' ? 'activity_curves.level_duration as buffer' : 'activity_curves.awd as buffer',
       what === 'levels' ? 'activity_curves.level_start as second' : sql<null>`NULL`.as('second'),
+      'activity_curves.encoding',
     ])
     .where(activityFilter(userId, filter))
     .where('activity_curves.metric', '=', metric)
@@ -125,7 +113,7 @@ export async function curvesOf(db: Db, userId: string, filter: ActivityFilter, m
     .execute();
   return rows
     .filter((r) => r.buffer !== null)
-    .map((r) => ({ id: r.id, sport: r.sport, start: r.start_time.getTime(), utcOffsetSeconds: r.utc_offset_seconds, buffer: r.buffer!, second: r.second }));
+    .map((r) => ({ id: r.id, sport: r.sport, start: r.start_time.getTime(), utcOffsetSeconds: r.utc_offset_seconds, buffer: r.buffer!, second: r.second, encoding: r.encoding }));
 }
 
 /** Activities whose curves are missing or older than CURVES_VERSION (all of a user's, or everyone's). */
@@ -141,24 +129,29 @@ export async function activitiesNeedingCurves(db: Db, opts: { userId?: string; a
   return q.execute();
 }
 
-/** One activity's stored accumulated work duration for a metric, if computed. */
+/**
+ * One activity's stored accumulated work duration for a metric, if computed. Decoded here, on the
+ * caller's thread: one array of a few hundred to a few thousand levels decodes in a few microseconds
+ * (well under 0.1 ms), less than handing it to the pool would cost.
+ */
 export async function activityAwd(db: Db, activityId: string, metric: string): Promise<Int32Array | undefined> {
   const row = await db
     .selectFrom('activity_curves')
-    .select('awd')
+    .select(['awd', 'encoding'])
     .where('activity_id', '=', activityId)
     .where('metric', '=', metric)
     .where('version', '=', CURVES_VERSION)
     .executeTakeFirst();
-  return row ? int32s(row.awd) : undefined;
+  return row ? decodeInt32s(row.awd, row.encoding) : undefined;
 }
 
-/** Stored Int32 arrays of many activities → one packed Int32Array (activity i at offsets[i] .. offsets[i+1]). */
-export function packInt32(buffers: Buffer[]): Packed<Int32Array> {
-  const offsets = new Int32Array(buffers.length + 1);
-  buffers.forEach((b, i) => (offsets[i + 1] = offsets[i]! + b.byteLength / 4));
-  const values = new Int32Array(offsets[buffers.length]!);
-  const bytes = new Uint8Array(values.buffer);
-  buffers.forEach((b, i) => bytes.set(b, offsets[i]! * 4));
-  return { values, offsets };
+/** One stored array of many activities (curvesOf's `buffer` or `second`), with each row's encoding, packed for a pool task; not decoded. */
+export function packStored(rows: StoredCurveRow[], which: 'buffer' | 'second'): EncodedArrays {
+  return packEncoded(
+    rows.map((r) => {
+      const bytes = r[which];
+      if (bytes === null) throw new Error(`packStored: activity ${r.id} has no ${which} array`);
+      return { bytes, encoding: r.encoding };
+    }),
+  );
 }

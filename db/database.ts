@@ -201,17 +201,17 @@ export interface ActivityAppMetadataTable {
   updated_at: Timestamp;
 }
 
-/** One metric's curves of one activity (engine/curves/activity-curves.ts); arrays as little-endian typed-array bytes. */
+/** One metric's curves of one activity (engine/curves/activity-curves.ts); Int32 arrays in the row's `encoding` (engine/curves/curve-codec.ts). */
 export interface ActivityCurvesTable {
   activity_id: string;
   metric: string;
   /** engine/curves/activity-curves.ts CURVES_VERSION when computed: older rows are recomputed. */
   version: number;
-  best: Buffer | null;
-  best_start: Buffer | null;
   level_duration: Buffer | null;
   level_start: Buffer | null;
   awd: Buffer;
+  /** 0: little-endian Int32 (rows written before 2026-11-28); 1: zigzag-delta varint runs. */
+  encoding: ColumnType<number, number | undefined, number>;
   computed_at: Timestamp;
 }
 

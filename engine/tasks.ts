@@ -5,7 +5,9 @@ import { meanMax } from './curves/mean-max.ts';
 import { computeCurves, type MetricCurves } from './curves/activity-curves.ts';
 import type { AwdPercentiles } from './curves/awd.ts';
 import type { Channel } from './ingest/recording.ts';
-import { dailyAwdPercentiles, longitudinalAfter, mergeStoredLevels, type AfterInput, type AfterOutput, type LevelCurve, type Packed } from './curves/longitudinal.ts';
+import { longitudinalAfter, type AfterInput, type AfterOutput, type LevelCurve } from './curves/longitudinal.ts';
+import { dailyAwdPercentiles, mergeStoredLevels } from './curves/stored-curves.ts';
+import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
 
 /**
@@ -28,16 +30,17 @@ export interface CurvesTask {
   task: 'curves';
   channels: Partial<Record<Channel, Float64Array>>;
 }
-/** The longitudinal value-indexed curve from stored level curves, oldest activity first. */
+/** The longitudinal value-indexed curve from stored level curves (as stored: engine/curves/curve-codec.ts), oldest activity first. */
 export interface MergeLevelsTask {
   task: 'merge-levels';
-  duration: Packed<Int32Array>;
-  start: Packed<Int32Array>;
+  duration: EncodedArrays;
+  start: EncodedArrays;
 }
 /** Longitudinal AWD: stored per-activity AWD summed per day, then per-level maximum and quantiles over the days. */
 export interface DailyAwdTask {
   task: 'daily-awd';
-  awd: Packed<Int32Array>;
+  /** As stored (engine/curves/curve-codec.ts). */
+  awd: EncodedArrays;
   /** The training day (any number per distinct day) of each activity. */
   day: Int32Array;
   quantiles: Float64Array;

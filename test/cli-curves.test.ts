@@ -31,8 +31,8 @@ test('`cli curves --wait` recomputes the missing curves of a user from the sampl
   t.like(JSON.parse(run.stdout), { recomputed: 1, missing_samples: 0 });
   const after = await db.selectFrom('activity_curves').selectAll().where('activity_id', '=', id).orderBy('metric').execute();
   t.deepEqual(
-    after.map((r) => [r.metric, r.best, r.best_start, r.level_duration, r.level_start, r.awd]),
-    before.map((r) => [r.metric, r.best, r.best_start, r.level_duration, r.level_start, r.awd]),
+    after.map((r) => [r.metric, r.encoding, r.level_duration, r.level_start, r.awd]),
+    before.map((r) => [r.metric, r.encoding, r.level_duration, r.level_start, r.awd]),
   );
   const versionAfter = (await db.selectFrom('users').select('data_version').where('id', '=', user.id).executeTakeFirstOrThrow()).data_version;
   t.true(BigInt(versionAfter) > BigInt(versionBefore), 'cached curve results of the user are invalidated');

@@ -803,7 +803,7 @@ test('curves job: recomputes deleted activity_curves rows with the same bytes; a
   const rows = () =>
     db
       .selectFrom('activity_curves')
-      .select(['metric', 'version', 'best', 'best_start', 'level_duration', 'level_start', 'awd'])
+      .select(['metric', 'version', 'encoding', 'level_duration', 'level_start', 'awd'])
       .where('activity_id', '=', a.id)
       .orderBy('metric')
       .execute();

@@ -64,8 +64,8 @@ test('Stryd through ingestFile: power is a metric with its summary and a power c
   t.is(run!.summary.power?.max, 260);
   t.true(Math.abs((run!.summary.power?.mean ?? Number.NaN) - power.reduce((a, b) => a + b) / 600) < 1e-9, 'the mean of the Stryd values');
   const curve = run!.curves.find((c) => c.metric === 'power');
-  t.truthy(curve?.best, 'a mean-max power curve');
-  t.is(curve!.best![0], 260, 'its 1 s best is the peak');
+  t.truthy(curve?.levelDuration, 'a value-indexed power curve');
+  t.is(curve!.levelDuration!.length, 260, 'its top level is the peak');
 });
 
 test('Moxy: currHemoPerc (native 57, %) is smo2, THb is not; SmO2 without a native number is smo2 by its name', async (t) => {

@@ -94,9 +94,10 @@ test('before the resampling: an implausible sample becomes NaN and is never spre
   t.deepEqual(Array.from(a!.channels.power!.subarray(8, 16)), [250, 250, NaN, NaN, NaN, NaN, 260, 260], 'its second and the gap after it are missing');
   t.deepEqual(Array.from(a!.channels.heart_rate!.subarray(8, 16)), [130, 130, 131, 131.25, 131.5, 131.75, 132, 132], 'the other channels of the record are kept and fill the gap');
   t.deepEqual(a!.summary.power, { max: 260, mean: (10 * 250 + 6 * 260) / 16, work: (10 * 250 + 6 * 260) / 1000 });
-  const best = a!.curves.find((c) => c.metric === 'power')!.best!;
-  t.is(best[0], 260, 'mean-max starts at the real peak');
-  t.is(best[4], 260);
+  const power = a!.curves.find((c) => c.metric === 'power')!;
+  t.is(power.levelDuration!.length, 260, 'the value-indexed curve tops at the real peak');
+  t.is(power.levelDuration![259], 6, 'held for the 6 s at 260 W');
+  t.is(power.levelStart![259], 14);
 });
 
 test('before the resampling: a spike shares its second with a plausible sample, which the second keeps', async (t) => {
@@ -146,8 +147,8 @@ test('FIT: spikes in records are dropped and counted; laps and curves are comput
   t.is(a!.summary.heart_rate!.max, 149);
   t.deepEqual(a!.laps.map((l) => l.power!.max), [249, 1150]);
   const power = a!.curves.find((c) => c.metric === 'power')!;
-  t.is(power.best![0], 1150);
-  t.is(power.bestStart![0], 300);
+  t.is(power.levelDuration![1149], 10, 'the 10 s at 1150 W…');
+  t.is(power.levelStart![1149], 300, '…from second 300');
   t.is(power.levelDuration!.length, 1150, 'the value-indexed view ends at the real peak');
   t.is(power.awd.length, 1150, 'so does the AWD');
   t.is(a!.curves.find((c) => c.metric === 'heart_rate')!.awd.length, 149);

@@ -175,8 +175,8 @@ async function differences(userId: string, id: string, session: number, fresh: I
   if (!(await sampleFileIs(userId, id, fresh))) out.push(`${id} sample file`);
   const curves = await db.selectFrom('activity_curves').selectAll().where('activity_id', '=', id).orderBy('metric').execute();
   const wantCurves = curveRows(id, fresh.curves, new Date()).sort((a, b) => (a.metric < b.metric ? -1 : 1));
-  const bytesOf = (c: { metric: string; best: Buffer | null; best_start: Buffer | null; level_duration: Buffer | null; level_start: Buffer | null; awd: Buffer }) =>
-    [c.metric, c.best, c.best_start, c.level_duration, c.level_start, c.awd].map((b) => (b instanceof Buffer ? b.toString('base64') : b));
+  const bytesOf = (c: { metric: string; encoding: number; level_duration: Buffer | null; level_start: Buffer | null; awd: Buffer }) =>
+    [c.metric, c.encoding, c.level_duration, c.level_start, c.awd].map((b) => (b instanceof Buffer ? b.toString('base64') : b));
   check('curves', curves.map(bytesOf), wantCurves.map(bytesOf));
   return out;
 }

@@ -3,7 +3,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { promises as fs, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileMigrationProvider, Migrator } from 'kysely';
+import { FileMigrationProvider, Migrator, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Job } from 'bullmq';
 import { runCli } from './helpers/cli.ts';
@@ -13,7 +13,7 @@ import { tokenFor, TEST_PASSWORD } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
-import { canonical, freshIngest, oldRules, sameValues } from './helpers/reprocess.ts';
+import { canonical, freshIngest, oldLayoutCurveRows, oldRules, sameValues } from './helpers/reprocess.ts';
 import { createDb, type Db, type User } from '../db/database.ts';
 import { migrateToLatest, MIGRATIONS_DIR } from '../db/migrate.ts';
 import { createUser } from '../db/users.ts';
@@ -25,7 +25,6 @@ import { hashPassword } from '../api/auth/passwords.ts';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import { CHANNELS } from '../engine/ingest/recording.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
-import { computeCurves } from '../engine/curves/activity-curves.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
 import { originalPath, samplePath } from '../lib/storage.ts';
 import { createLogger } from '../lib/log.ts';
@@ -124,8 +123,8 @@ async function seedOld(store: SampleStore, user: User, name: string, bytes: Uint
         implausible_samples: JSON.stringify(a.implausibleSamples),
       })
       .execute();
-    const curves = curveRows(id, computeCurves(old.channels), new Date());
-    if (curves.length) await db.insertInto('activity_curves').values(curves).execute();
+    const curves = oldLayoutCurveRows(id, old.channels, new Date());
+    if (curves.length) await (db as Kysely<any>).insertInto('activity_curves').values(curves).execute(); // the old layout's columns
     ids.push(id);
   }
   return { user, sourceId: source.id, bytes, ids };
@@ -197,6 +196,8 @@ test.serial('the migration leaves the old rows at version 1 without the new fiel
   t.is(rows.length, 5);
   for (const row of rows) t.like(row, { ingest_version: 1, timer_seconds: null, moving_seconds: null, device_summary: null, dropped_records: null });
   t.is(await countOlderIngestRules(db), 5, 'what the start-up warning counts (bin/boot.ts)');
+  const curves = await db.selectFrom('activity_curves').select(['encoding', 'awd']).execute();
+  t.true(curves.length > 0 && curves.every((c) => c.encoding === 0), 'their stored curves are read as raw Int32 (encoding 0)');
 });
 
 test.serial('`cli reprocess --user` re-derives the old activities from their originals as a fresh ingest would, once', async (t) => {
@@ -257,8 +258,8 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
       const curves = await db.selectFrom('activity_curves').selectAll().where('activity_id', '=', row.id).orderBy('metric').execute();
       const wantCurves = curveRows(row.id, expected[index]!.curves, new Date()).sort((a, b) => (a.metric < b.metric ? -1 : 1));
       t.deepEqual(
-        curves.map((c) => [c.metric, c.best, c.best_start, c.level_duration, c.level_start, c.awd]),
-        wantCurves.map((c) => [c.metric, c.best, c.best_start, c.level_duration, c.level_start, c.awd]),
+        curves.map((c) => [c.metric, c.encoding, c.level_duration, c.level_start, c.awd]),
+        wantCurves.map((c) => [c.metric, c.encoding, c.level_duration, c.level_start, c.awd]),
         'the curves are a fresh ingest\'s',
       );
     }

@@ -1,6 +1,6 @@
 import type { Deps } from '../context.ts';
 import { activitiesForScan } from '../../db/activities.ts';
-import { curvesOf, packInt32 } from '../../db/curves.ts';
+import { curvesOf, packStored } from '../../db/curves.ts';
 import type { ActivityFilter } from '../../db/filters.ts';
 import type { MeanMaxMetric } from '../../engine/curves/activity-curves.ts';
 import { LEVEL_STEP } from '../../engine/curves/levels.ts';
@@ -27,8 +27,8 @@ import { durationsFor } from './curve-params.ts';
 /** Value-indexed, from the curves stored at ingestion. */
 export async function storedLevelCurve(deps: Deps, userId: string, filter: ActivityFilter, metric: MeanMaxMetric, signal: AbortSignal): Promise<Frame> {
   const rows = await curvesOf(deps.db, userId, filter, metric, 'levels');
-  const duration = packInt32(rows.map((r) => r.buffer));
-  const start = packInt32(rows.map((r) => r.second!));
+  const duration = packStored(rows, 'buffer');
+  const start = packStored(rows, 'second');
   const curve = await deps.engine.pool.run({ task: 'merge-levels', duration, start }, signal);
   return levelFrame(metric, [curve], rows, null);
 }

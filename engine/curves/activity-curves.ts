@@ -1,10 +1,14 @@
 /**
  * An activity's curves, computed once at ingestion (and by the recompute job) and stored in
- * `activity_curves`, so that longitudinal queries read them instead of the samples:
+ * `activity_curves` (compactly: engine/curves/curve-codec.ts), so that longitudinal queries read them
+ * instead of the samples:
  *
- * - power and speed: the exact mean-max at every duration 1..n s with the start of each best
- *   window (engine/curves/mean-max.ts), and its value-indexed view — for every intensity level the
- *   longest duration sustained at or above it (engine/curves/value-indexed.ts);
+ * - power and speed: the value-indexed view of the exact mean-max curve — for every intensity level
+ *   the longest duration sustained at or above it and the start of that window
+ *   (engine/curves/value-indexed.ts), from the exact mean-max at every duration 1..n s with the start
+ *   of each best window (engine/curves/mean-max.ts), which is not kept: the per-activity mean-max
+ *   route computes it from the sample file, exact either way, and stored it took more room than the
+ *   sample file itself;
  * - power, speed and heart rate: the accumulated work duration, seconds at or above each level
  *   (engine/curves/awd.ts).
  *
@@ -29,10 +33,7 @@ export type AwdMetric = (typeof AWD_METRICS)[number];
 
 export interface MetricCurves {
   metric: AwdMetric;
-  /** Mean-max at durations 1..n (index d−1) and the start (sample index) of each best window; power and speed only. */
-  best: Float64Array | null;
-  bestStart: Int32Array | null;
-  /** Per intensity level k = 1..K (index k−1): the longest duration with mean-max ≥ k·step, and its window's start. */
+  /** Per intensity level k = 1..K (index k−1): the longest duration with mean-max ≥ k·step, and its window's start; power and speed only. */
   levelDuration: Int32Array | null;
   levelStart: Int32Array | null;
   /** Per level k = 1..K: seconds at or above k·step. */
@@ -59,9 +60,9 @@ export function computeCurves(channels: Partial<Record<Channel, Float64Array>>):
     if ((MEAN_MAX_METRICS as readonly string[]).includes(metric)) {
       const { best, start } = meanMaxAll(zeroFilled(values));
       const levels = valueIndexed(best, start, step);
-      curves.push({ metric, best, bestStart: start, levelDuration: levels.duration, levelStart: levels.start, awd });
+      curves.push({ metric, levelDuration: levels.duration, levelStart: levels.start, awd });
     } else {
-      curves.push({ metric, best: null, bestStart: null, levelDuration: null, levelStart: null, awd });
+      curves.push({ metric, levelDuration: null, levelStart: null, awd });
     }
   }
   return curves;

@@ -3,8 +3,9 @@
  * input, oldest activity first) each point comes from.
  *
  * - From stored curves (no `after`): the value-indexed view of each activity was stored at
- *   ingestion; the longitudinal one is, per intensity level, the longest duration of any activity
- *   (mergeValueIndexed). Ties go to the older activity.
+ *   ingestion; the longitudinal one is, per intensity level, the longest duration of any activity,
+ *   ties to the older activity, merged from the stored (encoded) curves in
+ *   engine/curves/stored-curves.ts, as is the longitudinal AWD.
  * - After accumulated work (`after`): the curves of the part of each activity after its work
  *   (Σ x·1 s: J for power, m for speed) first reaches each threshold, computed from the samples
  *   (meanMaxAfter, one pass for every threshold). Activities are visited oldest first; each
@@ -16,7 +17,6 @@
 import { meanMaxAfter } from './mean-max.ts';
 import { mergeCurves, mergeValueIndexed, valueIndexed } from './value-indexed.ts';
 import { LEVEL_EPSILON } from './levels.ts';
-import { awdPercentiles, sumAwd, type AwdPercentiles } from './awd.ts';
 
 /** Per intensity level k = 1..K (index k−1): the longest duration, its window's start (sample index) and its activity. */
 export interface LevelCurve {
@@ -31,12 +31,6 @@ export interface DurationCurve {
   owner: Int32Array;
 }
 
-/** Many activities' arrays in one buffer: activity a is values[offsets[a] .. offsets[a+1]). */
-export interface Packed<A extends Float64Array | Int32Array> {
-  values: A;
-  offsets: Int32Array;
-}
-
 /** Some activities' arrays as slices of one buffer (a shared column): activity a is values[from[a] .. from[a] + length[a]). */
 export interface Slices {
   values: Float64Array;
@@ -46,19 +40,6 @@ export interface Slices {
 
 function slices(s: Slices): Float64Array[] {
   return Array.from(s.from, (from, a) => s.values.subarray(from, from + s.length[a]!));
-}
-
-function parts<A extends Float64Array | Int32Array>(p: Packed<A>): A[] {
-  const out: A[] = [];
-  for (let a = 0; a + 1 < p.offsets.length; a++) out.push(p.values.subarray(p.offsets[a]!, p.offsets[a + 1]!) as A);
-  return out;
-}
-
-/** The longitudinal value-indexed curve from stored per-activity level curves (same packing for durations and starts). */
-export function mergeStoredLevels(duration: Packed<Int32Array>, start: Packed<Int32Array>): LevelCurve {
-  const d = parts(duration);
-  const s = parts(start);
-  return mergeValueIndexed(d.map((x, i) => ({ duration: x, start: s[i]! })));
 }
 
 /**
@@ -243,19 +224,4 @@ export function mergeChunks(outputs: AfterOutput[], firsts: number[]): AfterOutp
   });
   if (!result) throw new RangeError('mergeChunks needs at least one output');
   return result;
-}
-
-/**
- * Longitudinal accumulated work duration: the activities' AWD arrays summed per training day
- * (`day[a]` numbers activity a's day; days need not be contiguous or ordered), then per level the
- * highest day and the given quantiles over the days (engine/curves/awd.ts).
- */
-export function dailyAwdPercentiles(awd: Packed<Int32Array>, day: Int32Array, quantiles: Float64Array): AwdPercentiles {
-  const byDay = new Map<number, Int32Array[]>();
-  parts(awd).forEach((a, i) => {
-    const list = byDay.get(day[i]!);
-    if (list) list.push(a);
-    else byDay.set(day[i]!, [a]);
-  });
-  return awdPercentiles([...byDay.values()].map(sumAwd), [...quantiles]);
 }

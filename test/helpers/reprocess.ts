@@ -1,5 +1,8 @@
 import { ingestFile } from '../../engine/ingest/ingest.ts';
 import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
+import { computeCurves, CURVES_VERSION, MEAN_MAX_METRICS, zeroFilled } from '../../engine/curves/activity-curves.ts';
+import { meanMaxAll } from '../../engine/curves/mean-max.ts';
+import type { Channel } from '../../engine/ingest/recording.ts';
 
 /**
  * What the `cli reprocess` tests compare with: a parse as the old ingest rules might have left it,
@@ -14,6 +17,29 @@ export function oldRules(a: IngestedActivity) {
   if (summary.speed) summary.speed = { ...summary.speed, mean: summary.speed.mean! * 0.9 };
   const laps = a.laps.map(({ timer_seconds: _t, moving_seconds: _m, ...lap }) => lap);
   return { channels, summary, laps };
+}
+
+/**
+ * An activity's `activity_curves` rows as the code before 2026-11-28 wrote them (the layout of the
+ * migrations before 2026-11-28T12-compact-curves): every array raw little-endian, with the mean-max at
+ * every duration (`best`, Float64) and its starts (`best_start`) of power and speed.
+ */
+export function oldLayoutCurveRows(activityId: string, channels: Partial<Record<Channel, Float64Array>>, now: Date) {
+  const raw = (a: Float64Array | Int32Array | null) => (a ? Buffer.from(a.buffer, a.byteOffset, a.byteLength) : null);
+  return computeCurves(channels).map((c) => {
+    const meanMax = (MEAN_MAX_METRICS as readonly string[]).includes(c.metric) ? meanMaxAll(zeroFilled(channels[c.metric]!)) : null;
+    return {
+      activity_id: activityId,
+      metric: c.metric,
+      version: CURVES_VERSION,
+      best: raw(meanMax?.best ?? null),
+      best_start: raw(meanMax?.start ?? null),
+      level_duration: raw(c.levelDuration),
+      level_start: raw(c.levelStart),
+      awd: raw(c.awd)!,
+      computed_at: now,
+    };
+  });
 }
 
 /** JSON with sorted keys (jsonb reorders them), as stored (NaN, undefined → null). */

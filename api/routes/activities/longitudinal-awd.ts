@@ -8,7 +8,7 @@ import { queryArray, SportParam } from '../../activities/query.ts';
 import { rangeFilter, RangeQuery, resolveRange } from '../../activities/range.ts';
 import { DEPRECATION_HEADERS, deprecationHeaders } from '../../activities/deprecation.ts';
 import { descending, descendingLevels } from '../../../engine/frames/curve-frames.ts';
-import { curvesOf, packInt32 } from '../../../db/curves.ts';
+import { curvesOf, packStored } from '../../../db/curves.ts';
 import { LEVEL_STEP } from '../../../engine/curves/levels.ts';
 import { rootSport } from '../../../lib/sports.ts';
 
@@ -48,7 +48,7 @@ export const longitudinalAwdRoute = defineRoute(
       // Days are the local dates of the activities' starts (whole days since the epoch, in local time).
       const day = Int32Array.from(rows, (r) => Math.floor((r.start + r.utcOffsetSeconds * 1000) / 86_400_000));
       const quantiles = Float64Array.from(Object.values(QUANTILES));
-      const p = await ctx.deps.engine.pool.run({ task: 'daily-awd', awd: packInt32(rows.map((r) => r.buffer)), day, quantiles }, signal);
+      const p = await ctx.deps.engine.pool.run({ task: 'daily-awd', awd: packStored(rows, 'buffer'), day, quantiles }, signal);
       const step = LEVEL_STEP[metric];
       return encodeFrame(
         ctx.deps,

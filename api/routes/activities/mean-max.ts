@@ -5,7 +5,6 @@ import { encodeFrame, jsonRequested, sendComputed } from '../../activities/compu
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { queryBoolean } from '../../activities/query.ts';
 import { NOT_MODIFIED } from '../../conditional.ts';
-import { activityMeanMax } from '../../../db/curves.ts';
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import type { Frame } from '../../../engine/frames/frame.ts';
 import { expandSegments, SEGMENT_TOLERANCE, segment, segmentMeans } from '../../../engine/frames/segmentation.ts';
@@ -38,19 +37,14 @@ export const activityMeanMaxRoute = defineRoute(
       let best: Float64Array = new Float64Array(0);
       let start: Int32Array = new Int32Array(0);
       if (durations.length) {
-        const stored = query.segmentation ? undefined : await activityMeanMax(ctx.deps.db, activity.id, metric);
-        if (stored) {
-          best = Float64Array.from(durations, (d) => stored.best[d - 1]!);
-          start = Int32Array.from(durations, (d) => stored.start[d - 1]!);
-        } else {
-          const file = await readSamples(ctx, activity, [metric]);
-          let samples = file.channels[metric]!;
-          if (query.segmentation) {
-            const seg = segment(samples, SEGMENT_TOLERANCE[metric]);
-            samples = expandSegments(seg, segmentMeans(samples, seg), samples.length);
-          }
-          ({ best, start } = await ctx.deps.engine.pool.run({ task: 'mean-max', samples: zeroFilled(samples), durations: durations.slice() }, signal));
+        // From the sample file, exact at the durations asked (the curve is not stored: README, "Stored curves").
+        const file = await readSamples(ctx, activity, [metric]);
+        let samples = file.channels[metric]!;
+        if (query.segmentation) {
+          const seg = segment(samples, SEGMENT_TOLERANCE[metric]);
+          samples = expandSegments(seg, segmentMeans(samples, seg), samples.length);
         }
+        ({ best, start } = await ctx.deps.engine.pool.run({ task: 'mean-max', samples: zeroFilled(samples), durations: durations.slice() }, signal));
       }
       const t0 = activity.start_time.getTime();
       const frame: Frame = {

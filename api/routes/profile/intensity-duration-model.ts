@@ -5,7 +5,7 @@ import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
 import { DateParam, durationsParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { SportParam } from '../../activities/query.ts';
 import { firstDayOfWindow, todayUtc } from '../../activities/range.ts';
-import { curvesOf, packInt32 } from '../../../db/curves.ts';
+import { curvesOf, packStored } from '../../../db/curves.ts';
 import { allDurations } from '../../../engine/curves/durations.ts';
 import { LEVEL_STEP, levelValue } from '../../../engine/curves/levels.ts';
 import type { LevelCurve } from '../../../engine/curves/longitudinal.ts';
@@ -65,7 +65,7 @@ export const intensityDurationModelRoute = defineRoute(
     const filter = { fromDay: start, toDay: end, ...(query.sport ? { sports: [query.sport] } : {}) };
     await sendComputed(ctx, [filter, query.metric, String(query.index ?? '')], async (signal) => {
       const rows = await curvesOf(ctx.deps.db, ctx.state.principal!.userId, filter, query.metric, 'levels');
-      const envelope = await ctx.deps.engine.pool.run({ task: 'merge-levels', duration: packInt32(rows.map((r) => r.buffer)), start: packInt32(rows.map((r) => r.second!)) }, signal);
+      const envelope = await ctx.deps.engine.pool.run({ task: 'merge-levels', duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') }, signal);
       const points = efforts(envelope, LEVEL_STEP[query.metric]);
       const fit = fitCriticalPower(points.durations, points.values);
       const longest = envelope.duration.length ? envelope.duration[0]! : 0;
