@@ -137,17 +137,20 @@ test.serial('uploads: the ingest job appends each ride to the columns, and both 
   t.is(ids.length, 5);
   const column = await held();
   t.deepEqual([...column.keys()].sort(), [...ids].sort(), 'appended by the ingest job, before any request');
+  t.is((await service.deps.engine.columns.held(user.id, 'speed')).size, 0, 'speed only once asked for');
   for (const id of ids) {
     const want = new Float64Array(column.get(id)!.values.length);
     await readChannelInto(service.deps.engine.samples, [samplePath(service.config.DATA_DIR, user.id, id)], 'power', want);
     t.deepEqual(Array.from(column.get(id)!.values), Array.from(want), `the column holds ${id}'s samples`);
   }
   await agree(t, 'five rides');
+  t.is((await service.deps.engine.columns.held(user.id, 'speed')).size, 5, 'the speed request filled its column');
 });
 
 test.serial('an older ride uploaded late, and a deletion answered by the other process', async (t) => {
   const [late] = await uploadAndWait(service, token, [{ name: 'late.fit', bytes: ride(5, 1_500, 17) }]);
   t.true((await held()).has(late.activity_ids[0]));
+  t.true((await service.deps.engine.columns.held(user.id, 'speed')).has(late.activity_ids[0]), 'a started speed column is appended by ingestion too');
   await agree(t, 'a late ride');
 
   const victim = [...(await held()).keys()].find((id) => id !== late.activity_ids[0])!;

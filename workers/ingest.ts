@@ -69,9 +69,9 @@ export function ingestProcessor(deps: IngestDeps) {
 }
 
 /**
- * After the commit, the activities' power and speed appended to the user's channel columns (one
- * activity's bytes each, stamped with the row's updated_at), so that the first curve with `after`
- * finds them there. The columns are derived: when this fails (or the worker dies before it), the
+ * After the commit, the activities' power appended to the user's channel columns (one activity's
+ * bytes each, stamped with the row's updated_at), so that the first curve with `after` finds them
+ * there; their speed too once the user's speed column exists (a request asked for it). The columns are derived: when this fails (or the worker dies before it), the
  * first request that needs an activity reads its sample file instead, so a failure is only logged.
  */
 export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>, userId: string, activities: { id: string; channels: Partial<Record<Channel, Float64Array>> }[]) {
@@ -85,7 +85,8 @@ export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 
         const stamp = stamps.get(a.id);
         return values && stamp !== undefined ? [{ id: a.id, stamp, values }] : [];
       });
-      await columns.append(userId, channel, items);
+      // Power (fatigue curves) always, so that an athlete's first request finds it; speed once asked for.
+      await columns.append(userId, channel, items, { ifStarted: channel !== 'power' });
     }
   } catch (err) {
     deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });

@@ -16,8 +16,9 @@
  *                            updated_at), where its entry lies, or a tombstone. Appended to only.
  *
  * Incremental: an activity's arrival appends its entry and one record (the ingest job does so after
- * its commit; a request that finds an activity missing or of another stamp reads its sample file and
- * appends it); a deletion appends a tombstone and overwrites the entry's bytes with zeros. Either is
+ * its commit: power always, other channels once a request has started their column, so that storage
+ * grows with what is asked; a request that finds an activity missing or of another stamp reads its
+ * sample file and appends it); a deletion appends a tombstone and overwrites the entry's bytes with zeros. Either is
  * one activity's bytes. When the dead bytes (superseded, deleted, or left by a writer killed between
  * its two appends) outweigh the live ones, the writer compacts: the live entries into a new
  * generation, then `.current` is switched; the generation before stays for readers in flight.
@@ -173,10 +174,12 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
   /**
    * Under the lock: append entries for the activities (values as they are in memory or in their
    * sample files: NaN gaps become 0), skipping those already present with the same stamp and length.
+   * With `ifStarted`, only to a column that exists already (a channel some request asked for).
    */
-  async function append(userId: string, channel: string, items: { id: string; stamp: number; values: Float64Array }[]): Promise<void> {
+  async function append(userId: string, channel: string, items: { id: string; stamp: number; values: Float64Array }[], opts: { ifStarted?: boolean } = {}): Promise<void> {
     if (!items.length) return;
     const dir = options.dir(userId);
+    if (opts.ifStarted && !(await currentGeneration(dir, channel))) return;
     await lock(`columns/${userId}/${channel}`, async () => {
       await mkdir(dir, { recursive: true });
       let g = await currentGeneration(dir, channel);
