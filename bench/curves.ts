@@ -206,11 +206,9 @@ export async function benchCurves() {
     rows.push({ workload: 'value-indexed view of a 4 h ride', result: viFast, baseline: { name: 'per-level scan', result: viSlow }, target: 'p50 ≤ 0.5 ms', met: viFast.p50 <= 0.5 });
 
     // Longitudinal from stored curves.
-    const [stored, readMs] = await (async () => {
-      const t0 = performance.now();
-      const r = await curvesOf(service.deps.db, user.id, {}, 'power', 'levels');
-      return [r, performance.now() - t0] as const;
-    })();
+    const stored = await curvesOf(service.deps.db, user.id, {}, 'power', 'levels');
+    // The one query that reads them, apart (a warm cache: the rides were just stored).
+    const read = await measureAsync(RUNS, () => curvesOf(service.deps.db, user.id, {}, 'power', 'levels'));
     const duration = packStored(stored, 'buffer');
     const starts = packStored(stored, 'second');
     const merge = measure(RUNS, () => mergeStoredLevels(duration, starts));
@@ -225,7 +223,7 @@ export async function benchCurves() {
       return valueIndexedPlain(env, 1);
     });
     rows.push({
-      workload: `longitudinal mean-max engine, ${stored.length} stored curves, from their stored bytes (DB read ${round2(readMs)} ms not included)`,
+      workload: `longitudinal mean-max engine, ${stored.length} stored curves, from their stored bytes (the DB read apart: p50 ${round2(read.p50)} ms)`,
       result: merge,
       baseline: { name: 'max of all-durations curves + plain value index', result: plainMerge },
       target: 'p50 ≤ 20 ms',
