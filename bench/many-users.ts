@@ -269,6 +269,11 @@ async function openBench(): Promise<Bench> {
     process.stdout.write(`seed format ${marker.format} → ${SEED_FORMAT}: dropping the bench data and seeding again\n`);
     rmSync(DIR, { recursive: true, force: true });
     marker = undefined;
+  } else if (marker && marker.migration !== latestMigration()) {
+    // Rows written before a schema change are not what the service writes now (the stored curves' size is one of the rows).
+    process.stdout.write(`the data was seeded at migration ${marker.migration}, the schema is now at ${latestMigration()}: dropping the bench data and seeding again\n`);
+    rmSync(DIR, { recursive: true, force: true });
+    marker = undefined;
   }
   if (!marker) {
     if (existsSync(DIR) && readdirSync(DIR).length) throw new Error(`${DIR} is not empty and holds no ${path.basename(MARKER)}: set BENCH_MANY_USERS_DIR to an empty or new directory`);
@@ -378,7 +383,6 @@ async function seed(bench: Bench): Promise<void> {
       clearInterval(progress);
     }
     const seconds = (performance.now() - t0) / 1000;
-    marker.migration = latestMigration();
     marker.seedings.push({ at: new Date().toISOString(), rides: total, seconds: Math.round(seconds), per_1000_s: Math.round((seconds / total) * 1000 * 10) / 10, seeders: SEEDERS });
     writeMarker(marker);
     bench.seededNow = { rides: total, seconds };
@@ -386,9 +390,6 @@ async function seed(bench: Bench): Promise<void> {
   } else {
     const last = marker.seedings.at(-1);
     process.stdout.write(`bench data in ${DIR} matches (seed format ${SEED_FORMAT}); ${last ? `last seeded ${last.at}: ${last.rides.toLocaleString('en')} rides, ${last.per_1000_s} s per 1,000` : ''}\n`);
-  }
-  if (marker.migration !== latestMigration()) {
-    process.stdout.write(`note: the data was seeded at migration ${marker.migration}; the schema has since been migrated to ${latestMigration()}\n`);
   }
   for (const g of groups) {
     const athletes = marker.groups[g.key]!.athletes;
@@ -427,7 +428,9 @@ async function startApi(bench: Bench, port: number): Promise<ApiProcess> {
     // athlete's token at U = 1 makes thousands of requests a minute.
     API_RATE_LIMIT: '1000000',
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_MANY_USERS_API_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the API processes (their engine threads write their own profiles).
+  const nodeArgs = (process.env.BENCH_MANY_USERS_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`api: ${d}`));
   await new Promise<void>((resolve, reject) => {
