@@ -59,6 +59,44 @@ test('longitudinal after-work curves by duration: per threshold the best over ac
   t.pass();
 });
 
+test('longitudinal after-work curves by duration: ties across activities (exact copies, an older echo of the strongest ride) go to the older one, value for value with the plain definition', (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 150, max: 700 }), fc.integer()), { minLength: 1, maxLength: 3 }), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 600 }), (specs, picks, step) => {
+      // Copies of a few rides in any order (ties everywhere), a constant ride, and the strongest ride (newer than its echo).
+      const base = specs.map(([n, seed]) => ride(n, seed));
+      const strong = Float64Array.from(ride(400, 7), (v, i) => v + 300 + (i === 10 ? 5000 : 0));
+      // An older echo of the strongest ride's first minute: weaker where the order is decided, equal at short durations.
+      const echo = Float64Array.from(strong, (v, i) => (i < 60 ? v : 0));
+      const activities = [...picks.map((p) => base[p % base.length]!.slice()), echo, new Float64Array(300).fill(250), strong, strong.slice(), base[0]!.slice()];
+      const offsets = Int32Array.from([0, ...activities.map((x) => x.length)].map((_, i, a) => a.slice(0, i + 1).reduce((p, q) => p + q, 0)));
+      const values = new Float64Array(offsets[offsets.length - 1]!);
+      activities.forEach((x, a) => values.set(x, offsets[a]!));
+      const longest = Math.max(...activities.map((x) => x.length));
+      const durations = Int32Array.from({ length: Math.ceil(longest / 5) }, (_, k) => 1 + 5 * k);
+      const thresholds = Float64Array.of(0, step * 40, step * 100);
+      const out = longitudinalAfter({ samples: { values, from: offsets.slice(0, -1), length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations, step: 1 });
+      if (out.kind !== 'duration') throw new Error('expected duration curves');
+      thresholds.forEach((_, j) => {
+        durations.forEach((d, k) => {
+          let best = Number.NaN;
+          let start = -1;
+          let owner = -1;
+          activities.forEach((x, a) => {
+            const got = scanFrom(x, d, workCuts(x, thresholds)[j]!);
+            if (got.best === got.best && !(best >= got.best)) [best, start, owner] = [got.best, got.start, a];
+          });
+          const c = out.curves[j]!;
+          if (!Object.is(c.best[k], best) || c.start[k] !== start || c.owner[k] !== owner) {
+            throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
+          }
+        });
+      });
+    }),
+    { numRuns: 40 },
+  );
+  t.pass();
+});
+
 test('longitudinal after-work curves by intensity: per threshold and level the longest duration of any activity from its cut, older activity on ties (many similar activities, so the running best prunes)', (t) => {
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.integer({ min: 150, max: 700 }), fc.integer({ min: 0, max: 5 })), { minLength: 2, maxLength: 14 }), fc.integer({ min: 1, max: 300 }), (specs, step) => {
