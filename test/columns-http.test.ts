@@ -6,10 +6,10 @@
  * a lost columns directory and concurrent fills from both processes (one record per activity).
  */
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { freePort, startTestService, type TestService } from './helpers/service.ts';
-import { envOf } from './helpers/worker-process.ts';
+import { startApiProcess } from './helpers/worker-process.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
@@ -45,31 +45,15 @@ function ride(day: number, seconds: number, seed: number): Uint8Array {
   });
 }
 
-async function startApiProcess(): Promise<{ child: ChildProcess; url: string }> {
+async function startOther(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import=tsx', 'bin/api.ts'], {
-    env: envOf(service.config, { PORT: String(port), HOST: '127.0.0.1', CURVE_CACHE_SECONDS: '0', LOG_LEVEL: 'info', ENGINE_THREADS: '2' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`API did not start:\n${output}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      if (output.includes('api listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (output += d));
-    child.once('exit', (code) => reject(new Error(`API exited (${code}):\n${output}`)));
-  });
+  const child = await startApiProcess(service.config, { PORT: String(port), HOST: '127.0.0.1', CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2' });
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
 test.before(async () => {
   service = await startTestService({ workers: true, env: { CURVE_CACHE_SECONDS: '0' } });
-  other = await startApiProcess();
+  other = await startOther();
   user = await createTestUser(service);
   token = await tokenFor(service, user, ['data:read', 'data:write']);
 });

@@ -25,34 +25,37 @@ function ride(n: number, seed: number): Float64Array {
   return Float64Array.from({ length: n }, (_, i) => (rand() < 0.05 ? 0 : Math.floor(150 + 80 * Math.sin(i / (40 + (seed & 63))) + rand() * 200 + (rand() < 0.01 ? 800 : 0))));
 }
 
+/** longitudinalAfter by duration against the plain definition: per threshold and duration the best window from each cut, the older activity on ties. */
+function sameAsPlain(activities: Float64Array[], thresholds: Float64Array, durations: Int32Array): void {
+  const from = new Int32Array(activities.length);
+  activities.reduce((at, x, a) => ((from[a] = at), at + x.length), 0);
+  const values = new Float64Array(activities.reduce((n, x) => n + x.length, 0));
+  activities.forEach((x, a) => values.set(x, from[a]!));
+  const out = longitudinalAfter({ samples: { values, from, length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations, step: 1 });
+  if (out.kind !== 'duration') throw new Error('expected duration curves');
+  thresholds.forEach((_, j) => {
+    durations.forEach((d, k) => {
+      let best = Number.NaN;
+      let start = -1;
+      let owner = -1;
+      activities.forEach((x, a) => {
+        const got = scanFrom(x, d, workCuts(x, thresholds)[j]!);
+        if (got.best === got.best && !(best >= got.best)) [best, start, owner] = [got.best, got.start, a];
+      });
+      const c = out.curves[j]!;
+      if (!Object.is(c.best[k], best) || c.start[k] !== start || c.owner[k] !== owner) {
+        throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
+      }
+    });
+  });
+}
+
 test('longitudinal after-work curves by duration: per threshold the best over activities from their cuts, older activity on ties, durations longer than some activities', (t) => {
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.integer({ min: 150, max: 900 }), fc.integer()), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 1000 }), (specs, step) => {
       const activities = specs.map(([n, seed]) => ride(n, seed));
-      const offsets = Int32Array.from([0, ...activities.map((x) => x.length)].map((_, i, a) => a.slice(0, i + 1).reduce((p, q) => p + q, 0)));
-      const values = new Float64Array(offsets[offsets.length - 1]!);
-      activities.forEach((x, a) => values.set(x, offsets[a]!));
       const longest = Math.max(...activities.map((x) => x.length));
-      const durations = Int32Array.from({ length: Math.ceil(longest / 3) }, (_, k) => 1 + 3 * k);
-      const thresholds = Float64Array.of(0, step * 50, step * 120);
-      const out = longitudinalAfter({ samples: { values, from: offsets.slice(0, -1), length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations, step: 1 });
-      if (out.kind !== 'duration') throw new Error('expected duration curves');
-      thresholds.forEach((_, j) => {
-        durations.forEach((d, k) => {
-          let best = Number.NaN;
-          let start = -1;
-          let owner = -1;
-          activities.forEach((x, a) => {
-            const cut = workCuts(x, thresholds)[j]!;
-            const got = scanFrom(x, d, cut);
-            if (got.best === got.best && !(best >= got.best)) [best, start, owner] = [got.best, got.start, a];
-          });
-          const c = out.curves[j]!;
-          if (!Object.is(c.best[k], best) || c.start[k] !== start || c.owner[k] !== owner) {
-            throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
-          }
-        });
-      });
+      sameAsPlain(activities, Float64Array.of(0, step * 50, step * 120), Int32Array.from({ length: Math.ceil(longest / 3) }, (_, k) => 1 + 3 * k));
     }),
     { numRuns: 40 },
   );
@@ -68,29 +71,8 @@ test('longitudinal after-work curves by duration: ties across activities (exact 
       // An older echo of the strongest ride's first minute: weaker where the order is decided, equal at short durations.
       const echo = Float64Array.from(strong, (v, i) => (i < 60 ? v : 0));
       const activities = [...picks.map((p) => base[p % base.length]!.slice()), echo, new Float64Array(300).fill(250), strong, strong.slice(), base[0]!.slice()];
-      const offsets = Int32Array.from([0, ...activities.map((x) => x.length)].map((_, i, a) => a.slice(0, i + 1).reduce((p, q) => p + q, 0)));
-      const values = new Float64Array(offsets[offsets.length - 1]!);
-      activities.forEach((x, a) => values.set(x, offsets[a]!));
       const longest = Math.max(...activities.map((x) => x.length));
-      const durations = Int32Array.from({ length: Math.ceil(longest / 5) }, (_, k) => 1 + 5 * k);
-      const thresholds = Float64Array.of(0, step * 40, step * 100);
-      const out = longitudinalAfter({ samples: { values, from: offsets.slice(0, -1), length: Int32Array.from(activities, (x) => x.length) }, thresholds, durations, step: 1 });
-      if (out.kind !== 'duration') throw new Error('expected duration curves');
-      thresholds.forEach((_, j) => {
-        durations.forEach((d, k) => {
-          let best = Number.NaN;
-          let start = -1;
-          let owner = -1;
-          activities.forEach((x, a) => {
-            const got = scanFrom(x, d, workCuts(x, thresholds)[j]!);
-            if (got.best === got.best && !(best >= got.best)) [best, start, owner] = [got.best, got.start, a];
-          });
-          const c = out.curves[j]!;
-          if (!Object.is(c.best[k], best) || c.start[k] !== start || c.owner[k] !== owner) {
-            throw new Error(`threshold ${j}, d=${d}: got ${c.best[k]} @ ${c.start[k]} (activity ${c.owner[k]}), want ${best} @ ${start} (activity ${owner})`);
-          }
-        });
-      });
+      sameAsPlain(activities, Float64Array.of(0, step * 40, step * 100), Int32Array.from({ length: Math.ceil(longest / 5) }, (_, k) => 1 + 5 * k));
     }),
     { numRuns: 40 },
   );

@@ -19,14 +19,24 @@ export function envOf(config: Config, extra: Record<string, string> = {}): Recor
 }
 
 /** `npm run worker` as a separate process (`nodeArgs`, e.g. `--cpu-prof`, before the script); resolves once it reports its workers running. */
-export async function startWorkerProcess(config: Config, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import=tsx', 'bin/worker.ts'], { env: envOf(config, extra), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startWorkerProcess(config: Config, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ChildProcess> {
+  return startProcess('bin/worker.ts', 'workers running', envOf(config, extra), nodeArgs);
+}
+
+/** `npm run api` as a separate process on the same database and data directory; resolves once it listens. */
+export function startApiProcess(config: Config, extra: Record<string, string> = {}): Promise<ChildProcess> {
+  return startProcess('bin/api.ts', 'api listening', envOf(config, { LOG_LEVEL: 'info', ...extra }));
+}
+
+/** A service entry point in its own process; resolves once its output says `ready`, rejects if it exits first or takes over a minute. */
+async function startProcess(entry: string, ready: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import=tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${output}`)), 60_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk;
-      if (output.includes('workers running')) {
+      if (output.includes(ready)) {
         clearTimeout(timer);
         resolve();
       }
@@ -34,7 +44,7 @@ export async function startWorkerProcess(config: Config, extra: Record<string, s
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`worker exited (${code}):\n${output}`));
+      reject(new Error(`${entry} exited (${code}):\n${output}`));
     });
   });
   return child;
