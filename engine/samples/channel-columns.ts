@@ -266,7 +266,8 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
    */
   async function place(userId: string, channel: string, activities: readonly ColumnActivity[], signal?: AbortSignal): Promise<ColumnPlace> {
     const dir = options.dir(userId);
-    for (let attempt = 1; ; attempt++) {
+    // Fills of our own, at most two (the second only when another writer replaced the first's entries meanwhile); waiting on another request's fill does not count.
+    for (let filled = 0; ; ) {
       const g = await currentGeneration(dir, channel);
       const read = g ? await readGeneration(g) : undefined;
       const found = activities.map((a) => {
@@ -282,7 +283,7 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
           width: Uint8Array.from(found, (r) => r!.width),
         };
       }
-      if (attempt === 3) throw new Error(`The ${channel} column of user ${userId} still lacks ${missing.length} activities after filling it`);
+      if (filled === 2) throw new Error(`The ${channel} column of user ${userId} still lacks ${missing.length} activities after filling it`);
       const key = `${userId}/${channel}`;
       const pending = filling.get(key);
       if (pending) {
@@ -300,6 +301,7 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         }
       })().finally(() => filling.delete(key));
       filling.set(key, fill);
+      filled++;
       await fill;
     }
   }
