@@ -21,6 +21,7 @@ import { hashPassword } from '../api/auth/passwords.ts';
 import { createPersonalToken } from '../api/oauth/issue.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { freePort, TestClock, type TestService } from '../test/helpers/service.ts';
+import { prng } from '../test/helpers/prng.ts';
 import { procTicks } from './cpu.ts';
 import { simulateRide } from './synthetic.ts';
 import { storeSynthetic } from './curves.ts';
@@ -548,30 +549,6 @@ function get(agent: http.Agent | undefined, url: string, token: string, accept?:
   });
 }
 
-/** A small seeded generator (mulberry32): the same athlete sequence in every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface LoadStats {
-  athletes: number;
-  requests: number;
-  errors: number;
-  statuses: Record<string, number>;
-  seconds: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  api_cpu_ms_per_request: number;
-}
 
 interface Tick {
   at_s: number;
@@ -596,7 +573,7 @@ function summarize(latencies: number[]) {
  */
 async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number; warmupSeconds: number; seed: number; onTick?: (t: Tick) => void }): Promise<LoadStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const random = rng(opts.seed);
+  const random = prng(opts.seed); // (the same athlete sequence in every run)
   const url = api.url + CURVE_PATH;
   let record = false;
   let latencies: number[] = [];
@@ -698,6 +675,24 @@ function dirBytes(dir: string): number {
 
 // ---------------------------------------------------------------------------------------------
 
+interface LoadStats {
+  athletes: number;
+  requests: number;
+  errors: number;
+  statuses: Record<string, number>;
+  seconds: number;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  api_cpu_ms_per_request: number;
+}
+
+/** The fields of a row measured under load: counts, rate, latencies, the API's peak RSS and CPU per request. */
+function loadFields(stats: LoadStats, rssPeakMb: number) {
+  return { requests: stats.requests, errors: stats.errors, rps: stats.rps, p50_ms: stats.p50_ms, p99_ms: stats.p99_ms, max_ms: stats.max_ms, rss_peak_mb: rssPeakMb, cpu_ms: stats.api_cpu_ms_per_request };
+}
+
 interface Row {
   workload: string;
   athletes: number;
@@ -789,14 +784,7 @@ export async function benchManyUsers() {
         workload: `fatigue curves, random athlete of ${u}`,
         athletes: u,
         rides: RIDES,
-        requests: stats.requests,
-        errors: stats.errors,
-        rps: stats.rps,
-        p50_ms: stats.p50_ms,
-        p99_ms: stats.p99_ms,
-        max_ms: stats.max_ms,
-        rss_peak_mb: rss.peak(rss.phase),
-        cpu_ms: stats.api_cpu_ms_per_request,
+        ...loadFields(stats, rss.peak(rss.phase)),
         target: `p50 ≤ ${TARGET.p50_ms} ms, p99 ≤ ${TARGET.p99_ms} ms${u === 1 ? '' : ', ≥ 1/3 of U = 1 req/s'}, no errors`,
         met: checks.every(Boolean),
         note: `${u === 1 ? '' : share === undefined ? 'no U = 1 row; ' : `${(share * 100).toFixed(0)} % of U = 1's req/s; `}statuses ${JSON.stringify(stats.statuses)}`,
@@ -835,14 +823,7 @@ export async function benchManyUsers() {
         workload: `soak: ${SOAK_SECONDS} s, random athlete of ${most}`,
         athletes: most,
         rides: RIDES,
-        requests: stats.requests,
-        errors: stats.errors,
-        rps: stats.rps,
-        p50_ms: stats.p50_ms,
-        p99_ms: stats.p99_ms,
-        max_ms: stats.max_ms,
-        rss_peak_mb: rss.peak('soak'),
-        cpu_ms: stats.api_cpu_ms_per_request,
+        ...loadFields(stats, rss.peak('soak')),
         target: `RSS flat: last third's max ≤ ${TARGET.flat}× the first third's`,
         met: lastThirdMb <= TARGET.flat * firstThirdMb && stats.errors === 0,
         note: `RSS max first third ${firstThirdMb} MB → last third ${lastThirdMb} MB; statuses ${JSON.stringify(stats.statuses)}`,
