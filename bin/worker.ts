@@ -1,8 +1,9 @@
 import { run, migrate } from './boot.ts';
 import { startWorkers } from '../workers/runner.ts';
+import { printLine } from '../lib/log.ts';
 
 run('worker', async ({ config, log, lifecycle }) => {
   await migrate(config, log);
   await startWorkers(config, log, lifecycle);
-  process.stdout.write('Training data service workers running\n');
+  printLine('Training data service workers running');
 });

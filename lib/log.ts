@@ -58,6 +58,15 @@ function flushStdout(): void {
 
 process.on('exit', flushStdout);
 
+/**
+ * A line for people (a banner) on stdout, after the log lines already buffered: what a process
+ * logged before it printed "listening" comes before that line on the terminal and in a pipe.
+ */
+export function printLine(text: string): void {
+  flushStdout();
+  process.stdout.write(text + '\n');
+}
+
 function errorReplacer(_key: string, value: unknown) {
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
   return value;
