@@ -9,6 +9,7 @@ import { longitudinalAfter, type AfterInput, type AfterOutput, type LevelCurve }
 import { dailyAwdPercentiles, mergeStoredLevels } from './curves/stored-curves.ts';
 import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
+import { afterGridEntry, mergeAfterGrid } from './curves/after-grid.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
@@ -54,10 +55,27 @@ export interface AfterColumnTask extends Omit<AfterInput, 'samples'> {
   task: 'after-column';
   place: ColumnPlace;
 }
+/** Fatigue-grid entries (engine/curves/after-grid.ts) of some rides, their power read from the user's power column. */
+export interface AfterGridBuildTask {
+  task: 'after-grid-build';
+  place: ColumnPlace;
+}
+/** Entries back to back, ride by ride. */
+export interface AfterGridEntries {
+  values: Float64Array;
+  length: Int32Array;
+}
+/** Fatigue curves at grid points (`points`) and grid durations (`columns`: indices) from the rides' grid entries, read from their column. */
+export interface AfterGridTask {
+  task: 'after-grid';
+  place: ColumnPlace;
+  points: Int32Array;
+  columns: Int32Array;
+}
 
 export type { IngestResult, IngestTask };
 
-export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | DailyAwdTask;
+export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | AfterGridBuildTask | AfterGridTask | DailyAwdTask;
 
 /** What each task returns. */
 export interface TaskResults {
@@ -68,6 +86,8 @@ export interface TaskResults {
   'merge-levels': LevelCurve;
   after: AfterOutput;
   'after-column': AfterOutput;
+  'after-grid-build': AfterGridEntries;
+  'after-grid': AfterOutput;
   'daily-awd': AwdPercentiles;
 }
 
@@ -90,6 +110,16 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return longitudinalAfter(task);
     case 'after-column':
       return longitudinalAfter({ ...task, samples: readColumnSlices(task.place) });
+    case 'after-grid-build': {
+      const power = readColumnSlices(task.place);
+      const entries = Array.from(power.from, (from, a) => afterGridEntry(power.values.subarray(from, from + power.length[a]!)));
+      const values = new Float64Array(entries.reduce((n, e) => n + e.length, 0));
+      let at = 0;
+      for (const e of entries) values.set(e, (at += e.length) - e.length);
+      return { values, length: Int32Array.from(entries, (e) => e.length) };
+    }
+    case 'after-grid':
+      return { kind: 'duration', curves: mergeAfterGrid(readColumnSlices(task.place), task.points, task.columns) };
     case 'daily-awd':
       return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }

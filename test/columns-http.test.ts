@@ -3,7 +3,8 @@
  * processes sharing one DATA_DIR and database: every answer equals the curves computed here from
  * the sample files themselves (read with DuckDB, the kernel run on plain arrays), after uploads
  * (appended by the ingest job), uploads of older rides, deletions (answered by the other process),
- * a lost columns directory and concurrent fills from both processes (one record per activity).
+ * a lost columns directory and concurrent fills from both processes (one record per activity); and
+ * the same for the fatigue grid (engine/curves/after-grid.ts) that answers `after` values on it.
  */
 import test from 'ava';
 import type { ChildProcess } from 'node:child_process';
@@ -14,6 +15,7 @@ import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
+import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
 import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
 import { readChannelInto } from '../engine/samples/sample-scan.ts';
 import { RECORD_BYTES } from '../engine/samples/column-log.ts';
@@ -26,7 +28,9 @@ let other: { child: ChildProcess; url: string };
 let user: User;
 let token: string;
 
+/** Off the fatigue grid (100 kJ): from the samples. On it (multiples of 250 kJ, default durations): from the rides' grid entries. */
 const AFTER = [0, 100, 250];
+const GRID_AFTER = [0, 250, 500];
 const START = '2024-01-01';
 const END = '2024-12-31';
 
@@ -65,14 +69,15 @@ test.after.always(async () => {
 
 interface Curve {
   duration: number[];
+  start: string[];
   power?: number[];
   speed?: number[];
   activity_id: string[];
   after: number[];
 }
 
-async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | 'intensity'): Promise<Curve> {
-  const res = await fetch(`${base}/api/v1/activities/longitudinal-mean-max?metric=${metric}&by=${by}&after=${AFTER.join(',')}&start=${START}&end=${END}&format=json`, {
+async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | 'intensity', after = AFTER): Promise<Curve> {
+  const res = await fetch(`${base}/api/v1/activities/longitudinal-mean-max?metric=${metric}&by=${by}&after=${after.join(',')}&start=${START}&end=${END}&format=json`, {
     headers: { authorization: `Bearer ${token}` },
   });
   if (res.status !== 200) throw new Error(`${base}: ${res.status} ${await res.text()}`);
@@ -80,7 +85,7 @@ async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | '
 }
 
 /** The curve computed from the sample files (DuckDB reads them; the kernel runs on plain arrays). */
-async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity') {
+async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity', after = AFTER) {
   const activities = await activitiesForScan(service.deps.db, user.id, { fromDay: START, toDay: END }, metric);
   const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
   await readChannelInto(service.deps.engine.samples, activities.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)), metric, values);
@@ -88,21 +93,28 @@ async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity')
   activities.reduce((at, a, i) => ((from[i] = at), at + a.samples), 0);
   const longest = Math.max(...activities.map((a) => a.samples));
   const durations = by === 'duration' ? Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest)) : null;
-  const thresholds = Float64Array.from(AFTER, (x) => (metric === 'power' ? x * 1000 : x));
+  const thresholds = Float64Array.from(after, (x) => (metric === 'power' ? x * 1000 : x));
   const out = longitudinalAfter({ samples: { values, from, length: Int32Array.from(activities, (a) => a.samples) }, thresholds, durations, step: metric === 'power' ? 1 : 0.01 });
-  return { activities: activities.map((a) => a.id), out, durations };
+  return { activities: activities.map((a) => a.id), starts: activities.map((a) => a.start_time.getTime()), out, durations };
 }
+
+/** An instant as the JSON frames write it (whole seconds, `Z`). */
+const isoSeconds = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 /** Both processes' answers equal the computation from the sample files, value for value. */
 async function agree(t: import('ava').ExecutionContext, label: string) {
-  const want = await expected('power', 'duration');
-  const rows: { value: number; owner: string }[] = [];
-  if (want.out.kind !== 'duration') throw new Error('by duration');
-  want.out.curves.forEach((c) => c.best.forEach((v, k) => v === v && rows.push({ value: v, owner: want.activities[c.owner[k]!]! })));
-  for (const base of [service.url, other.url]) {
-    const got = await curve(base, 'power', 'duration');
-    t.deepEqual(got.power, rows.map((r) => r.value), `${label}: power from ${base === service.url ? 'A' : 'B'}`);
-    t.deepEqual(got.activity_id, rows.map((r) => r.owner), `${label}: owners from ${base === service.url ? 'A' : 'B'}`);
+  for (const after of [AFTER, GRID_AFTER]) {
+    const want = await expected('power', 'duration', after);
+    const rows: { value: number; owner: string; start: string }[] = [];
+    if (want.out.kind !== 'duration') throw new Error('by duration');
+    want.out.curves.forEach((c) => c.best.forEach((v, k) => v === v && rows.push({ value: v, owner: want.activities[c.owner[k]!]!, start: isoSeconds(want.starts[c.owner[k]!]! + c.start[k]! * 1000) })));
+    for (const base of [service.url, other.url]) {
+      const got = await curve(base, 'power', 'duration', after);
+      const where = `${label}: after=${after.join(',')} from ${base === service.url ? 'A' : 'B'}`;
+      t.deepEqual(got.power, rows.map((r) => r.value), `${where}: power`);
+      t.deepEqual(got.activity_id, rows.map((r) => r.owner), `${where}: owners`);
+      t.deepEqual(got.start, rows.map((r) => r.start), `${where}: window starts`);
+    }
   }
   const speed = await expected('speed', 'intensity');
   if (speed.out.kind !== 'intensity') throw new Error('by intensity');
@@ -118,7 +130,7 @@ const held = () => service.deps.engine.columns.held(user.id, 'power');
  * The column once it holds every id: the ingest job appends after its commit, so a source reads
  * `processed` a moment before its ride is in the column (a request in between reads the sample file).
  */
-async function heldOnce(channel: 'power' | 'speed', ids: string[]) {
+async function heldOnce(channel: string, ids: string[]) {
   const until = Date.now() + 10_000;
   for (;;) {
     const column = await service.deps.engine.columns.held(user.id, channel);
@@ -140,6 +152,10 @@ test.serial('uploads: the ingest job appends each ride to the columns, and both 
     await readChannelInto(service.deps.engine.samples, [samplePath(service.config.DATA_DIR, user.id, id)], 'power', want);
     t.deepEqual(Array.from(column.get(id)!.values), Array.from(want), `the column holds ${id}'s samples`);
   }
+  const grid = await heldOnce(AFTER_GRID_CHANNEL, ids);
+  t.deepEqual([...grid.keys()].sort(), [...ids].sort(), 'the fatigue grid appended by the ingest job too');
+  for (const id of ids) t.deepEqual(Array.from(grid.get(id)!.values), Array.from(afterGridEntry(column.get(id)!.values)), `the grid holds ${id}'s entry`);
+  t.true([...grid.values()].some((e) => e.values[0]! >= 3), 'a ride reaches 500 kJ');
   await agree(t, 'five rides');
   t.is((await service.deps.engine.columns.held(user.id, 'speed')).size, 5, 'the speed request filled its column');
 });
@@ -157,6 +173,7 @@ test.serial('an older ride uploaded late, and a deletion answered by the other p
   const res = await fetch(`${other.url}/api/v1/activities/${victim}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
   t.is(res.status, 204);
   t.false((await held()).has(victim), 'a tombstone');
+  t.false((await service.deps.engine.columns.held(user.id, AFTER_GRID_CHANNEL)).has(victim), 'a tombstone in the grid column');
   t.is((await stat(`${dir}/power.${gen}.log`)).size, log.length + RECORD_BYTES, 'one record: the tombstone');
   await agree(t, 'after a deletion');
 });
@@ -168,6 +185,11 @@ test.serial('a lost columns directory is rebuilt from the sample files by concur
   const answers = await Promise.all([service.url, other.url, service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration')));
   for (const a of answers.slice(1)) t.deepEqual(a, answers[0]);
   t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'one record per activity: the fills took turns');
+  t.false(await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`).then(() => true, () => false), 'the grid is filled by requests on the grid only');
+  const grid = await Promise.all([service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration', GRID_AFTER)));
+  for (const a of grid.slice(1)) t.deepEqual(a, grid[0]);
+  t.is((await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`)).size, count * RECORD_BYTES, 'the grid rebuilt from the power column, one record per activity');
+  t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'the power column read as it was');
   await agree(t, 'rebuilt');
 });
 

@@ -31,6 +31,7 @@ import { createLogger } from '../lib/log.ts';
 import { activityRow } from '../workers/ingest.ts';
 import { reprocessProcessor, type ReprocessResult } from '../workers/reprocess.ts';
 import type { ReprocessJob } from '../workers/queues.ts';
+import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
 
 /**
  * `cli reprocess` on a copy of the database layout from before ingest versions
@@ -296,6 +297,10 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   t.is(columnAfter.values.length, fresh.length);
   t.not(columnAfter.stamp, columnBefore.stamp, 'the entry of the re-derived activity has its new stamp');
   t.true(sameValues(columnAfter.values, fresh.channels.power!.map((x) => (x === x ? x : 0)), fresh.length), 'the column holds the new samples, not stale ones');
+  // `after=0` at the default durations is answered from the fatigue grid: its entry is re-derived too.
+  const gridAfter = (await service.deps.engine.columns.held(rider.id, AFTER_GRID_CHANNEL)).get(id)!;
+  t.is(gridAfter.stamp, columnAfter.stamp, 'the grid entry of the re-derived activity has its new stamp');
+  t.deepEqual(Array.from(gridAfter.values), Array.from(afterGridEntry(fresh.channels.power!)), 'the grid entry is the new samples\' one');
 });
 
 test.serial('`cli reprocess` takes every user\'s old activities; `--all` a second time finds nothing to change', async (t) => {

@@ -6,6 +6,7 @@ import { findSource, markSourceFailed } from '../db/sources.ts';
 import { activityId, activityStamps, storeActivities, type NewActivity } from '../db/activities.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { MEAN_MAX_METRICS } from '../engine/curves/activity-curves.ts';
+import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
 import type { Channel } from '../engine/ingest/recording.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { EnginePool } from '../engine/pool.ts';
@@ -87,6 +88,8 @@ export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 
       });
       // Power (fatigue curves) always, so that an athlete's first request finds it; speed once asked for.
       await columns.append(userId, channel, items, { ifStarted: channel !== 'power' });
+      // And power's fatigue grid (a few hundred numbers per ride), so that fatigue curves at the usual thresholds never read samples.
+      if (channel === 'power') await columns.append(userId, AFTER_GRID_CHANNEL, items.map((i) => ({ ...i, values: afterGridEntry(i.values) })));
     }
   } catch (err) {
     deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });

@@ -7,16 +7,19 @@ import { LEVEL_STEP } from '../../engine/curves/levels.ts';
 import { chunkBySamples, mergeChunks, type AfterOutput } from '../../engine/curves/longitudinal.ts';
 import { durationFrame, levelFrame, type CurveActivity } from '../../engine/frames/curve-frames.ts';
 import type { Frame } from '../../engine/frames/frame.ts';
-import { samplePath } from '../../lib/storage.ts';
-import { isColumnMoved, type ColumnPlace } from '../../engine/samples/column-read.ts';
+import type { ColumnPlace } from '../../engine/samples/column-read.ts';
 import { durationsFor } from './curve-params.ts';
+import { columnActivities, gridCurves, onTheGrid, retryMoved } from './fatigue-grid.ts';
 
 /**
  * What GET /api/v1/activities/longitudinal-mean-max computes, once the route has validated the query:
  *
  * - without `after`, the value-indexed curve merged from the curves stored at ingestion (one query,
  *   one pool task);
- * - with `after`, curves after accumulated work from the samples: the activities of the range (one
+ * - with `after`, power by duration, every `after` a multiple of 250 kJ (to 10,000) and every duration
+ *   a default one: merged from the rides' fatigue grids (./fatigue-grid.ts), a few hundred numbers
+ *   per ride, the same answer as from the samples;
+ * - otherwise with `after`, curves after accumulated work from the samples: the activities of the range (one
  *   query), where their samples lie in the user's channel column (engine/samples/channel-columns.ts:
  *   those it lacks are read from their sample files and appended first), the kernels in the pool (one
  *   task per chunk of about equal samples, as many chunks as the pool has threads, each thread
@@ -51,7 +54,10 @@ export async function afterWorkCurve(
   const order = [...new Set(after)].sort((a, b) => a - b);
   const thresholds = Float64Array.from(order, (x) => (metric === 'power' ? x * 1000 : x));
   let output: AfterOutput = by === 'duration' ? { kind: 'duration', curves: [] } : { kind: 'intensity', curves: [] };
-  if (activities.length && (durations === null || durations.length)) {
+  const grid = metric === 'power' && durations ? onTheGrid(thresholds, durations) : null;
+  if (activities.length && grid && durations!.length) {
+    output = await gridCurves(deps, userId, activities, grid, signal);
+  } else if (activities.length && (durations === null || durations.length)) {
     const offsets = new Int32Array(activities.length + 1);
     for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + activities[a]!.samples;
     const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
@@ -71,10 +77,7 @@ export async function afterWorkCurve(
           ),
         ),
       );
-    const outputs = await run(await placeSamples(deps, userId, activities, metric, signal)).catch(async (err: unknown) => {
-      if (!isColumnMoved(err)) throw err;
-      return run(await placeSamples(deps, userId, activities, metric, signal));
-    });
+    const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, activities), signal)));
     output = mergeChunks(outputs, chunks.map(([from]) => from));
   }
   const asked = after.map((x) => order.indexOf(x));
@@ -82,11 +85,4 @@ export async function afterWorkCurve(
     return levelFrame(metric, asked.map((j) => output.curves[j] ?? { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }), owners, after);
   }
   return durationFrame(metric, durations ?? new Int32Array(0), asked.map((j) => output.curves[j]), owners, after);
-}
-
-/** Where the activities' samples of `metric` lie in the user's channel column (those it lacks are appended first). */
-function placeSamples(deps: Deps, userId: string, activities: Awaited<ReturnType<typeof activitiesForScan>>, metric: MeanMaxMetric, signal: AbortSignal) {
-  const dataDir = deps.config.DATA_DIR;
-  const listed = activities.map((a) => ({ id: a.id, stamp: a.updated_at.getTime(), samples: a.samples, path: samplePath(dataDir, a.user_id, a.id) }));
-  return deps.engine.columns.place(userId, metric, listed, signal);
 }

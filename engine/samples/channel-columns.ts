@@ -29,6 +29,10 @@
  * size. A record is trusted only for an activity whose id, stamp and sample count match the database.
  *
  * Reading is the engine threads' (./column-read.ts): `place` gives them the file and the entries.
+ *
+ * A derived column holds, per activity, an entry computed from its samples rather than the samples
+ * themselves (the fatigue grid: engine/curves/after-grid.ts); it is kept, checked and removed the
+ * same way, its records matched by id and stamp.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
@@ -38,6 +42,13 @@ import type { SampleStore } from './sample-file.ts';
 import { readChannelInto } from './sample-scan.ts';
 import { encodeRecords, entryBytes, RECORD_BYTES, recordKey, replayLog, type ColumnRecord } from './column-log.ts';
 import { readColumnSlices, type ColumnPlace } from './column-read.ts';
+
+/**
+ * A derived column's entries for some activities (one array each, in their order), computed from
+ * what they hold elsewhere (another column, the sample files); its records are matched by id and
+ * stamp, an entry's length being the deriver's business.
+ */
+export type DeriveEntries = (activities: ColumnActivity[], signal?: AbortSignal) => Promise<Float64Array[]>;
 
 /** Runs `fn` while no other writer of `key` (in any process) runs. */
 export type ColumnLock = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
@@ -262,9 +273,11 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
   /**
    * Where the activities' samples of `channel` lie, in their order; those the column lacks (or holds
    * for another stamp or length) are first read from their sample files (one DuckDB query) and
-   * appended. Concurrent requests of one (user, channel) share one fill.
+   * appended. Concurrent requests of one (user, channel) share one fill. A derived column (`derive`
+   * given: entries of any length, computed by it) is filled by it, batch by batch, outside the fill
+   * slots (its deriver reads through `place` of another column, which takes them).
    */
-  async function place(userId: string, channel: string, activities: readonly ColumnActivity[], signal?: AbortSignal): Promise<ColumnPlace> {
+  async function place(userId: string, channel: string, activities: readonly ColumnActivity[], signal?: AbortSignal, derive?: DeriveEntries): Promise<ColumnPlace> {
     const dir = options.dir(userId);
     // Fills of our own, at most two (the second only when another writer replaced the first's entries meanwhile); waiting on another request's fill does not count.
     for (let filled = 0; ; ) {
@@ -272,7 +285,7 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
       const read = g ? await readGeneration(g) : undefined;
       const found = activities.map((a) => {
         const r = read?.records.get(recordKey(a.id));
-        return r && r.stamp === a.stamp && r.samples === a.samples ? r : undefined;
+        return r && r.stamp === a.stamp && (derive || r.samples === a.samples) ? r : undefined;
       });
       const missing = activities.filter((_, i) => !found[i]);
       if (!missing.length) {
@@ -292,6 +305,11 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
       }
       const fill = (async () => {
         for (const batch of batches(missing)) {
+          if (derive) {
+            const entries = await derive(batch, signal);
+            await append(userId, channel, batch.map((a, i) => ({ id: a.id, stamp: a.stamp, values: entries[i]! })));
+            continue;
+          }
           await fillSlots.run(async () => {
             const values = new Float64Array(batch.reduce((n, a) => n + a.samples, 0));
             await readChannelInto(store, batch.map((a) => a.path), channel, values, signal);

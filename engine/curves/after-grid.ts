@@ -1,0 +1,124 @@
+/**
+ * Fatigue curves from a grid stored per ride: each ride's best mean power at every default duration
+ * after each multiple of 250 kJ it reaches (0, 250, 500, … 10,000 kJ), computed once (when the ride is
+ * ingested, or by the first request that misses it) and kept in the user's channel columns
+ * (engine/samples/channel-columns.ts, channel AFTER_GRID_CHANNEL). A request whose `after` values are
+ * all on the grid and whose durations are all default ones merges the rides' grid entries, a few
+ * hundred numbers per ride, instead of reading and scanning their samples: the answer is the same,
+ * value, window start and owning activity, because each entry holds exactly what the samples' kernel
+ * (meanMaxAfter, engine/curves/mean-max.ts) finds in that ride, and the merge keeps the older ride on
+ * ties as engine/curves/longitudinal.ts does.
+ *
+ * An entry (a Float64Array, one per ride): [K, then per grid point k < K reached by the ride (its
+ * work reaches k·step before its last sample): the D best means, then the D window starts]. A
+ * duration longer than the part after point k has start −1 (its best, stored as 0, is no value).
+ */
+import { meanMaxAfter } from './mean-max.ts';
+import { workCuts, type DurationCurve, type Slices } from './longitudinal.ts';
+import { DEFAULT_DURATIONS } from './durations.ts';
+
+/** The grid's spacing (J) and its number of points (0 … 10,000 kJ). */
+export const AFTER_GRID_STEP = 250_000;
+export const AFTER_GRID_POINTS = 41;
+/** The durations of every entry. */
+export const AFTER_GRID_DURATIONS: Int32Array = Int32Array.from(DEFAULT_DURATIONS);
+/** The column the entries are kept in (its name changes with the layout, so an old layout is never read). */
+export const AFTER_GRID_CHANNEL = 'power-after-v1';
+
+export interface GridShape {
+  step: number;
+  points: number;
+  durations: Int32Array;
+}
+export const AFTER_GRID: GridShape = { step: AFTER_GRID_STEP, points: AFTER_GRID_POINTS, durations: AFTER_GRID_DURATIONS };
+
+/** One ride's entry from its power series (gaps NaN or 0). */
+export function afterGridEntry(power: Float64Array, shape: GridShape = AFTER_GRID): Float64Array {
+  const x = new Float64Array(power.length);
+  for (let i = 0; i < x.length; i++) {
+    const v = power[i]!;
+    x[i] = v === v ? v : 0;
+  }
+  const thresholds = Float64Array.from({ length: shape.points }, (_, k) => k * shape.step);
+  const cuts = workCuts(x, thresholds);
+  let reached = 0;
+  while (reached < cuts.length && cuts[reached]! < x.length) reached++;
+  const D = shape.durations.length;
+  const entry = new Float64Array(1 + reached * 2 * D);
+  entry[0] = reached;
+  if (!reached) return entry;
+  let own = 0;
+  while (own < D && shape.durations[own]! <= x.length) own++;
+  const got = meanMaxAfter(x, shape.durations.subarray(0, own), cuts.subarray(0, reached));
+  for (let k = 0; k < reached; k++) {
+    const at = 1 + k * 2 * D;
+    const best = got.best[k]!;
+    const start = got.start[k]!;
+    for (let d = 0; d < D; d++) {
+      const v = d < own ? best[d]! : Number.NaN;
+      const none = v !== v || !(start[d]! >= 0);
+      entry[at + d] = none ? 0 : v;
+      entry[at + D + d] = none ? -1 : start[d]!;
+    }
+  }
+  return entry;
+}
+
+/**
+ * The grid point of a threshold (J), or −1 when it is not one. Thresholds are whole multiples of the
+ * step as the API computes them (kJ × 1000), so the test is exact.
+ */
+export function gridPoint(threshold: number, shape: GridShape = AFTER_GRID): number {
+  const k = threshold / shape.step;
+  return Number.isInteger(k) && k >= 0 && k < shape.points ? k : -1;
+}
+
+/** The index of each duration in the grid's durations, or null when one is not there. */
+export function gridDurations(durations: Int32Array, shape: GridShape = AFTER_GRID): Int32Array | null {
+  const index = new Int32Array(durations.length);
+  for (let i = 0; i < durations.length; i++) {
+    const at = shape.durations.indexOf(durations[i]!);
+    if (at < 0) return null;
+    index[i] = at;
+  }
+  return index;
+}
+
+/**
+ * The longitudinal curves at grid points `points` (one curve per point, in that order) and durations
+ * `columns` (indices into the grid's durations) from the rides' entries, oldest ride first: per
+ * (point, duration) the best mean of any ride, its start and its ride; ties keep the older ride.
+ */
+export function mergeAfterGrid(entries: Slices, points: Int32Array, columns: Int32Array, shape: GridShape = AFTER_GRID): DurationCurve[] {
+  const D = shape.durations.length;
+  const curves: DurationCurve[] = Array.from(points, () => ({
+    best: new Float64Array(columns.length).fill(Number.NaN),
+    start: new Int32Array(columns.length).fill(-1),
+    owner: new Int32Array(columns.length).fill(-1),
+  }));
+  const { values, from, length } = entries;
+  for (let a = 0; a < from.length; a++) {
+    const at = from[a]!;
+    const reached = length[a]! > 0 ? values[at]! : 0;
+    if (!(reached >= 0 && 1 + reached * 2 * D === length[a]!)) throw new Error(`A fatigue-grid entry of ${length[a]} values does not hold the ${reached} points it says`);
+    for (let j = 0; j < points.length; j++) {
+      const k = points[j]!;
+      if (k >= reached) continue;
+      const base = at + 1 + k * 2 * D;
+      const c = curves[j]!;
+      for (let i = 0; i < columns.length; i++) {
+        const d = columns[i]!;
+        const s = values[base + D + d]!;
+        if (s < 0) continue;
+        const v = values[base + d]!;
+        const old = c.best[i]!;
+        if (old !== old || v > old) {
+          c.best[i] = v;
+          c.start[i] = s;
+          c.owner[i] = a;
+        }
+      }
+    }
+  }
+  return curves;
+}
