@@ -20,6 +20,7 @@ import type { Deps } from '../api/context.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { createPersonalToken } from '../api/oauth/issue.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
+import { AFTER_GRID_CHANNEL } from '../engine/curves/after-grid.ts';
 import { freePort, TestClock, type TestService } from '../test/helpers/service.ts';
 import { prng } from '../test/helpers/prng.ts';
 import { procTicks } from './cpu.ts';
@@ -59,8 +60,10 @@ const NEWEST = Date.UTC(2026, 9, 31, 7);
 const YEAR_SPAN = 364 * DAY;
 const FIRST_SPAN = 3 * 365 * DAY;
 const AFTER = [0, 250, 500, 1000, 1500];
-/** Bump when what a seeded athlete is changes (rides, dates, channels, curves): the data is seeded again. */
-const SEED_FORMAT = 1;
+/** The same fatigue states moved off the 250 kJ grid (engine/curves/after-grid.ts): computed from the samples. */
+const OFF_GRID_AFTER = [0, 300, 700, 1100, 1600];
+/** Bump when what a seeded athlete is changes (rides, dates, channels, curves, derived files): the data is seeded again. */
+const SEED_FORMAT = 2;
 const POOL_SIZE = 500;
 const RAW_RUNS = 20;
 const SCRIPT_RUNS = 3;
@@ -89,7 +92,9 @@ const MARKER = path.join(DIR, 'bench-many-users.json');
 const QUEUE_PREFIX = 'tds_bench_many';
 
 const RANGE = `start=${new Date(NEWEST - YEAR_SPAN).toISOString().slice(0, 10)}&end=${new Date(NEWEST).toISOString().slice(0, 10)}`;
-const CURVE_PATH = `/api/v1/activities/longitudinal-mean-max?metric=power&after=${AFTER.join(',')}&${RANGE}`;
+const curvePath = (after: number[]) => `/api/v1/activities/longitudinal-mean-max?metric=power&after=${after.join(',')}&${RANGE}`;
+const CURVE_PATH = curvePath(AFTER);
+const OFF_GRID_PATH = curvePath(OFF_GRID_AFTER);
 
 /** Targets: DESIGN.md §7. */
 const TARGET = { p50_ms: 150, p99_ms: 600, rpsShare: 1 / 3, rssMb: 1024, flat: 1.5, firstMs: 300, curvesShare: 0.2, rawMs: 50, rawSpeedup: 20 };
@@ -571,10 +576,10 @@ function summarize(latencies: number[]) {
  * athlete's token, when its previous answer is in; `warmupSeconds` first, not counted. A non-200
  * answer or a failed request is an error.
  */
-async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number; warmupSeconds: number; seed: number; onTick?: (t: Tick) => void }): Promise<LoadStats> {
+async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number; warmupSeconds: number; seed: number; path?: string; onTick?: (t: Tick) => void }): Promise<LoadStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const random = prng(opts.seed); // (the same athlete sequence in every run)
-  const url = api.url + CURVE_PATH;
+  const url = api.url + (opts.path ?? CURVE_PATH);
   let record = false;
   let latencies: number[] = [];
   let window: number[] = [];
@@ -636,17 +641,29 @@ async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number;
 // ---------------------------------------------------------------------------------------------
 // The script a user would run instead (bench/longitudinal.ts calls it the same way)
 
-function script(paths: string[], durations: number[]): { seconds: number; best: (number | null)[][] } | { error: string } {
+function script(paths: string[], durations: number[], after: number[]): { seconds: number; best: (number | null)[][] } | { error: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-many-users-'));
   try {
     const input = path.join(dir, 'input.json');
-    writeFileSync(input, JSON.stringify({ paths, thresholds: AFTER.map((a) => a * 1000), durations }));
+    writeFileSync(input, JSON.stringify({ paths, thresholds: after.map((a) => a * 1000), durations }));
     const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], { encoding: 'utf8', maxBuffer: 64 << 20 });
     if (run.status !== 0) return { error: (run.stderr || run.error?.message || 'failed').trim().split('\n').at(-1)! };
     return JSON.parse(run.stdout) as { seconds: number; best: (number | null)[][] };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The fatigue grid's files (values and logs) of every athlete. */
+function gridBytes(): number {
+  let bytes = 0;
+  const users = path.join(DIR, 'users');
+  for (const user of existsSync(users) ? readdirSync(users) : []) {
+    const dir = columnsDir(DIR, user);
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) if (f.startsWith(`${AFTER_GRID_CHANNEL}.`)) bytes += statSync(path.join(dir, f)).size;
+  }
+  return bytes;
 }
 
 /** Sum and count of the sample files under DATA_DIR/users/<id>/activities. */
@@ -731,7 +748,7 @@ export async function benchManyUsers() {
   let ticks: Tick[] = [];
   let soak: { stats: LoadStats; firstThirdMb: number; lastThirdMb: number; series: { t: number; mb: number }[] } | undefined;
   let firstRequests: { group: string; athlete: number; rides: number; cold_ms: number; no_derived_ms: number; derived_mb: number }[] = [];
-  let storage: { curves_bytes: number; activities: number; curve_rows: number; sample_bytes: number; sample_files: number } | undefined;
+  let storage: { curves_bytes: number; grid_bytes: number; activities: number; curve_rows: number; sample_bytes: number; sample_files: number } | undefined;
   try {
     const many = bench.athletes.get(groupSpecs()[2]!.key)!;
     const most = COUNTS.at(-1)!;
@@ -740,7 +757,7 @@ export async function benchManyUsers() {
     const size = await sql<{ curves: string; activities: string; rows: string }>`SELECT pg_total_relation_size('activity_curves') AS curves, (SELECT count(*) FROM activities) AS activities, (SELECT count(*) FROM activity_curves) AS rows`.execute(bench.deps.db);
     const files = sampleFiles();
     const s = size.rows[0]!;
-    storage = { curves_bytes: Number(s.curves), activities: Number(s.activities), curve_rows: Number(s.rows), sample_bytes: files.bytes, sample_files: files.files };
+    storage = { curves_bytes: Number(s.curves), grid_bytes: gridBytes(), activities: Number(s.activities), curve_rows: Number(s.rows), sample_bytes: files.bytes, sample_files: files.files };
 
     // 1. Many athletes.
     api = await startApi(bench, port);
@@ -799,6 +816,21 @@ export async function benchManyUsers() {
           met: row.met === true,
         });
       }
+    }
+    {
+      // The same load off the grid: every request computed from the rides' samples.
+      rss.phase = `U=${most} off the grid`;
+      const tokens = await mintTokens(bench, api, many.slice(0, most));
+      const stats = await drive(api, tokens, { seconds: ROW_SECONDS, warmupSeconds: 2, seed: most, path: OFF_GRID_PATH });
+      const share = oneRps === undefined ? undefined : stats.rps / oneRps;
+      rows.push({
+        workload: `fatigue curves off the 250 kJ grid (after ${OFF_GRID_AFTER.join(', ')} kJ: from the samples), random athlete of ${most}`,
+        athletes: most,
+        rides: RIDES,
+        ...loadFields(stats, rss.peak(rss.phase)),
+        note: `${share === undefined ? '' : `${(share * 100).toFixed(0)} % of U = 1's req/s (on the grid); `}statuses ${JSON.stringify(stats.statuses)}`,
+      });
+      process.stdout.write(`U = ${most} off the grid: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, max ${stats.max_ms} ms, ${stats.errors} errors, API ${stats.api_cpu_ms_per_request} ms CPU per request\n`);
     }
     if (SOAK_SECONDS > 0) {
       rss.phase = 'soak';
@@ -905,25 +937,30 @@ export async function benchManyUsers() {
     });
     recordTarget({ benchmark: 'many-users', target: `first fatigue-curve request of an athlete with ${FIRST_RIDES} rides nobody asked for yet: p50 ≤ ${TARGET.firstMs} ms`, figure: `p50 ${coldP50} ms over ${firstCold.length} athletes (${firstCold.map((f) => f.cold_ms).join(', ')}); with no derived files ${bareP50} ms`, met: coldP50 <= TARGET.firstMs });
 
-    // 3. One athlete's raw-stream curve over FIRST_RIDES rides within the year, beside the script.
-    {
-      rss.phase = 'raw stream';
+    // 3. One athlete's fatigue curves over FIRST_RIDES rides within the year, beside the script: on
+    //    the grid (the rides' grid entries) and off it (their samples).
+    const listed = await bench.deps.db.selectFrom('activities').select(['id', 'samples']).where('user_id', '=', denseId).orderBy('start_time').orderBy('id').execute();
+    const durations = Array.from(DEFAULT_DURATIONS);
+    const paths = listed.map((a) => samplePath(DIR, denseId, a.id));
+    const samples = listed.reduce((n, a) => n + a.samples, 0);
+    for (const variant of [
+      { label: 'on the 250 kJ grid', after: AFTER, path: CURVE_PATH },
+      { label: 'off the grid, from raw streams', after: OFF_GRID_AFTER, path: OFF_GRID_PATH },
+    ]) {
+      rss.phase = `one athlete, ${variant.label}`;
       const token = bare.tokens.at(-1)!;
       const runs: number[] = [];
       let last: Record<string, unknown[]> | undefined;
       for (let k = 0; k < RAW_RUNS; k++) {
-        const a = await get(undefined, api.url + CURVE_PATH, token, 'application/json');
-        if (a.status !== 200) throw new Error(`raw stream: ${a.status} ${a.body.toString().slice(0, 300)}`);
+        const a = await get(undefined, api.url + variant.path, token, 'application/json');
+        if (a.status !== 200) throw new Error(`${variant.label}: ${a.status} ${a.body.toString().slice(0, 300)}`);
         runs.push(a.ms);
         last = JSON.parse(a.body.toString()) as Record<string, unknown[]>;
       }
-      const listed = await bench.deps.db.selectFrom('activities').select(['id', 'samples']).where('user_id', '=', denseId).orderBy('start_time').orderBy('id').execute();
-      const durations = Array.from(DEFAULT_DURATIONS);
-      const paths = listed.map((a) => samplePath(DIR, denseId, a.id));
       const scriptRuns: number[] = [];
       let scriptError: string | undefined;
       for (let k = 0; k < SCRIPT_RUNS; k++) {
-        const r = script(paths, durations);
+        const r = script(paths, durations, variant.after);
         if ('error' in r) {
           scriptError = r.error;
           break;
@@ -932,20 +969,20 @@ export async function benchManyUsers() {
         if (k === 0 && last) {
           // The script's answers, value for value, against the service's rows (after, duration).
           const want = new Map<string, number>();
-          r.best.forEach((row, j) => row.forEach((v, d) => v !== null && want.set(`${AFTER[j]}/${durations[d]}`, v)));
+          r.best.forEach((row, j) => row.forEach((v, d) => v !== null && want.set(`${variant.after[j]}/${durations[d]}`, v)));
           const got = new Map<string, number>();
           (last.duration as number[]).forEach((d, i) => got.set(`${(last!.after as number[])[i]}/${d}`, (last!.power as number[])[i]!));
           const same = want.size === got.size && [...want].every(([key, v]) => got.get(key) === v);
-          if (!same) throw new Error(`the service and the script disagree (${got.size} vs ${want.size} values)`);
+          if (!same) throw new Error(`${variant.label}: the service and the script disagree (${got.size} vs ${want.size} values)`);
         }
       }
       if (scriptError) notes.push(`baseline script unavailable (${scriptError}); pip install duckdb numpy`);
       const serviceP50 = p50(runs);
       const scriptP50 = scriptRuns.length ? p50(scriptRuns) : undefined;
-      const samples = listed.reduce((n, a) => n + a.samples, 0);
       const met = serviceP50 <= TARGET.rawMs && scriptP50 !== undefined && scriptP50 >= TARGET.rawSpeedup * serviceP50;
+      const what = `one athlete's fatigue curves ${variant.label} (after ${variant.after.join(', ')} kJ), ${listed.length} rides within the year (${(samples / 1e6).toFixed(1)} M samples)`;
       rows.push({
-        workload: `one athlete's fatigue curves from raw streams, ${listed.length} rides within the year (${(samples / 1e6).toFixed(1)} M samples), JSON, warm`,
+        workload: `${what}, JSON, warm`,
         athletes: 1,
         rides: listed.length,
         requests: runs.length,
@@ -956,7 +993,7 @@ export async function benchManyUsers() {
         target: `p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× the script`,
         met,
       });
-      recordTarget({ benchmark: 'many-users', target: `one athlete's fatigue curves from raw streams, ${listed.length} rides, 5 after values, default durations: p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× a DuckDB + numpy script`, figure: `p50 ${serviceP50} ms${scriptP50 === undefined ? ', no script' : `, script ${scriptP50} ms (${(scriptP50 / serviceP50).toFixed(1)}×)`}`, met });
+      recordTarget({ benchmark: 'many-users', target: `${what}, default durations: p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× a DuckDB + numpy script`, figure: `p50 ${serviceP50} ms${scriptP50 === undefined ? ', no script' : `, script ${scriptP50} ms (${(scriptP50 / serviceP50).toFixed(1)}×)`}`, met });
     }
     await api.stop();
     api = undefined;
@@ -977,6 +1014,20 @@ export async function benchManyUsers() {
       note: `${(perActivity / 1024).toFixed(1)} KiB vs ${(perFile / 1024).toFixed(1)} KiB: ${(share * 100).toFixed(1)} % (${(storage.curves_bytes / MB).toFixed(0)} MiB of curves, ${storage.curve_rows.toLocaleString('en')} rows; ${(storage.sample_bytes / MB).toFixed(0)} MiB in ${storage.sample_files.toLocaleString('en')} files)`,
     });
     recordTarget({ benchmark: 'many-users', target: `stored per-activity curves ≤ ${TARGET.curvesShare * 100} % of the sample files' size`, figure: `${(perActivity / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB per sample file: ${(share * 100).toFixed(1)} %`, met: share <= TARGET.curvesShare });
+    const gridPer = storage.grid_bytes / Math.max(1, storage.activities);
+    const both = (perActivity + gridPer) / perFile;
+    rows.push({
+      workload: `stored curves and fatigue grid per activity (the grid's column files / ${storage.activities.toLocaleString('en')} activities) vs mean sample file`,
+      athletes: 0,
+      rides: storage.activities,
+      requests: 0,
+      errors: 0,
+      p50_ms: Number.NaN,
+      target: `≤ ${TARGET.curvesShare * 100} %`,
+      met: both <= TARGET.curvesShare,
+      note: `grid ${(gridPer / 1024).toFixed(1)} KiB (${((gridPer / perFile) * 100).toFixed(1)} %) + curves ${(perActivity / 1024).toFixed(1)} KiB: ${(both * 100).toFixed(1)} % (${(storage.grid_bytes / MB).toFixed(0)} MiB of grid files)`,
+    });
+    recordTarget({ benchmark: 'many-users', target: `stored per-activity curves and fatigue grid together ≤ ${TARGET.curvesShare * 100} % of the sample files' size`, figure: `${((perActivity + gridPer) / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB: ${(both * 100).toFixed(1)} %`, met: both <= TARGET.curvesShare });
   } finally {
     rss.stop();
     await api?.stop();
