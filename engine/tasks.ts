@@ -9,7 +9,7 @@ import { longitudinalAfter, type AfterInput, type AfterOutput, type LevelCurve }
 import { dailyAwdPercentiles, mergeStoredLevels } from './curves/stored-curves.ts';
 import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
-import { afterGridEntry, mergeAfterGrid } from './curves/after-grid.ts';
+import { afterGridEntry, mergeAfterGrid, ridesThatCanMatter } from './curves/after-grid.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
@@ -72,10 +72,18 @@ export interface AfterGridTask {
   points: Int32Array;
   columns: Int32Array;
 }
+/** Which rides the grid cannot rule out for thresholds between grid points (`lo`, `hi` per threshold): 1 to read, 0 not. */
+export interface AfterGridNeededTask {
+  task: 'after-grid-needed';
+  place: ColumnPlace;
+  lo: Int32Array;
+  hi: Int32Array;
+  columns: Int32Array;
+}
 
 export type { IngestResult, IngestTask };
 
-export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | AfterGridBuildTask | AfterGridTask | DailyAwdTask;
+export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | AfterGridBuildTask | AfterGridTask | AfterGridNeededTask | DailyAwdTask;
 
 /** What each task returns. */
 export interface TaskResults {
@@ -88,6 +96,7 @@ export interface TaskResults {
   'after-column': AfterOutput;
   'after-grid-build': AfterGridEntries;
   'after-grid': AfterOutput;
+  'after-grid-needed': Uint8Array;
   'daily-awd': AwdPercentiles;
 }
 
@@ -120,6 +129,8 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
     }
     case 'after-grid':
       return { kind: 'duration', curves: mergeAfterGrid(readColumnSlices(task.place), task.points, task.columns) };
+    case 'after-grid-needed':
+      return ridesThatCanMatter(readColumnSlices(task.place), task.lo, task.hi, task.columns);
     case 'daily-awd':
       return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { AFTER_GRID, afterGridEntry, gridDurations, gridPoint, mergeAfterGrid, type GridShape } from '../engine/curves/after-grid.ts';
+import { AFTER_GRID, afterGridEntry, bracket, gridDurations, gridPoint, mergeAfterGrid, ridesThatCanMatter, type GridShape } from '../engine/curves/after-grid.ts';
 import { longitudinalAfter, workCuts, type Slices } from '../engine/curves/longitudinal.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 
@@ -113,4 +113,66 @@ test('an entry whose length does not match its point count is refused, not misre
   const entry = afterGridEntry(new Float64Array(500).fill(200), SMALL);
   const cut = entry.subarray(0, entry.length - 1);
   t.throws(() => mergeAfterGrid(pack([cut]), Int32Array.of(0), Int32Array.of(0), SMALL), { message: /does not hold/ });
+});
+
+test('off the grid: the kernel over only the rides the grid cannot rule out gives what it gives over every ride', (t) => {
+  let skipped = 0;
+  let rides = 0;
+  fc.assert(
+    fc.property(
+      fc.array(rideArb, { minLength: 1, maxLength: 8 }),
+      fc.uniqueArray(fc.integer({ min: 0, max: 260_000 }), { minLength: 1, maxLength: 5 }),
+      (raw, thresholdList) => {
+        const all = raw.map((r) => zeroed(Float64Array.from(r)));
+        const thresholds = Float64Array.from(thresholdList.sort((a, b) => a - b));
+        const longest = Math.max(...all.map((r) => r.length));
+        const durations = Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest));
+        const columns = gridDurations(durations, SMALL)!;
+        const brackets = Array.from(thresholds, (x) => bracket(x, SMALL));
+        const needed = ridesThatCanMatter(
+          pack(all.map((r) => afterGridEntry(r, SMALL))),
+          Int32Array.from(brackets, (b) => b.lo),
+          Int32Array.from(brackets, (b) => b.hi),
+          columns,
+          SMALL,
+        );
+        const keep = all.flatMap((_, a) => (needed[a] ? [a] : []));
+        skipped += all.length - keep.length;
+        rides += all.length;
+        const every = longitudinalAfter({ samples: pack(all), thresholds, durations, step: 1 });
+        const some = longitudinalAfter({ samples: pack(keep.map((a) => all[a]!)), thresholds, durations, step: 1 });
+        if (every.kind !== 'duration' || some.kind !== 'duration') throw new Error('by duration');
+        every.curves.forEach((c, j) => {
+          const s = some.curves[j]!;
+          t.deepEqual(Array.from(s.best), Array.from(c.best), `threshold ${thresholds[j]}: values`);
+          t.deepEqual(Array.from(s.start), Array.from(c.start), `threshold ${thresholds[j]}: starts`);
+          t.deepEqual(Array.from(s.owner, (o) => (o < 0 ? o : keep[o]!)), Array.from(c.owner), `threshold ${thresholds[j]}: owners`);
+        });
+      },
+    ),
+    { seed: 25_2027, numRuns: 200 },
+  );
+  t.true(skipped > rides / 4, `the grid rules out rides (${skipped} of ${rides})`);
+});
+
+test('off the grid, ties with the floor are kept: a steady ride (the same best after lo as after hi) and its older copy', (t) => {
+  const steady = new Float64Array(600).fill(300);
+  const durations = Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= 600));
+  const columns = gridDurations(durations, SMALL)!;
+  const b = bracket(30_000, SMALL);
+  const needed = (rides: Float64Array[]) => Array.from(ridesThatCanMatter(pack(rides.map((r) => afterGridEntry(r, SMALL))), Int32Array.of(b.lo), Int32Array.of(b.hi), columns, SMALL));
+  t.deepEqual(needed([steady]), [1], 'its bound equals the floor it sets: it holds the answer');
+  t.deepEqual(needed([steady, steady.slice()]), [1, 1], 'both copies: the older one owns the answer');
+  t.deepEqual(needed([steady, new Float64Array(600).fill(100)]), [1, 0], 'a weaker ride is not read');
+  t.deepEqual(needed([new Float64Array(20).fill(900), steady]), [0, 1], 'a ride that never reaches 20 kJ (lo), however strong, is not read');
+});
+
+test('bracket: the grid points around a threshold', (t) => {
+  t.deepEqual(bracket(0), { lo: 0, hi: 0 });
+  t.deepEqual(bracket(300_000), { lo: 1, hi: 2 });
+  t.deepEqual(bracket(500_000), { lo: 2, hi: 2 });
+  t.deepEqual(bracket(9_999_999), { lo: 39, hi: 40 });
+  t.deepEqual(bracket(10_000_000), { lo: 40, hi: 40 });
+  t.deepEqual(bracket(12_345_000), { lo: 40, hi: -1 }, 'beyond the grid: an upper bound only');
+  t.deepEqual(bracket(0.5), { lo: 0, hi: 1 });
 });

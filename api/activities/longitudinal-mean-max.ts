@@ -9,7 +9,7 @@ import { durationFrame, levelFrame, type CurveActivity } from '../../engine/fram
 import type { Frame } from '../../engine/frames/frame.ts';
 import type { ColumnPlace } from '../../engine/samples/column-read.ts';
 import { durationsFor } from './curve-params.ts';
-import { columnActivities, gridCurves, onTheGrid, retryMoved } from './fatigue-grid.ts';
+import { columnActivities, gridCurves, gridPlan, ridesToRead, retryMoved } from './fatigue-grid.ts';
 
 /**
  * What GET /api/v1/activities/longitudinal-mean-max computes, once the route has validated the query:
@@ -18,7 +18,8 @@ import { columnActivities, gridCurves, onTheGrid, retryMoved } from './fatigue-g
  *   one pool task);
  * - with `after`, power by duration, every `after` a multiple of 250 kJ (to 10,000) and every duration
  *   a default one: merged from the rides' fatigue grids (./fatigue-grid.ts), a few hundred numbers
- *   per ride, the same answer as from the samples;
+ *   per ride, the same answer as from the samples; with other `after` values (default durations) the
+ *   grids rule out the rides that cannot hold the answer, and the rest are read as below;
  * - otherwise with `after`, curves after accumulated work from the samples: the activities of the range (one
  *   query), where their samples lie in the user's channel column (engine/samples/channel-columns.ts:
  *   those it lacks are read from their sample files and appended first), the kernels in the pool (one
@@ -54,35 +55,63 @@ export async function afterWorkCurve(
   const order = [...new Set(after)].sort((a, b) => a - b);
   const thresholds = Float64Array.from(order, (x) => (metric === 'power' ? x * 1000 : x));
   let output: AfterOutput = by === 'duration' ? { kind: 'duration', curves: [] } : { kind: 'intensity', curves: [] };
-  const grid = metric === 'power' && durations ? onTheGrid(thresholds, durations) : null;
-  if (activities.length && grid && durations!.length) {
-    output = await gridCurves(deps, userId, activities, grid, signal);
-  } else if (activities.length && (durations === null || durations.length)) {
-    const offsets = new Int32Array(activities.length + 1);
-    for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + activities[a]!.samples;
-    const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
-    // Each thread reads its chunk's activities from the column file itself (the page cache, no copy here).
-    const run = (place: ColumnPlace) =>
-      Promise.all(
-        chunks.map(([from, to]) =>
-          engine.pool.run(
-            {
-              task: 'after-column',
-              place: { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) },
-              thresholds: thresholds.slice(),
-              durations: durations ? durations.slice() : null,
-              step: LEVEL_STEP[metric],
-            },
-            signal,
-          ),
-        ),
-      );
-    const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, activities), signal)));
-    output = mergeChunks(outputs, chunks.map(([from]) => from));
+  const plan = metric === 'power' && durations?.length ? gridPlan(thresholds, durations) : null;
+  if (!activities.length || durations?.length === 0) {
+    // nothing to compute
+  } else if (plan?.kind === 'merge') {
+    output = await gridCurves(deps, userId, activities, plan, signal);
+  } else {
+    const keep = plan ? await ridesToRead(deps, userId, activities, plan, signal) : null;
+    const read = keep ? keep.map((a) => activities[a]!) : activities;
+    if (read.length) {
+      output = await sampleCurves(deps, userId, read, { metric, thresholds, durations }, signal);
+      if (keep) output = renumberOwners(output, keep);
+    }
   }
   const asked = after.map((x) => order.indexOf(x));
   if (output.kind === 'intensity') {
     return levelFrame(metric, asked.map((j) => output.curves[j] ?? { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }), owners, after);
   }
   return durationFrame(metric, durations ?? new Int32Array(0), asked.map((j) => output.curves[j]), owners, after);
+}
+
+/** From the activities' samples (their channel column), in chunks of about equal samples, one pool task each, merged in order. */
+async function sampleCurves(
+  deps: Deps,
+  userId: string,
+  activities: Awaited<ReturnType<typeof activitiesForScan>>,
+  request: { metric: MeanMaxMetric; thresholds: Float64Array; durations: Int32Array | null },
+  signal: AbortSignal,
+): Promise<AfterOutput> {
+  const { engine } = deps;
+  const { metric, thresholds, durations } = request;
+  const offsets = new Int32Array(activities.length + 1);
+  for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + activities[a]!.samples;
+  const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
+  // Each thread reads its chunk's activities from the column file itself (the page cache, no copy here).
+  const run = (place: ColumnPlace) =>
+    Promise.all(
+      chunks.map(([from, to]) =>
+        engine.pool.run(
+          {
+            task: 'after-column',
+            place: { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) },
+            thresholds: thresholds.slice(),
+            durations: durations ? durations.slice() : null,
+            step: LEVEL_STEP[metric],
+          },
+          signal,
+        ),
+      ),
+    );
+  const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, activities), signal)));
+  return mergeChunks(outputs, chunks.map(([from]) => from));
+}
+
+/** Owners numbered within a subset of the activities (`keep`: their indices, ascending) renumbered as indices of all. */
+function renumberOwners(output: AfterOutput, keep: number[]): AfterOutput {
+  const renumber = (owner: Int32Array) => owner.map((o) => (o < 0 ? o : keep[o]!));
+  return output.kind === 'duration'
+    ? { kind: 'duration', curves: output.curves.map((c) => ({ ...c, owner: renumber(c.owner) })) }
+    : { kind: 'intensity', curves: output.curves.map((c) => ({ ...c, owner: renumber(c.owner) })) };
 }

@@ -122,3 +122,56 @@ export function mergeAfterGrid(entries: Slices, points: Int32Array, columns: Int
   }
   return curves;
 }
+
+/**
+ * The grid points around a threshold t (J): `lo` the last point ≤ t, `hi` the first point ≥ t (−1
+ * beyond the grid). A ride's best after t is at most its best after `lo` (its part after t lies
+ * within its part after `lo`) and at least its best after `hi`.
+ */
+export function bracket(threshold: number, shape: GridShape = AFTER_GRID): { lo: number; hi: number } {
+  let k = Math.max(0, Math.floor(threshold / shape.step));
+  while (k > 0 && k * shape.step > threshold) k--;
+  while ((k + 1) * shape.step <= threshold) k++;
+  const lo = Math.min(k, shape.points - 1);
+  const hi = k * shape.step === threshold ? k : k + 1;
+  return { lo, hi: hi < shape.points ? hi : -1 };
+}
+
+/**
+ * Which rides can hold the best (or a tie for it) after thresholds between grid points: per
+ * threshold j (points lo[j] ≤ t ≤ hi[j]) and duration, the best of every ride's lower bound (its
+ * value at hi) is a floor the answer reaches; a ride whose upper bound (its value at lo) is below
+ * that floor at every threshold and duration can be neither the best nor a tie, and is not read.
+ * 1 for a ride to compute from its samples, 0 for one that cannot matter.
+ */
+export function ridesThatCanMatter(entries: Slices, lo: Int32Array, hi: Int32Array, columns: Int32Array, shape: GridShape = AFTER_GRID): Uint8Array {
+  const floors = mergeAfterGrid(
+    entries,
+    Int32Array.from(hi, (k) => (k < 0 ? shape.points : k)), // (beyond the grid: no ride reaches it, no floor)
+    columns,
+    shape,
+  );
+  const { values, from, length } = entries;
+  const D = shape.durations.length;
+  const needed = new Uint8Array(from.length);
+  for (let a = 0; a < needed.length; a++) {
+    const at = from[a]!;
+    const reached = length[a]! > 0 ? values[at]! : 0;
+    search: for (let j = 0; j < lo.length; j++) {
+      const k = lo[j]!;
+      if (k >= reached) continue; // the ride never reaches lo, so never t
+      const base = at + 1 + k * 2 * D;
+      const floor = floors[j]!.best;
+      for (let i = 0; i < columns.length; i++) {
+        const d = columns[i]!;
+        if (values[base + D + d]! < 0) continue; // no window of d after lo, so none after t
+        const f = floor[i]!;
+        if (f !== f || values[base + d]! >= f) {
+          needed[a] = 1;
+          break search;
+        }
+      }
+    }
+  }
+  return needed;
+}
