@@ -28,7 +28,8 @@ export const longitudinalMeanMaxRoute = defineRoute(
       'value-indexed rows. The range is capped at one year (366 days); without `start` it is the year up to `end`. Computed from the samples of ' +
         'the range only (read from the user\'s channel columns on disk, never the whole history), exactly. Power by duration with every `after` a ' +
       'multiple of 250 kJ up to 10,000 and only default durations (the usual fatigue states) is merged from per-ride fatigue grids stored at ' +
-      'ingestion instead: the same values, starts and activities, a few milliseconds for a year of rides; other values take the samples\' time.\n' +
+      'ingestion instead: the same values, starts and activities, a few milliseconds for a year of rides; other `after` values at default durations ' +
+      'read the samples of only the rides those grids cannot rule out.\n' +
       '- `by=duration` requires `after` and metric=power. `by=intensity` is deprecated for power (answered with a `Deprecation` header), and is ' +
       'the only orientation for speed.\n' +
       '- Without `start`, the range is the whole history up to `end` (default today, UTC). `date`/`window_days` are deprecated (`Deprecation` header).',
