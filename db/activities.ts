@@ -213,12 +213,34 @@ export function activitiesForScan(db: Db, userId: string, f: ActivityFilter, met
   return q.execute();
 }
 
-/** The activities' stamps (updated_at, epoch ms): what a channel column's entries are checked against. */
+/**
+ * An activity's stamp: its updated_at in whole epoch milliseconds (truncated, as a JS Date of it
+ * reads), computed by PostgreSQL: what a channel column's entries are checked against.
+ */
+const STAMP = sql<number>`floor(extract(epoch from updated_at) * 1000)::float8`;
+
+/** The activities' stamps (epoch ms), by id. */
 export async function activityStamps(db: Db, ids: string[]): Promise<Map<string, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.selectFrom('activities').select(['id', 'updated_at']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, r.updated_at.getTime()]));
+  const rows = await db.selectFrom('activities').select(['id', STAMP.as('stamp')]).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.stamp]));
 }
+
+/**
+ * What a curve over many activities needs of each (activitiesForScan's order and filter): id, sport,
+ * sample count, start and stamp as epoch ms (numbers from PostgreSQL: no timestamp parsed per row).
+ */
+export function activitiesForCurves(db: Db, userId: string, f: ActivityFilter, metric: string) {
+  return db
+    .selectFrom('activities')
+    .select(['id', 'sport', 'samples', sql<number>`floor(extract(epoch from start_time) * 1000)::float8`.as('start_ms'), STAMP.as('stamp')])
+    .where(activityFilter(userId, f))
+    .where(sql<SqlBool>`metrics @> ARRAY[${metric}]::text[]`)
+    .orderBy('start_time', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+export type CurveActivityRow = Awaited<ReturnType<typeof activitiesForCurves>>[number];
 
 /**
  * The user's data version (users.data_version) and the activities of activitiesForScan, read in one

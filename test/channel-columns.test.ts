@@ -158,6 +158,23 @@ test('a damaged column is repaired from the sample files: a torn record, a recor
   t.deepEqual(await columnFiles(root), ['power.1.log', 'power.1.values', 'power.current']);
 });
 
+test('a log read before is read again only from where it grew, and whole when its files were made again at the same size', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'log-cache-'));
+  const [a, b, c] = [await activity(root, 900, 3), await activity(root, 500, 5), await activity(root, 700, 7)];
+  const want = await expected([a, b, c]);
+  const columns = fresh(root);
+  samePlaced(t, await columns.place(USER, 'power', [a, b]), want.slice(0, 2));
+  // Grown by another writer (another process's append): the new record is taken.
+  await fresh(root).append(USER, 'power', [{ id: c.id, stamp: c.stamp, values: want[2]! }]);
+  samePlaced(t, await columns.place(USER, 'power', [a, b, c]), want);
+  t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES, 'nothing filled again');
+  // The directory lost and filled again in another order: a log of the same length naming other offsets.
+  await rm(path.join(root, 'columns'), { recursive: true });
+  samePlaced(t, await fresh(root).place(USER, 'power', [c, b, a]), [want[2]!, want[1]!, want[0]!]);
+  t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
+  samePlaced(t, await columns.place(USER, 'power', [a, b, c]), want);
+});
+
 test('concurrent fills of one column, in one process or two sharing the lock, store each activity once', async (t) => {
   const root = await mkdtemp(path.join(dir, 'concurrent-'));
   const activities = await Promise.all(Array.from({ length: 6 }, (_, i) => activity(root, 1_000 + i, i + 2)));

@@ -1,5 +1,5 @@
 import type { Deps } from '../context.ts';
-import type { activitiesForScan } from '../../db/activities.ts';
+import type { CurveActivityRow } from '../../db/activities.ts';
 import { AFTER_GRID_CHANNEL, bracket, gridDurations, gridPoint } from '../../engine/curves/after-grid.ts';
 import { chunkBySamples, type AfterOutput } from '../../engine/curves/longitudinal.ts';
 import type { ColumnActivity } from '../../engine/samples/channel-columns.ts';
@@ -17,7 +17,7 @@ import { samplePath } from '../../lib/storage.ts';
  * the grid existed, or of a lost column.
  */
 
-type ScanRow = Awaited<ReturnType<typeof activitiesForScan>>[number];
+type ScanRow = CurveActivityRow;
 
 /**
  * How the grid serves these thresholds (J) and durations: `merge` when every threshold is a grid point
@@ -51,7 +51,7 @@ export async function ridesToRead(deps: Deps, userId: string, activities: ScanRo
 /** `use` of the activities' grid entries, those the column lacks derived and appended first. */
 function placeGrid<T>(deps: Deps, userId: string, activities: ScanRow[], signal: AbortSignal, use: (place: ColumnPlace) => Promise<T>): Promise<T> {
   const derive = (batch: ColumnActivity[], s?: AbortSignal) => buildEntries(deps, userId, batch, s);
-  return retryMoved(async () => use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, activities), signal, derive)));
+  return retryMoved(async () => use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, userId, activities), signal, derive)));
 }
 
 /** The rides' grid entries, from their power (the power column, filled from the sample files where it lacks them). */
@@ -73,9 +73,17 @@ async function buildEntries(deps: Deps, userId: string, batch: ColumnActivity[],
   });
 }
 
-/** The activities as a channel column checks them (id, stamp, sample count, sample file). */
-export function columnActivities(deps: Deps, activities: ScanRow[]): ColumnActivity[] {
-  return activities.map((a) => ({ id: a.id, stamp: a.updated_at.getTime(), samples: a.samples, path: samplePath(deps.config.DATA_DIR, a.user_id, a.id) }));
+/** The activities as a channel column checks them (id, stamp, sample count; the sample file's path only when a fill reads it). */
+export function columnActivities(deps: Deps, userId: string, activities: ScanRow[]): ColumnActivity[] {
+  const dataDir = deps.config.DATA_DIR;
+  return activities.map((a) => ({
+    id: a.id,
+    stamp: a.stamp,
+    samples: a.samples,
+    get path() {
+      return samplePath(dataDir, userId, a.id);
+    },
+  }));
 }
 
 /** Once more when a compaction replaced the column file between placing and reading. */

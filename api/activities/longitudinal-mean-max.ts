@@ -1,5 +1,5 @@
 import type { Deps } from '../context.ts';
-import { activitiesForScan } from '../../db/activities.ts';
+import { activitiesForCurves, type CurveActivityRow } from '../../db/activities.ts';
 import { curvesOf, packStored } from '../../db/curves.ts';
 import type { ActivityFilter } from '../../db/filters.ts';
 import type { MeanMaxMetric } from '../../engine/curves/activity-curves.ts';
@@ -47,8 +47,8 @@ export async function afterWorkCurve(
 ): Promise<Frame> {
   const { engine } = deps;
   const { metric, after, by } = request;
-  const activities = await activitiesForScan(deps.db, userId, filter, metric);
-  const owners: CurveActivity[] = activities.map((a) => ({ id: a.id, sport: a.sport, start: a.start_time.getTime() }));
+  const activities = await activitiesForCurves(deps.db, userId, filter, metric);
+  const owners: CurveActivity[] = activities.map((a) => ({ id: a.id, sport: a.sport, start: a.start_ms }));
   const longest = activities.reduce((n, a) => Math.max(n, a.samples), 0);
   const durations = by === 'duration' ? durationsFor(request.durations, longest) : null;
   // The kernels take ascending thresholds; rows come out in the order asked.
@@ -79,7 +79,7 @@ export async function afterWorkCurve(
 async function sampleCurves(
   deps: Deps,
   userId: string,
-  activities: Awaited<ReturnType<typeof activitiesForScan>>,
+  activities: CurveActivityRow[],
   request: { metric: MeanMaxMetric; thresholds: Float64Array; durations: Int32Array | null },
   signal: AbortSignal,
 ): Promise<AfterOutput> {
@@ -104,7 +104,7 @@ async function sampleCurves(
         ),
       ),
     );
-  const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, activities), signal)));
+  const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, userId, activities), signal)));
   return mergeChunks(outputs, chunks.map(([from]) => from));
 }
 

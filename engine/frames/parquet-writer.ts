@@ -21,7 +21,7 @@
  * JS thread, setItem loops ~0.6 ms).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { assertPlainPath, PARQUET_COPY_OPTIONS, sqlIdentifier, sqlString, type SampleStore } from '../samples/sample-file.ts';
 import { arraySourceFunction, type ArraySource, type SourceArray } from '../samples/array-source.ts';
@@ -109,8 +109,8 @@ export interface FrameWriter {
 
 /** Writes frames to Parquet files through the sample store's DuckDB connection (zstd, row order kept). */
 export function createFrameWriter(store: SampleStore): FrameWriter {
-  async function writeParquet(frame: Frame, filePath: string): Promise<void> {
-    assertPlainPath(filePath);
+  /** The frame as a Parquet file at `target` (DuckDB's COPY). */
+  async function copyTo(frame: Frame, target: string): Promise<void> {
     const length = checkFrame(frame);
     if (frame.columns.length === 0) throw new RangeError('A Parquet frame needs at least one column');
     const source: ArraySource = {
@@ -120,14 +120,19 @@ export function createFrameWriter(store: SampleStore): FrameWriter {
         return feedsLabels(column) ? { codes: column.codes, labels: column.labels } : column.codes;
       }),
     };
-    // Written beside the target and renamed over it: a reader never sees a partial file.
-    const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
     const sql = (id: number) =>
       `COPY (SELECT ${frame.columns.map(selectExpression).join(', ')} FROM ${frameSource.from(id)}) ` +
-      `TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}${kvMetadata(frame)})`;
+      `TO ${sqlString(target)} (${PARQUET_COPY_OPTIONS}${kvMetadata(frame)})`;
+    await store.withConnection((connection) => frameSource.withSource(connection, source, (id) => connection.run(sql(id))));
+  }
+
+  async function writeParquet(frame: Frame, filePath: string): Promise<void> {
+    assertPlainPath(filePath);
+    // Written beside the target and renamed over it: a reader never sees a partial file.
+    const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
     await mkdir(path.dirname(filePath), { recursive: true });
     try {
-      await store.withConnection((connection) => frameSource.withSource(connection, source, (id) => connection.run(sql(id))));
+      await copyTo(frame, tmp);
       await rename(tmp, filePath);
     } catch (error) {
       await rm(tmp, { force: true }).catch(() => undefined);
@@ -135,11 +140,24 @@ export function createFrameWriter(store: SampleStore): FrameWriter {
     }
   }
 
+  /** Temporary directories known to exist (made once per process, not per response). */
+  const made = new Set<string>();
+
   async function toParquetBuffer(frame: Frame, tmpDir: string): Promise<Buffer> {
+    // A name of its own that nobody else reads: written in place, read back, removed.
     const file = path.join(tmpDir, `frame-${randomBytes(8).toString('hex')}.parquet`);
+    assertPlainPath(file);
+    if (!made.has(tmpDir)) {
+      await mkdir(tmpDir, { recursive: true });
+      made.add(tmpDir);
+    }
     try {
-      await writeParquet(frame, file);
+      await copyTo(frame, file);
       return await readFile(file);
+    } catch (error) {
+      // The directory removed meanwhile (a tmp cleaner): made again next time.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || !(await stat(tmpDir).catch(() => undefined))) made.delete(tmpDir);
+      throw error;
     } finally {
       await rm(file, { force: true }).catch(() => undefined);
     }

@@ -42,6 +42,7 @@ import type { SampleStore } from './sample-file.ts';
 import { readChannelInto } from './sample-scan.ts';
 import { encodeRecords, entryBytes, RECORD_BYTES, recordKey, replayLog, type ColumnRecord } from './column-log.ts';
 import { readColumnSlices, type ColumnPlace } from './column-read.ts';
+import { liveRecords } from './column-log-cache.ts';
 
 /**
  * A derived column's entries for some activities (one array each, in their order), computed from
@@ -145,19 +146,10 @@ async function currentGeneration(dir: string, channel: string): Promise<Generati
   return text !== undefined && Number.isSafeInteger(gen) && gen > 0 ? generation(dir, channel, gen) : undefined;
 }
 
-/** The live records of a generation, and its values file's size (records beyond it are not taken). */
-async function readGeneration(g: Generation): Promise<{ records: Map<string, ColumnRecord>; size: number } | undefined> {
-  const [log, size] = await Promise.all([
-    readFile(g.log).catch(() => undefined),
-    open(g.values, 'r').then(
-      (f) => f.stat().then((s) => s.size).finally(() => f.close()),
-      () => undefined,
-    ),
-  ]);
-  if (!log || size === undefined) return undefined;
-  const records = replayLog(log);
-  for (const [key, r] of records) if (r.offset + r.samples * r.width > size) records.delete(key);
-  return { records, size };
+/** The live records of a generation (./column-log-cache.ts: only what was appended since this process last read it is read). */
+async function readGeneration(g: Generation): Promise<{ records: Map<string, ColumnRecord> } | undefined> {
+  const records = await liveRecords(g.log, g.values);
+  return records && { records };
 }
 
 /** The narrowest exact encoding of the values (gaps as 0): float32 when every value is one. */

@@ -58,19 +58,37 @@ export function encodeRecords(records: readonly ColumnRecord[]): Buffer {
 /** The live records of a log (tombstoned ids left out), by key; whole, valid records only. */
 export function replayLog(bytes: Buffer): Map<string, ColumnRecord> {
   const live = new Map<string, ColumnRecord>();
+  replayInto(bytes, live);
+  return live;
+}
+
+/**
+ * Replay records onto `live` (later records win, tombstones delete). A record that does not check
+ * (magic, checksum, width, or `accept`) is not taken; the offset of the first such (or the end) is
+ * returned: what follows it was replayed, and replaying it again from there gives the same map.
+ */
+export function replayInto(bytes: Buffer, live: Map<string, ColumnRecord>, accept: (r: ColumnRecord) => boolean = () => true): number {
   const whole = bytes.length - (bytes.length % RECORD_BYTES);
+  let firstBad = whole;
   for (let at = 0; at < whole; at += RECORD_BYTES) {
-    if (bytes.readUInt32LE(at) !== MAGIC || bytes.readUInt32LE(at + 44) !== fnv1a(bytes, at, at + 44)) continue;
-    const key = bytes.toString('hex', at + 8, at + 24);
     const width = bytes.readUInt8(at + 4);
+    if (bytes.readUInt32LE(at) !== MAGIC || bytes.readUInt32LE(at + 44) !== fnv1a(bytes, at, at + 44) || (width !== 0 && width !== 4 && width !== 8)) {
+      firstBad = Math.min(firstBad, at);
+      continue;
+    }
+    const key = bytes.toString('hex', at + 8, at + 24);
     if (width === 0) {
       live.delete(key);
       continue;
     }
-    if (width !== 4 && width !== 8) continue;
-    live.set(key, { key, width, stamp: bytes.readDoubleLE(at + 24), offset: bytes.readDoubleLE(at + 32), samples: bytes.readUInt32LE(at + 40) });
+    const record = { key, width, stamp: bytes.readDoubleLE(at + 24), offset: bytes.readDoubleLE(at + 32), samples: bytes.readUInt32LE(at + 40) };
+    if (!accept(record)) {
+      firstBad = Math.min(firstBad, at);
+      continue;
+    }
+    live.set(key, record);
   }
-  return live;
+  return firstBad;
 }
 
 /** The bytes an entry of `samples` values of `width` bytes occupies, padded to 8 (the next entry's alignment). */
