@@ -6,7 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
 import { createChannelColumns, processLock, type ColumnActivity } from '../engine/samples/channel-columns.ts';
 import { readColumnSlices, type ColumnPlace } from '../engine/samples/column-read.ts';
-import { RECORD_BYTES } from '../engine/samples/column-log.ts';
+import { RECORD_BYTES, recordKey } from '../engine/samples/column-log.ts';
 import { readChannelInto } from '../engine/samples/sample-scan.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
@@ -220,3 +220,12 @@ test('a fill larger than one batch (2 M samples) is read and appended batch by b
   t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
 });
 
+
+test('recordKey: a UUID\'s 32 lowercase hex digits, whatever its case; anything else is refused', (t) => {
+  t.is(recordKey('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');
+  t.is(recordKey('0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');
+  t.is(recordKey('0190a1b2c3d47e5f8a9b0c1d2e3f4a5b'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');
+  for (const bad of ['0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5g', '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5', 'abc', '../../etc/passwd', '']) {
+    t.throws(() => recordKey(bad), { instanceOf: RangeError }, bad);
+  }
+});

@@ -28,10 +28,14 @@ export interface CurveActivity {
  * into `activities` (−1 for none), written as dictionary-coded strings.
  */
 export function activityColumns(owner: Int32Array, activities: readonly { id: string; sport: string }[]): FrameColumn[] {
-  const sports = [...new Set(activities.map((a) => a.sport))];
+  // Labels of the activities that own a row only (a year's curve names a few dozen of hundreds):
+  // the Parquet writer spells a short label list into its SQL.
+  const used = [...new Set(owner)].filter((o) => o >= 0).sort((a, b) => a - b);
+  const usedIndex = new Map(used.map((o, i) => [o, i]));
+  const sports = [...new Set(used.map((o) => activities[o]!.sport))];
   const sportIndex = new Map(sports.map((s, i) => [s, i]));
   return [
-    { name: 'activity_id', type: 'string', codes: owner, labels: activities.map((a) => a.id) },
+    { name: 'activity_id', type: 'string', codes: owner.map((o) => (o < 0 ? -1 : usedIndex.get(o)!)), labels: used.map((o) => activities[o]!.id) },
     { name: 'sport', type: 'string', codes: owner.map((o) => (o < 0 ? -1 : sportIndex.get(activities[o]!.sport)!)), labels: sports },
   ];
 }

@@ -29,6 +29,16 @@ export interface ColumnRecord {
 
 /** An activity id as the log keys it: its UUID's 32 hex digits. */
 export function recordKey(id: string): string {
+  // The usual case, a lowercase UUID as PostgreSQL writes it: its hex digits, checked one by one.
+  if (id.length === 36 && id[8] === '-' && id[13] === '-' && id[18] === '-' && id[23] === '-') {
+    const key = id.slice(0, 8) + id.slice(9, 13) + id.slice(14, 18) + id.slice(19, 23) + id.slice(24);
+    let hex = true;
+    for (let i = 0; i < 32 && hex; i++) {
+      const c = key.charCodeAt(i);
+      hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
+    }
+    if (hex) return key;
+  }
   const key = id.replaceAll('-', '').toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(key)) throw new RangeError(`A channel column keys activities by UUID: ${JSON.stringify(id)}`);
   return key;
