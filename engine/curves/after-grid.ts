@@ -143,6 +143,10 @@ export function bracket(threshold: number, shape: GridShape = AFTER_GRID): { lo:
  * value at hi) is a floor the answer reaches; a ride whose upper bound (its value at lo) is below
  * that floor at every threshold and duration can be neither the best nor a tie, and is not read.
  * 1 for a ride to compute from its samples, 0 for one that cannot matter.
+ *
+ * Only thresholds are bounded so, not durations: a ride's best mean need not fall as the duration
+ * grows (10, 0, 10 W: 5 W over 2 s, 6.7 W over 3 s), so a duration between two grid durations has no
+ * bound from them, and a request with such a duration reads every ride.
  */
 export function ridesThatCanMatter(entries: Slices, lo: Int32Array, hi: Int32Array, columns: Int32Array, shape: GridShape = AFTER_GRID): Uint8Array {
   const floors = mergeAfterGrid(
