@@ -205,6 +205,17 @@ test('every column type round-trips through Parquet (several chunks, nulls, unic
   t.is(values.pandas, pandasMetadata(frame));
 });
 
+test('a frame of one chunk (its strings fed as values, not looked up) round-trips the same: nulls, unicode, metadata', async (t) => {
+  const frame = everyType(300);
+  const file = path.join(dir, 'every', 'one-chunk.parquet');
+  await writer.writeParquet(frame, file);
+  const { metadata, rows } = await readBack(file);
+  t.is(Number(metadata.num_rows), 300);
+  checkSchema(t, metadata, frame);
+  checkRows(t, frame, rows);
+  t.is(kv(metadata).pandas, pandasMetadata(frame));
+});
+
 test('frameToJson: column order, ISO times, nulls, numbers', (t) => {
   const frame = everyType(3_000);
   const text = frameToJson(frame);
