@@ -1,10 +1,10 @@
 import type { Deps } from '../context.ts';
 import type { CurveActivityRow } from '../../db/activities.ts';
 import { AFTER_GRID_CHANNEL, bracket, gridDurations, gridPoint } from '../../engine/curves/after-grid.ts';
-import { chunkBySamples, type AfterOutput } from '../../engine/curves/longitudinal.ts';
+import type { AfterOutput } from '../../engine/curves/longitudinal.ts';
 import type { ColumnActivity } from '../../engine/samples/channel-columns.ts';
-import { isColumnMoved, type ColumnPlace } from '../../engine/samples/column-read.ts';
-import { samplePath } from '../../lib/storage.ts';
+import { retryIfMoved, type ColumnPlace } from '../../engine/samples/column-read.ts';
+import { columnActivities, runInChunks } from './column-chunks.ts';
 
 /**
  * Fatigue curves of power from the rides' stored fatigue grids (engine/curves/after-grid.ts): when
@@ -16,8 +16,6 @@ import { samplePath } from '../../lib/storage.ts';
  * appends a new ride's entry after its commit, so that is the first request of rides stored before
  * the grid existed, or of a lost column.
  */
-
-type ScanRow = CurveActivityRow;
 
 /**
  * How the grid serves these thresholds (J) and durations: `merge` when every threshold is a grid point
@@ -36,12 +34,12 @@ export function gridPlan(thresholds: Float64Array, durations: Int32Array): GridP
 }
 
 /** The curves (one per point, as longitudinalAfter by duration gives them) from the grid column. */
-export async function gridCurves(deps: Deps, userId: string, activities: ScanRow[], plan: Extract<GridPlan, { kind: 'merge' }>, signal: AbortSignal): Promise<AfterOutput> {
+export async function gridCurves(deps: Deps, userId: string, activities: CurveActivityRow[], plan: Extract<GridPlan, { kind: 'merge' }>, signal: AbortSignal): Promise<AfterOutput> {
   return placeGrid(deps, userId, activities, signal, (place) => deps.engine.pool.run({ task: 'after-grid', place, points: plan.points.slice(), columns: plan.columns.slice() }, signal));
 }
 
 /** The indices (ascending) of the activities whose samples can hold the answer between grid points. */
-export async function ridesToRead(deps: Deps, userId: string, activities: ScanRow[], plan: Extract<GridPlan, { kind: 'bound' }>, signal: AbortSignal): Promise<number[]> {
+export async function ridesToRead(deps: Deps, userId: string, activities: CurveActivityRow[], plan: Extract<GridPlan, { kind: 'bound' }>, signal: AbortSignal): Promise<number[]> {
   const needed = await placeGrid(deps, userId, activities, signal, (place) =>
     deps.engine.pool.run({ task: 'after-grid-needed', place, lo: plan.lo.slice(), hi: plan.hi.slice(), columns: plan.columns.slice() }, signal),
   );
@@ -49,47 +47,16 @@ export async function ridesToRead(deps: Deps, userId: string, activities: ScanRo
 }
 
 /** `use` of the activities' grid entries, those the column lacks derived and appended first. */
-function placeGrid<T>(deps: Deps, userId: string, activities: ScanRow[], signal: AbortSignal, use: (place: ColumnPlace) => Promise<T>): Promise<T> {
+function placeGrid<T>(deps: Deps, userId: string, activities: CurveActivityRow[], signal: AbortSignal, use: (place: ColumnPlace) => Promise<T>): Promise<T> {
   const derive = (batch: ColumnActivity[], s?: AbortSignal) => buildEntries(deps, userId, batch, s);
-  return retryMoved(async () => use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, userId, activities), signal, derive)));
+  return retryIfMoved(async () => use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, userId, activities), signal, derive)));
 }
 
 /** The rides' grid entries, from their power (the power column, filled from the sample files where it lacks them). */
 async function buildEntries(deps: Deps, userId: string, batch: ColumnActivity[], signal?: AbortSignal): Promise<Float64Array[]> {
-  const { engine } = deps;
-  const offsets = new Int32Array(batch.length + 1);
-  batch.forEach((a, i) => (offsets[i + 1] = offsets[i]! + a.samples));
-  const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
-  const build = (place: ColumnPlace) =>
-    Promise.all(
-      chunks.map(([from, to]) =>
-        engine.pool.run({ task: 'after-grid-build', place: { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) } }, signal),
-      ),
-    );
-  const built = await retryMoved(async () => build(await engine.columns.place(userId, 'power', batch, signal)));
-  return built.flatMap(({ values, length }) => {
+  const { outputs } = await runInChunks(deps, userId, 'power', batch, signal, (place) => deps.engine.pool.run({ task: 'after-grid-build', place }, signal));
+  return outputs.flatMap(({ values, length }) => {
     let at = 0;
     return Array.from(length, (n) => values.subarray(at, (at += n)));
-  });
-}
-
-/** The activities as a channel column checks them (id, stamp, sample count; the sample file's path only when a fill reads it). */
-export function columnActivities(deps: Deps, userId: string, activities: ScanRow[]): ColumnActivity[] {
-  const dataDir = deps.config.DATA_DIR;
-  return activities.map((a) => ({
-    id: a.id,
-    stamp: a.stamp,
-    samples: a.samples,
-    get path() {
-      return samplePath(dataDir, userId, a.id);
-    },
-  }));
-}
-
-/** Once more when a compaction replaced the column file between placing and reading. */
-export async function retryMoved<T>(fn: () => Promise<T>): Promise<T> {
-  return fn().catch((err: unknown) => {
-    if (!isColumnMoved(err)) throw err;
-    return fn();
   });
 }

@@ -4,12 +4,12 @@ import { curvesOf, packStored } from '../../db/curves.ts';
 import type { ActivityFilter } from '../../db/filters.ts';
 import type { MeanMaxMetric } from '../../engine/curves/activity-curves.ts';
 import { LEVEL_STEP } from '../../engine/curves/levels.ts';
-import { chunkBySamples, mergeChunks, type AfterOutput } from '../../engine/curves/longitudinal.ts';
+import { mergeChunks, type AfterOutput } from '../../engine/curves/longitudinal.ts';
 import { durationFrame, levelFrame, type CurveActivity } from '../../engine/frames/curve-frames.ts';
 import type { Frame } from '../../engine/frames/frame.ts';
-import type { ColumnPlace } from '../../engine/samples/column-read.ts';
 import { durationsFor } from './curve-params.ts';
-import { columnActivities, gridCurves, gridPlan, ridesToRead, retryMoved } from './fatigue-grid.ts';
+import { gridCurves, gridPlan, ridesToRead } from './fatigue-grid.ts';
+import { columnActivities, runInChunks } from './column-chunks.ts';
 
 /**
  * What GET /api/v1/activities/longitudinal-mean-max computes, once the route has validated the query:
@@ -45,7 +45,6 @@ export async function afterWorkCurve(
   request: { metric: MeanMaxMetric; after: number[]; by: 'duration' | 'intensity'; durations: Int32Array | 'all' | undefined },
   signal: AbortSignal,
 ): Promise<Frame> {
-  const { engine } = deps;
   const { metric, after, by } = request;
   const activities = await activitiesForCurves(deps.db, userId, filter, metric);
   const owners: CurveActivity[] = activities.map((a) => ({ id: a.id, sport: a.sport, start: a.start_ms }));
@@ -83,29 +82,11 @@ async function sampleCurves(
   request: { metric: MeanMaxMetric; thresholds: Float64Array; durations: Int32Array | null },
   signal: AbortSignal,
 ): Promise<AfterOutput> {
-  const { engine } = deps;
   const { metric, thresholds, durations } = request;
-  const offsets = new Int32Array(activities.length + 1);
-  for (let a = 0; a < activities.length; a++) offsets[a + 1] = offsets[a]! + activities[a]!.samples;
-  const chunks = chunkBySamples(offsets, engine.pool.maxThreads);
-  // Each thread reads its chunk's activities from the column file itself (the page cache, no copy here).
-  const run = (place: ColumnPlace) =>
-    Promise.all(
-      chunks.map(([from, to]) =>
-        engine.pool.run(
-          {
-            task: 'after-column',
-            place: { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) },
-            thresholds: thresholds.slice(),
-            durations: durations ? durations.slice() : null,
-            step: LEVEL_STEP[metric],
-          },
-          signal,
-        ),
-      ),
-    );
-  const outputs = await retryMoved(async () => run(await engine.columns.place(userId, metric, columnActivities(deps, userId, activities), signal)));
-  return mergeChunks(outputs, chunks.map(([from]) => from));
+  const { outputs, firsts } = await runInChunks(deps, userId, metric, columnActivities(deps, userId, activities), signal, (place) =>
+    deps.engine.pool.run({ task: 'after-column', place, thresholds: thresholds.slice(), durations: durations ? durations.slice() : null, step: LEVEL_STEP[metric] }, signal),
+  );
+  return mergeChunks(outputs, firsts);
 }
 
 /** Owners numbered within a subset of the activities (`keep`: their indices, ascending) renumbered as indices of all. */

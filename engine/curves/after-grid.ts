@@ -17,20 +17,17 @@ import { meanMaxAfter } from './mean-max.ts';
 import { workCuts, type DurationCurve, type Slices } from './longitudinal.ts';
 import { DEFAULT_DURATIONS } from './durations.ts';
 
-/** The grid's spacing (J) and its number of points (0 … 10,000 kJ). */
-export const AFTER_GRID_STEP = 250_000;
-export const AFTER_GRID_POINTS = 41;
-/** The durations of every entry. */
-export const AFTER_GRID_DURATIONS: Int32Array = Int32Array.from(DEFAULT_DURATIONS);
 /** The column the entries are kept in (its name changes with the layout, so an old layout is never read). */
 export const AFTER_GRID_CHANNEL = 'power-after-v1';
 
+/** A grid: its spacing (J), its number of points from 0, and the durations of every entry. */
 export interface GridShape {
   step: number;
   points: number;
   durations: Int32Array;
 }
-export const AFTER_GRID: GridShape = { step: AFTER_GRID_STEP, points: AFTER_GRID_POINTS, durations: AFTER_GRID_DURATIONS };
+/** The service's: every 250 kJ from 0 to 10,000 kJ, at the default durations. */
+export const AFTER_GRID: GridShape = { step: 250_000, points: 41, durations: Int32Array.from(DEFAULT_DURATIONS) };
 
 /** One ride's entry from its power series (gaps NaN or 0). */
 export function afterGridEntry(power: Float64Array, shape: GridShape = AFTER_GRID): Float64Array {

@@ -146,12 +146,6 @@ async function currentGeneration(dir: string, channel: string): Promise<Generati
   return text !== undefined && Number.isSafeInteger(gen) && gen > 0 ? generation(dir, channel, gen) : undefined;
 }
 
-/** The live records of a generation (./column-log-cache.ts: only what was appended since this process last read it is read). */
-async function readGeneration(g: Generation): Promise<{ records: Map<string, ColumnRecord> } | undefined> {
-  const records = await liveRecords(g.log, g.values);
-  return records && { records };
-}
-
 /** The narrowest exact encoding of the values (gaps as 0): float32 when every value is one. */
 function encodeValues(values: Float64Array): { width: 4 | 8; bytes: Uint8Array } {
   const zeroed = new Float64Array(values.length);
@@ -274,9 +268,10 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
     // Fills of our own, at most two (the second only when another writer replaced the first's entries meanwhile); waiting on another request's fill does not count.
     for (let filled = 0; ; ) {
       const g = await currentGeneration(dir, channel);
-      const read = g ? await readGeneration(g) : undefined;
+      // (./column-log-cache.ts: only what was appended since this process last read the log is read)
+      const records = g ? await liveRecords(g.log, g.values) : undefined;
       const found = activities.map((a) => {
-        const r = read?.records.get(recordKey(a.id));
+        const r = records?.get(recordKey(a.id));
         return r && r.stamp === a.stamp && (derive || r.samples === a.samples) ? r : undefined;
       });
       const missing = activities.filter((_, i) => !found[i]);
@@ -322,10 +317,10 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
    */
   async function held(userId: string, channel: string): Promise<Map<string, { stamp: number; values: Float64Array }>> {
     const g = await currentGeneration(options.dir(userId), channel);
-    const read = g ? await readGeneration(g) : undefined;
+    const live = g ? await liveRecords(g.log, g.values) : undefined;
     const out = new Map<string, { stamp: number; values: Float64Array }>();
-    if (!g || !read) return out;
-    const records = [...read.records.values()];
+    if (!g || !live) return out;
+    const records = [...live.values()];
     const slices = readColumnSlices({ file: g.values, offset: Float64Array.from(records, (r) => r.offset), length: Int32Array.from(records, (r) => r.samples), width: Uint8Array.from(records, (r) => r.width) });
     records.forEach((r, i) => {
       const k = r.key;

@@ -86,3 +86,16 @@ export function readColumnSlices(place: ColumnPlace): Slices {
 export function isColumnMoved(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('COLUMN_MOVED: ');
 }
+
+/** Once more when a compaction replaced the column file between placing and reading (`fn` places, then reads). */
+export async function retryIfMoved<T>(fn: () => Promise<T>): Promise<T> {
+  return fn().catch((err: unknown) => {
+    if (!isColumnMoved(err)) throw err;
+    return fn();
+  });
+}
+
+/** Activities [from, to) of a place. */
+export function slicePlace(place: ColumnPlace, from: number, to: number): ColumnPlace {
+  return { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) };
+}
