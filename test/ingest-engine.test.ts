@@ -2,6 +2,7 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingestFile } from '../engine/ingest/ingest.ts';
+import { afterGridEntry } from '../engine/curves/after-grid.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from '../engine/ingest/ingested.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { parseFit } from '../engine/ingest/fit.ts';
@@ -73,6 +74,7 @@ for (const name of FILES) {
       t.deepEqual(Object.keys(a.channels).sort(), [...a.metrics].sort(), at);
       for (const c of a.metrics) t.is(a.channels[c]!.length, a.length, `${at} ${c}: one value per grid second`);
       t.is(a.distance, a.summary.distance?.sum ?? null, at);
+      t.deepEqual(a.afterGrid && Array.from(a.afterGrid), a.channels.power ? Array.from(afterGridEntry(a.channels.power)) : null, `${at}: power's fatigue-grid entry, made in the pool`);
 
       // Second by second, the grid the rules make of fitsdk's records.
       const ref = referenceGrid(exp, parsed[i]!.pauses);

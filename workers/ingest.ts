@@ -63,7 +63,7 @@ export function ingestProcessor(deps: IngestDeps) {
     written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
     const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
     await written;
-    if (stored) await appendToColumns(deps, source.user_id, rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels })));
+    if (stored) await appendToColumns(deps, source.user_id, rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })));
     await finishBackfill(deps, source);
     return { activities: stored ? rows.map((r) => r.id) : [], stored };
   };
@@ -75,7 +75,7 @@ export function ingestProcessor(deps: IngestDeps) {
  * there; their speed too once the user's speed column exists (a request asked for it). The columns are derived: when this fails (or the worker dies before it), the
  * first request that needs an activity reads its sample file instead, so a failure is only logged.
  */
-export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>, userId: string, activities: { id: string; channels: Partial<Record<Channel, Float64Array>> }[]) {
+export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>, userId: string, activities: { id: string; channels: Partial<Record<Channel, Float64Array>>; afterGrid?: Float64Array | null }[]) {
   const { columns } = deps;
   if (!columns || !activities.length) return;
   try {
@@ -84,12 +84,13 @@ export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 
       const items = activities.flatMap((a) => {
         const values = a.channels[channel];
         const stamp = stamps.get(a.id);
-        return values && stamp !== undefined ? [{ id: a.id, stamp, values }] : [];
+        return values && stamp !== undefined ? [{ id: a.id, stamp, values, afterGrid: a.afterGrid }] : [];
       });
       // Power (fatigue curves) always, so that an athlete's first request finds it; speed once asked for.
-      await columns.append(userId, channel, items, { ifStarted: channel !== 'power' });
-      // And power's fatigue grid (a few hundred numbers per ride), so that fatigue curves at the usual thresholds never read samples.
-      if (channel === 'power') await columns.append(userId, AFTER_GRID_CHANNEL, items.map((i) => ({ ...i, values: afterGridEntry(i.values) })));
+      await columns.append(userId, channel, items.map(({ id, stamp, values }) => ({ id, stamp, values })), { ifStarted: channel !== 'power' });
+      // And power's fatigue grid (a few hundred numbers per ride, made by the ingest task in the pool),
+      // so that fatigue curves at the usual thresholds never read samples.
+      if (channel === 'power') await columns.append(userId, AFTER_GRID_CHANNEL, items.map(({ id, stamp, values, afterGrid }) => ({ id, stamp, values: afterGrid ?? afterGridEntry(values) })));
     }
   } catch (err) {
     deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });

@@ -9,6 +9,7 @@ import { normaliseSport } from '../../lib/sports.ts';
 import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
 import { computeCurves } from '../curves/activity-curves.ts';
+import { afterGridEntry } from '../curves/after-grid.ts';
 import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
 import { dropImplausible } from './plausible.ts';
 import { CHANNELS, IngestError, type Recording } from './recording.ts';
@@ -62,6 +63,7 @@ function toActivity(parsed: Recording): IngestedActivity {
     laps: lapStats(grid, rec.laps, { start: grid.start, end, totals }),
     distance: summary.distance?.sum ?? null,
     curves: computeCurves(grid.channels),
+    afterGrid: grid.channels.power ? afterGridEntry(grid.channels.power) : null,
     implausibleSamples: implausible,
     timerSeconds: timer_seconds,
     movingSeconds: moving_seconds,

@@ -56,6 +56,8 @@ export interface IngestedActivity {
   distance: number | null;
   /** Mean-max, value-indexed and AWD curves of the metrics that have them (engine/curves/activity-curves.ts). */
   curves: MetricCurves[];
+  /** Power's fatigue-grid entry (engine/curves/after-grid.ts), computed here so that the worker's event loop only appends it; null without power. */
+  afterGrid: Float64Array | null;
   /**
    * Per channel, the samples of the file dropped as implausible before resampling (engine/ingest/plausible.ts):
    * only channels with at least one; `{}` when none was. `channels`, `summary`, `laps` and `curves` are without them.
