@@ -52,6 +52,8 @@ export interface Principal {
    * the handler runs); undefined when the credential was checked another way (a refreshed session).
    */
   readVersion: string | undefined;
+  /** The user's `data_version` (the key of computed answers), read with it; undefined when that is. */
+  dataVersion: string | undefined;
 }
 
 export interface AppState {

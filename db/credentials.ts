@@ -13,11 +13,18 @@ interface Row {
   application_id: string | null;
   expires_at: Date | null;
   read_version: string;
+  data_version: string;
+}
+
+/** The user's versions, read with the credential's check: `read_version` (db/read-version.ts) and `data_version` (db/curves.ts). */
+export interface UserVersions {
+  readVersion: string;
+  dataVersion: string;
 }
 
 interface Waiter {
   credential: Credential;
-  resolve: (readVersion: string | undefined) => void;
+  resolve: (versions: UserVersions | undefined) => void;
   reject: (err: unknown) => void;
 }
 
@@ -27,8 +34,9 @@ const pending = new WeakMap<Db, Waiter[]>();
 /**
  * Checked on every request, never remembered: the token's grant (an application's authorization or
  * a personal token) must still exist for its user and its client, or its web session for its user
- * and not have expired at `now`. Answers the user's `read_version` (db/read-version.ts), so that a
- * cached read (api/activities/read-cache.ts) needs no query of its own; undefined when the grant was
+ * and not have expired at `now`. Answers the user's `read_version` (db/read-version.ts) and
+ * `data_version` (db/curves.ts), so that a cached read (api/activities/read-cache.ts) and a computed
+ * answer (api/activities/computed.ts) need no query of their own; undefined when the grant was
  * revoked, the session ended, or neither is ours.
  *
  * The checks asked for in one turn of the event loop go to PostgreSQL together, in one query sent
@@ -36,7 +44,7 @@ const pending = new WeakMap<Db, Waiter[]>();
  * arrived, so it sees every revocation committed before it, and a server under load makes one round
  * trip for all the requests that arrived together instead of one each.
  */
-export function liveCredentialReadVersion(db: Db, credential: Credential): Promise<string | undefined> {
+export function liveCredentialVersions(db: Db, credential: Credential): Promise<UserVersions | undefined> {
   if (!isUuid(credential.id) || !isUuid(credential.userId)) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     let waiters = pending.get(db);
@@ -50,11 +58,11 @@ export function liveCredentialReadVersion(db: Db, credential: Credential): Promi
 
 /** The grants and the sessions among the ids, with their users' read versions. */
 const LIVE_CREDENTIALS = `
-  SELECT 'grant' AS kind, g.id, g.user_id, g.application_id, NULL::timestamptz AS expires_at, u.read_version
+  SELECT 'grant' AS kind, g.id, g.user_id, g.application_id, NULL::timestamptz AS expires_at, u.read_version, u.data_version
     FROM grants g JOIN users u ON u.id = g.user_id
    WHERE g.id = ANY($1::uuid[])
   UNION ALL
-  SELECT 'session', s.id, s.user_id, NULL, s.expires_at, u.read_version
+  SELECT 'session', s.id, s.user_id, NULL, s.expires_at, u.read_version, u.data_version
     FROM sessions s JOIN users u ON u.id = s.user_id
    WHERE s.id = ANY($2::uuid[])`;
 
@@ -77,6 +85,6 @@ async function check(db: Db): Promise<void> {
       row !== undefined &&
       row.user_id === c.userId &&
       (c.kind === 'grant' ? row.application_id === c.applicationId : row.expires_at !== null && row.expires_at.getTime() > c.now.getTime());
-    resolve(live ? row.read_version : undefined);
+    resolve(live ? { readVersion: row.read_version, dataVersion: row.data_version } : undefined);
   }
 }

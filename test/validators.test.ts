@@ -1,4 +1,5 @@
 import test from 'ava';
+import { sql } from 'kysely';
 import { rename } from 'node:fs/promises';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
@@ -122,6 +123,22 @@ test('frames and curves: 304 without computing anything, JSON and Parquet tagged
   await pollAcrossChange(t, token, '/api/v1/activities/longitudinal-data?format=json&metrics=power', async () => {
     await uploadRides(token, ['2026-05-04T08:00:00Z']);
   });
+});
+
+test('computed answers follow the data version read with the credential, not the read version', async (t) => {
+  const { user, token } = await athlete();
+  await uploadRides(token, ['2026-05-01T08:00:00Z']);
+  const bump = (column: 'data_version' | 'read_version') => service.deps.db.updateTable('users').set({ [column]: sql`${sql.ref(column)} + 1` }).where('id', '=', user.id).execute();
+  for (const path of ['/api/v1/activities/longitudinal-mean-max?sport=cycling', '/api/v1/activities/longitudinal-data?format=json&metrics=power']) {
+    const first = await get(token, path);
+    await first.arrayBuffer();
+    const etag = first.headers.get('etag')!;
+    await bump('read_version');
+    t.is((await get(token, path, { 'if-none-match': etag })).status, 304, `${path}: the read version does not key computed answers`);
+    await pollAcrossChange(t, token, path, async () => {
+      await bump('data_version');
+    });
+  }
 });
 
 test('traces, sources and dailies carry validators too', async (t) => {

@@ -43,7 +43,7 @@ export class ComputeTimeout extends ServiceUnavailable {
 export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal: AbortSignal) => Promise<Computed>): Promise<void> {
   const { deps } = ctx;
   const userId = ctx.state.principal!.userId;
-  const version = await dataVersion(deps.db, userId);
+  const version = await userDataVersion(ctx);
   const digest = createHash('sha256').update(JSON.stringify([ctx.path, identity])).digest('base64url');
   ctx.vary('Accept'); // frames are negotiated on Accept
   if (notModified(ctx, computedTag(ctx, version, identity))) return;
@@ -65,6 +65,12 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
   if (result.type === PARQUET_MEDIA_TYPE) ctx.set('Content-Disposition', parquetDisposition(ctx.path));
   ctx.body = result.body;
+}
+
+/** The caller's `data_version`: as read with the credential's check (api/auth/authenticate.ts), else read now. */
+export async function userDataVersion(ctx: Ctx): Promise<string> {
+  const { userId, dataVersion: checked } = ctx.state.principal!;
+  return checked ?? (await dataVersion(ctx.deps.db, userId));
 }
 
 /** The ETag of a computed answer at the user's data `version`: `identity` names the representation (JSON or Parquet included). */

@@ -1,7 +1,7 @@
 import type { Ctx, Mw, Principal } from '../context.ts';
 import { Forbidden, InsufficientScope, Unauthorized } from '../errors.ts';
 import { findLiveSession } from '../../db/sessions.ts';
-import { liveCredentialReadVersion } from '../../db/credentials.ts';
+import { liveCredentialVersions, type UserVersions } from '../../db/credentials.ts';
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
 import type { Scope } from './scopes.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
@@ -66,21 +66,21 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     return principalOf(claims, via);
   }
   // Per request, never remembered: a revoked grant or an ended session is refused on its next use.
-  let readVersion: string | undefined;
+  let versions: UserVersions | undefined;
   if (claims.sid) {
-    readVersion = await liveCredentialReadVersion(deps.db, { kind: 'session', id: claims.sid, userId: claims.sub, now: deps.now() });
-    if (readVersion === undefined) throw new Unauthorized('The session has ended; sign in again');
+    versions = await liveCredentialVersions(deps.db, { kind: 'session', id: claims.sid, userId: claims.sub, now: deps.now() });
+    if (versions === undefined) throw new Unauthorized('The session has ended; sign in again');
   } else if (claims.gid) {
-    readVersion = await liveCredentialReadVersion(deps.db, { kind: 'grant', id: claims.gid, userId: claims.sub, applicationId: claims.aud ?? null });
-    if (readVersion === undefined) throw new Unauthorized('The access token has been revoked');
+    versions = await liveCredentialVersions(deps.db, { kind: 'grant', id: claims.gid, userId: claims.sub, applicationId: claims.aud ?? null });
+    if (versions === undefined) throw new Unauthorized('The access token has been revoked');
   } else {
     throw new Unauthorized('the access token is invalid');
   }
-  return principalOf(claims, via, readVersion);
+  return principalOf(claims, via, versions);
 }
 
-function principalOf(claims: AccessTokenClaims, via: Principal['via'], readVersion?: string): Principal {
-  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via, readVersion };
+function principalOf(claims: AccessTokenClaims, via: Principal['via'], versions?: UserVersions): Principal {
+  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via, readVersion: versions?.readVersion, dataVersion: versions?.dataVersion };
 }
 
 async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {

@@ -7,9 +7,8 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { FormatParam, MetricsParam, SegmentationOnParam, DEFAULT_METRICS, type TimeSeriesMetric } from '../../activities/curve-params.ts';
-import { computedTag, jsonRequested, withTimeout } from '../../activities/computed.ts';
+import { computedTag, jsonRequested, userDataVersion, withTimeout } from '../../activities/computed.ts';
 import { notModified } from '../../conditional.ts';
-import { dataVersion } from '../../../db/curves.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { NOT_MODIFIED } from '../../conditional.ts';
 import { activityColumns } from '../../../engine/frames/curve-frames.ts';
@@ -51,7 +50,7 @@ export const longitudinalDataRoute = defineRoute(
     const json = jsonRequested(ctx, query.format);
     ctx.vary('Accept');
     // Like a computed answer's (api/activities/computed.ts): the version is read before the scan.
-    const version = await dataVersion(deps.db, ctx.state.principal!.userId);
+    const version = await userDataVersion(ctx);
     const identity = [query.start ?? null, query.end ?? null, query.sport ?? [], metrics, query.segmentation_on ?? null, json];
     if (notModified(ctx, computedTag(ctx, version, identity))) return;
     const activities = await activitiesForScan(deps.db, ctx.state.principal!.userId, { ...timeFilter(query.start, query.end), sports: query.sport });
