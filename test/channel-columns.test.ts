@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,8 @@ import { createChannelColumns, processLock, type ColumnActivity } from '../engin
 import { readColumnSlices, type ColumnPlace } from '../engine/samples/column-read.ts';
 import { RECORD_BYTES, recordKey } from '../engine/samples/column-log.ts';
 import { readChannelInto } from '../engine/samples/sample-scan.ts';
+import { currentNumber } from '../engine/samples/column-log-cache.ts';
+import { writeFileAtomic } from '../lib/storage.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
 
@@ -173,6 +175,23 @@ test('a log read before is read again only from where it grew, and whole when it
   samePlaced(t, await fresh(root).place(USER, 'power', [c, b, a]), [want[2]!, want[1]!, want[0]!]);
   t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
   samePlaced(t, await columns.place(USER, 'power', [a, b, c]), want);
+});
+
+test('a `.current` file is read again whenever it was replaced, and only then', async (t) => {
+  const file = path.join(dir, `current-${randomUUID()}`, 'power.current');
+  await mkdir(path.dirname(file), { recursive: true });
+  t.is(await currentNumber(file), undefined, 'missing');
+  await writeFileAtomic(file, Buffer.from('3\n'));
+  t.is(await currentNumber(file), 3);
+  t.is(await currentNumber(file), 3, 'unchanged: the same answer');
+  for (const [text, want] of [['4\n', 4], ['5\n', 5], ['x\n', undefined], ['0\n', undefined], ['12\n', 12]] as const) {
+    await writeFileAtomic(file, Buffer.from(text));
+    t.is(await currentNumber(file), want, `replaced by ${JSON.stringify(text)}`);
+  }
+  await writeFile(file, '7\n'); // rewritten in place (never done by the service; its modification time moves)
+  t.is(await currentNumber(file), 7);
+  await rm(file);
+  t.is(await currentNumber(file), undefined, 'removed');
 });
 
 test('concurrent fills of one column, in one process or two sharing the lock, store each activity once', async (t) => {

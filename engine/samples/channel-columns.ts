@@ -35,14 +35,14 @@
  * same way, its records matched by id and stamp.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../lib/storage.ts';
 import type { SampleStore } from './sample-file.ts';
 import { readChannelInto } from './sample-scan.ts';
 import { encodeRecords, entryBytes, RECORD_BYTES, recordKey, replayLog, type ColumnRecord } from './column-log.ts';
 import { readColumnSlices, type ColumnPlace } from './column-read.ts';
-import { liveRecords } from './column-log-cache.ts';
+import { currentNumber, liveRecords } from './column-log-cache.ts';
 
 /**
  * A derived column's entries for some activities (one array each, in their order), computed from
@@ -141,9 +141,8 @@ function generation(dir: string, channel: string, gen: number): Generation {
 }
 
 async function currentGeneration(dir: string, channel: string): Promise<Generation | undefined> {
-  const text = await readFile(path.join(dir, `${channel}.current`), 'utf8').catch(() => undefined);
-  const gen = Number(text);
-  return text !== undefined && Number.isSafeInteger(gen) && gen > 0 ? generation(dir, channel, gen) : undefined;
+  const gen = await currentNumber(path.join(dir, `${channel}.current`));
+  return gen === undefined ? undefined : generation(dir, channel, gen);
 }
 
 /** The narrowest exact encoding of the values (gaps as 0): float32 when every value is one. */

@@ -10,7 +10,7 @@
  * Bounded: at most CACHED_RECORDS records over every log, least recently read first out, so the
  * memory is a constant (~100 B a record) whatever the number of users; a log evicted is read whole.
  */
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { RECORD_BYTES, replayInto, type ColumnRecord } from './column-log.ts';
 
 /** Records kept over every log (about 20 MB). */
@@ -73,6 +73,32 @@ export async function liveRecords(log: string, values: string): Promise<Map<stri
   const current = cache.get(log);
   if (!current || current.identity !== identity || current.bytes <= from + upTo) remember(log, { identity, valuesSize, bytes: from + upTo, records });
   return records;
+}
+
+/** `.current` files' generations as last read, by path; a few hundred bytes each, at most CACHED_CURRENT. */
+const CACHED_CURRENT = 50_000;
+const currents = new Map<string, { identity: string; gen: number }>();
+
+/**
+ * The generation a column's `.current` file names (a positive integer; undefined when the file is
+ * missing or holds anything else), read again only when a `stat` finds another file or another
+ * modification: the file is only ever replaced whole (written beside and renamed over), so one stat
+ * stands for the open, read and close of reading it.
+ */
+export async function currentNumber(file: string): Promise<number | undefined> {
+  const s = await stat(file, { bigint: true }).catch(() => undefined);
+  if (!s) return undefined;
+  const identity = `${s.dev}:${s.ino}:${s.birthtimeNs}:${s.mtimeNs}:${s.ctimeNs}:${s.size}`;
+  const known = currents.get(file);
+  if (known?.identity === identity) return known.gen;
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const gen = Number(text);
+  if (text === undefined || !Number.isSafeInteger(gen) || gen <= 0) return undefined;
+  // (Replaced between the stat and the read: the next stat finds another file and reads it again.)
+  currents.delete(file);
+  currents.set(file, { identity, gen });
+  if (currents.size > CACHED_CURRENT) currents.delete(currents.keys().next().value!);
+  return gen;
 }
 
 async function readBytes(file: string, from: number, to: number): Promise<Buffer | undefined> {
