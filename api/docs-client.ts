@@ -7,8 +7,9 @@ import { clientSidePrivacyUrl } from './applications/model.ts';
  * The API reference's own OAuth client: Swagger UI at /docs runs the authorization code flow with
  * PKCE as this public client (no secret exists for it), redirected to its one registered URI,
  * `<BASE_URL>/docs/oauth2-redirect.html`. It belongs to no user and is complete (description, URL,
- * image, privacy statement), so any user can authorize it, always through the consent screen; its
- * tokens are application tokens like any other (revocable in Settings → Connected applications).
+ * image, privacy statement), so any user can authorize it, always through the consent screen, to that
+ * exact URI and without offline_access (./oauth/builtin-clients.ts); its tokens are application
+ * tokens like any other (revocable in Settings → Connected applications).
  */
 export const DOCS_CLIENT_ID = 'api-docs';
 

@@ -15,7 +15,8 @@ export function oauth2Scheme(baseUrl: string) {
     type: 'oauth2',
     description:
       'The authorization code flow with PKCE (S256), or a client secret for confidential clients. Access tokens last 15 minutes; ' +
-      '`offline_access` adds a refresh token. In this page\'s Authorize dialog, the built-in client `api-docs` needs no secret.',
+      '`offline_access` adds a refresh token. In this page\'s Authorize dialog, the built-in client `api-docs` needs no secret; it always shows the ' +
+      'consent screen, accepts only this page\'s own redirect URI and gets no refresh token (`offline_access` is left out of what it is granted).',
     flows: {
       authorizationCode: {
         authorizationUrl: `${baseUrl}/oauth/authorize`,

@@ -3,6 +3,7 @@ import { parseScopes, type Scope } from '../auth/scopes.ts';
 import { AuthorizeError } from './errors.ts';
 import { matchRedirectUri, redirectUriProblem } from './redirect-uris.ts';
 import { textProblem } from '../../lib/text.ts';
+import { isBuiltinApp } from './builtin-clients.ts';
 
 /** What the user is asked to approve: a validated authorization request. */
 export interface AuthorizationRequest {
@@ -51,7 +52,8 @@ export function trustedRedirectUri(app: Application, params: Record<string, stri
   }
   const problem = redirectUriProblem(requested);
   if (problem) throw new UntrustedRequestError(`The redirect_uri ${problem}, so we will not send you there.`);
-  if (!matchRedirectUri(app.redirect_uris, requested)) {
+  // A built-in client's URI as registered, character for character (no other loopback port, no sub-path).
+  if (isBuiltinApp(app) ? !app.redirect_uris.includes(requested) : !matchRedirectUri(app.redirect_uris, requested)) {
     throw new UntrustedRequestError('The redirect_uri is not registered for this application, so we will not send you there.');
   }
   return requested;
@@ -71,10 +73,13 @@ export function parseAuthorizationRequest(
   const responseType = params.response_type ?? 'code';
   if (responseType !== 'code') throw new AuthorizeError('unsupported_response_type', 'Only response_type=code is supported');
 
-  const { scopes, unknown } = parseScopes(params.scope ?? '');
+  const parsed = parseScopes(params.scope ?? '');
+  const { unknown } = parsed;
   if (unknown.length) throw new AuthorizeError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
-  if (scopes.includes('admin')) throw new AuthorizeError('invalid_scope', 'The admin scope is reserved');
-  if (!scopes.length) throw new AuthorizeError('invalid_scope', 'scope is required (e.g. "data:read offline_access")');
+  if (parsed.scopes.includes('admin')) throw new AuthorizeError('invalid_scope', 'The admin scope is reserved');
+  // A built-in client gets no refresh token: offline_access is left out of what it is granted (RFC 6749 §3.3).
+  const scopes = isBuiltinApp(app) ? parsed.scopes.filter((s) => s !== 'offline_access') : parsed.scopes;
+  if (!scopes.length) throw new AuthorizeError('invalid_scope', isBuiltinApp(app) && parsed.scopes.length ? 'offline_access alone is not granted to this client; ask for data:read or another scope' : 'scope is required (e.g. "data:read offline_access")');
 
   const challenge = params.code_challenge;
   const method = params.code_challenge_method;
@@ -90,6 +95,7 @@ export function parseAuthorizationRequest(
   const prompt = new Set((params.prompt ?? '').split(' ').filter(Boolean));
   for (const p of prompt) if (!PROMPTS.has(p)) throw new AuthorizeError('invalid_request', `prompt=${p} is not supported (none, login, consent)`);
   if (prompt.has('none') && prompt.size > 1) throw new AuthorizeError('invalid_request', 'prompt=none cannot be combined with other values');
+  if (prompt.has('none') && isBuiltinApp(app)) throw new AuthorizeError('consent_required', 'This client always shows the consent screen');
 
   if ((params.state?.length ?? 0) > 2000 || (params.nonce?.length ?? 0) > 500) throw new AuthorizeError('invalid_request', 'state or nonce is too long');
   return {

@@ -6,6 +6,7 @@ import { mintIdToken } from '../auth/tokens.ts';
 import type { Scope } from '../auth/scopes.ts';
 import type { AuthenticatedClient, OAuthForm } from './client-auth.ts';
 import { InvalidGrant, InvalidRequest } from './errors.ts';
+import { isBuiltinApp } from './builtin-clients.ts';
 import type { RunGrant } from './grant-type.ts';
 import { tokenResponse, type TokenResponse } from './issue.ts';
 import { checkCodeVerifier } from './pkce.ts';
@@ -38,7 +39,7 @@ async function exchangeCode(ctx: Ctx, client: AuthenticatedClient | undefined, p
   }
   checkCodeVerifier(code.code_challenge, presented.codeVerifier, client);
 
-  const issued = await redeemCode(db, code, now, client.confidential);
+  const issued = await redeemCode(db, code, now, client.confidential, isBuiltinApp(client.app));
   // Another exchange won the row lock; its grant is committed by now.
   if (!issued) return refuseReplay(ctx, (await findAuthorizationCode(db, presented.code))?.grant_id ?? null);
   const response = await tokenResponse(tokens, issued.grant, issued.refreshToken);
@@ -47,8 +48,9 @@ async function exchangeCode(ctx: Ctx, client: AuthenticatedClient | undefined, p
 }
 
 /** Mark the code used and create its grant, in one transaction; undefined when another exchange used it first. */
-function redeemCode(db: Db, code: AuthorizationCode, now: Date, clientAuthenticated: boolean) {
-  const scopes = code.scopes as Scope[];
+function redeemCode(db: Db, code: AuthorizationCode, now: Date, clientAuthenticated: boolean, builtin: boolean) {
+  // A built-in client never holds offline_access (./builtin-clients.ts), whatever a code from before said.
+  const scopes = (code.scopes as Scope[]).filter((s) => !builtin || s !== 'offline_access');
   return db.transaction().execute(async (tx) => {
     // The row lock makes concurrent exchanges wait: exactly one wins, the others see a used code.
     if (!(await claimAuthorizationCode(tx, code.code_hash, now))) return undefined;

@@ -3,6 +3,7 @@ import type { Grant } from '../../db/database.ts';
 import { findGrantByRefreshToken, touchGrant } from '../../db/grants.ts';
 import { parseScopes, type Scope } from '../auth/scopes.ts';
 import type { AuthenticatedClient, OAuthForm } from './client-auth.ts';
+import { isBuiltinApp } from './builtin-clients.ts';
 import { InvalidClient, InvalidGrant, InvalidRequest, InvalidScope } from './errors.ts';
 import type { RunGrant } from './grant-type.ts';
 import { tokenResponse, type TokenResponse } from './issue.ts';
@@ -40,6 +41,8 @@ function checkClientOf(grant: Grant, client: AuthenticatedClient | undefined): v
   } else {
     if (!client) throw new InvalidRequest('client_id is required');
     if (client.app.id !== grant.application_id) throw new InvalidGrant('The refresh token was issued to another client');
+    // (one issued before built-in clients stopped getting them: ./builtin-clients.ts)
+    if (isBuiltinApp(client.app)) throw new InvalidGrant('This client gets no refresh tokens; authorize again');
     if (grant.client_authenticated && !client.confidential) {
       throw new InvalidClient('This refresh token was issued to the application authenticated with its client secret: authenticate with it (client_secret_basic or client_secret_post)');
     }
