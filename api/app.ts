@@ -11,6 +11,7 @@ import { securityHeaders } from './middleware/security-headers.ts';
 import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
 import { drainUnread } from './middleware/drain-unread.ts';
 import { compression } from './middleware/compression.ts';
+import { privateCaching } from './middleware/private-caching.ts';
 import { healthRoutes } from './routes/health.ts';
 import { userinfo } from './routes/oauth/userinfo.ts';
 import { tokenRoutes } from './routes/oauth/token.ts';
@@ -133,6 +134,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   app.use(requestContext);
   app.use(corsForApi()); // the API, discovery and JWKS answer any origin, without credentials; web pages stay same-origin
   app.use(compression());
+  app.use(privateCaching);
   app.use(errorHandler);
   app.use(securityHeaders);
   app.use(body);

@@ -69,7 +69,9 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'max-age 2 h; `refreshed-token`, `ETag`, `Link`, `Location`, `Retry-After`, `RateLimit-*`, `Content-Disposition`, ' +
         '`WWW-Authenticate`, `Deprecation` and `x-request-id` exposed), error answers included. `Access-Control-Allow-Credentials` is never sent: ' +
         'a browser app authenticates with `Authorization: Bearer` (a public client with PKCE), never with the session cookie. ' +
-        'Web pages and forms are same-origin only.',
+        'Web pages and forms are same-origin only.\n\n' +
+        'Caching: every answer to a request with a credential carries `Cache-Control`: `private, no-cache` beside an `ETag` ' +
+        '(revalidate with `If-None-Match`), `no-store` otherwise (downloads, pages, errors); token answers `no-store`.',
     },
     servers: [{ url: info.baseUrl }],
     tags: TAGS,
