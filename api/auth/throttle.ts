@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ServiceUnavailable } from '../errors.ts';
+import { addressKey } from './client-address.ts';
 
 /**
  * Counters in Redis over a fixed window (the first count starts it), so that a limit holds across
@@ -54,7 +55,7 @@ function unwrap(replies: [Error | null, unknown][] | null): unknown[] {
  * - per client address, whatever the accounts: 4 × `maxFailures` failures throttle that address
  *   (spraying passwords over many accounts).
  * The account itself is never locked: its owner signs in from another address. A success clears
- * its pair's count (not the address's).
+ * its pair's count (not the address's). An IPv6 client is its /64 (./client-address.ts).
  */
 export class SignInThrottle {
   readonly #counters: WindowCounters;
@@ -68,9 +69,10 @@ export class SignInThrottle {
   }
 
   #keys(email: string, ip: string) {
+    const client = addressKey(ip);
     return {
-      pair: `${this.prefix}:signin-fail:pair:${ip}:${email.toLowerCase()}`,
-      ip: `${this.prefix}:signin-fail:ip:${ip}`,
+      pair: `${this.prefix}:signin-fail:pair:${client}:${email.toLowerCase()}`,
+      ip: `${this.prefix}:signin-fail:ip:${client}`,
     };
   }
 
@@ -107,7 +109,7 @@ export class SignUpThrottle {
   }
 
   #key(ip: string) {
-    return `${this.prefix}:signup:ip:${ip}`;
+    return `${this.prefix}:signup:ip:${addressKey(ip)}`;
   }
 
   /** Seconds until another sign-up is allowed from this address, or 0 when one is allowed now. */
