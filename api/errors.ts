@@ -26,8 +26,8 @@ export class BadRequest extends HttpError {
   }
 }
 export class Unauthorized extends HttpError {
-  constructor(detail = 'Not authenticated') {
-    super(401, detail, { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quote(detail)}"` });
+  constructor(detail = 'Not authenticated', headers: Record<string, string> = {}) {
+    super(401, detail, { ...headers, 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quote(detail)}"` });
   }
 }
 export class InsufficientScope extends HttpError {

@@ -95,6 +95,14 @@ export const ConfigSchema = z
      */
     API_RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(3_000),
     API_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    /**
+     * Failed credentials allowed per client address (an IPv6 client is its /64) per
+     * AUTH_FAILURE_WINDOW_SECONDS: token-endpoint requests refused (400, 401) and bearer tokens that are
+     * not ours or revoked (an expired one of ours is not counted). Past it, 429 with Retry-After for the
+     * token endpoint and for failing bearer tokens from that address. 0: no limit.
+     */
+    AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(60),
+    AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     /** The backfill-status stream writes a line this often and closes after BACKFILL_STATUS_SECONDS. */
     BACKFILL_STATUS_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
     BACKFILL_STATUS_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

@@ -18,7 +18,7 @@ import type { User } from '../db/database.ts';
 
 let service: TestService;
 test.before(async () => {
-  service = await startTestService({ workers: true });
+  service = await startTestService({ workers: true, env: { AUTH_FAILURE_LIMIT: '0' } }); // (refused credentials by the dozen from one address: not what this file tests)
 });
 test.after.always(() => service?.close());
 

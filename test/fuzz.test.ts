@@ -40,7 +40,7 @@ function ride(stamp: string, seconds = 300) {
 }
 
 test.before(async () => {
-  service = await startTestService({ workers: true, env: { API_RATE_LIMIT: '1000000' } }); // (thousands of requests per token)
+  service = await startTestService({ workers: true, env: { API_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '0' } }); // (thousands of requests per token, and of refused ones)
   const user = await createTestUser(service);
   webEmail = user.email;
   token = await tokenFor(service, user, [...SCOPES]);

@@ -5,6 +5,7 @@ import { liveCredentialVersions, type UserVersions } from '../../db/credentials.
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
 import type { Scope } from './scopes.ts';
 import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { failureHeaders, overLimit, recordFailure, tooManyFailures } from './failure-limit.ts';
 
 /**
  * What an endpoint requires of its caller:
@@ -47,8 +48,8 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
   let via: Principal['via'] = 'bearer';
   if (header) {
     const match = /^Bearer\s+([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(header);
-    if (!match) throw new Unauthorized('The Authorization header must be "Bearer <token>"');
-    token = match[1];
+    if (!match) await refuseFailedBearer(ctx, 'The Authorization header must be "Bearer <token>"');
+    token = match![1];
   } else {
     token = ctx.cookies.get(SESSION_COOKIE) || undefined;
     via = 'cookie';
@@ -60,6 +61,8 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     claims = await verifyAccessToken(deps.tokens, token);
   } catch (err) {
     if (!(err instanceof InvalidTokenError)) throw err;
+    // (an expired token of ours is a client that should refresh: not counted)
+    if (!err.expired && via === 'bearer') await refuseFailedBearer(ctx, err.message);
     if (!(err.expired && via === 'cookie')) throw new Unauthorized(err.message);
     // The refresh has just checked the session: no second look-up.
     claims = await refreshWebSession(ctx, token);
@@ -69,14 +72,26 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
   let versions: UserVersions | undefined;
   if (claims.sid) {
     versions = await liveCredentialVersions(deps.db, { kind: 'session', id: claims.sid, userId: claims.sub, now: deps.now() });
-    if (versions === undefined) throw new Unauthorized('The session has ended; sign in again');
+    if (versions === undefined) await refuseFailedBearer(ctx, 'The session has ended; sign in again', via);
   } else if (claims.gid) {
     versions = await liveCredentialVersions(deps.db, { kind: 'grant', id: claims.gid, userId: claims.sub, applicationId: claims.aud ?? null });
-    if (versions === undefined) throw new Unauthorized('The access token has been revoked');
+    if (versions === undefined) await refuseFailedBearer(ctx, 'The access token has been revoked', via);
   } else {
-    throw new Unauthorized('the access token is invalid');
+    await refuseFailedBearer(ctx, 'the access token is invalid', via);
   }
   return principalOf(claims, via, versions);
+}
+
+/**
+ * A credential that failed: 401, or 429 once its client address is past its budget of failures
+ * (./failure-limit.ts: bearer tokens only; the session cookie is the browser's, signed in through the
+ * sign-in throttle). The refusal carries the budget's RateLimit headers.
+ */
+async function refuseFailedBearer(ctx: Ctx, message: string, via: Principal['via'] = 'bearer'): Promise<never> {
+  if (via !== 'bearer') throw new Unauthorized(message);
+  const standing = await recordFailure(ctx);
+  if (overLimit(ctx.deps, standing)) throw tooManyFailures(ctx.deps, standing);
+  throw new Unauthorized(message, standing ? failureHeaders(ctx.deps, standing) : {});
 }
 
 function principalOf(claims: AccessTokenClaims, via: Principal['via'], versions?: UserVersions): Principal {

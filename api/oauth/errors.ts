@@ -75,3 +75,10 @@ export class AuthorizeError extends Error {
     super(description);
   }
 }
+
+/** Too many refused requests from this address (api/auth/failure-limit.ts): 429, RFC 8628's `slow_down`, with Retry-After. */
+export class SlowDown extends OAuthError {
+  constructor(description: string, retryAfterSeconds: number, headers: Record<string, string>) {
+    super('slow_down', description, 429, { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { authenticateClientIfNamed, readOAuthForm } from '../../oauth/client-auth.ts';
-import { OAuthErrorBody } from '../../oauth/errors.ts';
+import { OAuthError, OAuthErrorBody, SlowDown } from '../../oauth/errors.ts';
+import { failureHeaders, failureStanding, recordFailure } from '../../auth/failure-limit.ts';
 import { noStore, TokenResponse } from '../../oauth/issue.ts';
 import { checkGrantType } from '../../oauth/supported-grants.ts';
 
@@ -35,7 +36,9 @@ function tokenRoute(path: string, operationId: string) {
         'the secret refreshes only with the secret (401 `invalid_client` without): a stolen refresh token is worthless without it. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
         'tokens issued from it. Refresh tokens do not expire and are not rotated: the response repeats the one presented. ' +
         'A personal token\'s refresh token is exchanged without `client_id`. Errors are RFC 6749 bodies; every response ' +
-        'carries `Cache-Control: no-store`.',
+        'carries `Cache-Control: no-store`. Refused requests (400, 401) are counted per client address: past AUTH_FAILURE_LIMIT in ' +
+        'AUTH_FAILURE_WINDOW_SECONDS (default 60 per 60 s) the address gets 429 `slow_down` until the window ends; successes never count, ' +
+        'and answers carry `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` of that budget.',
       tags: ['oauth'],
       auth: 'none',
       oauthForm: TokenForm,
@@ -44,15 +47,30 @@ function tokenRoute(path: string, operationId: string) {
         200: { description: 'Tokens', schema: TokenResponse },
         400: { description: 'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type', schema: OAuthErrorBody },
         401: { description: 'invalid_client (with `WWW-Authenticate: Basic`)', schema: OAuthErrorBody },
+        429: { description: '`slow_down`: too many refused requests (400, 401) from this address (AUTH_FAILURE_LIMIT per AUTH_FAILURE_WINDOW_SECONDS; an IPv6 client is its /64); `Retry-After` and `RateLimit-*` say when', schema: OAuthErrorBody },
       },
     },
     // The grant type and the grant's own parameters are checked before the client is authenticated.
     async function issueTokens(ctx) {
       noStore(ctx);
-      const form = readOAuthForm(ctx);
-      const runGrant = checkGrantType(form);
-      const client = await authenticateClientIfNamed(ctx, form);
-      ctx.body = await runGrant(ctx, client);
+      // Refused requests are counted per client address (api/auth/failure-limit.ts); past the budget, every request from it waits.
+      const standing = await failureStanding(ctx);
+      if (standing && standing.count >= ctx.deps.config.AUTH_FAILURE_LIMIT) {
+        throw new SlowDown(`Too many refused token requests from this address; try again in ${Math.max(1, standing.reset)} s`, standing.reset, failureHeaders(ctx.deps, standing));
+      }
+      try {
+        const form = readOAuthForm(ctx);
+        const runGrant = checkGrantType(form);
+        const client = await authenticateClientIfNamed(ctx, form);
+        ctx.body = await runGrant(ctx, client);
+        if (standing) ctx.set(failureHeaders(ctx.deps, standing));
+      } catch (err) {
+        if (err instanceof OAuthError && (err.status === 400 || err.status === 401)) {
+          const after = await recordFailure(ctx);
+          if (after) Object.assign(err.headers, failureHeaders(ctx.deps, after));
+        }
+        throw err;
+      }
     },
   );
 }

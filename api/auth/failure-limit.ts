@@ -1,0 +1,81 @@
+import type { Ctx, Deps } from '../context.ts';
+import { TooManyRequests } from '../errors.ts';
+import { addressKey } from './client-address.ts';
+
+/**
+ * Failed credentials per client address (./client-address.ts: an IPv6 client is its /64), counted in
+ * Redis over a fixed window so that every API process shares them: AUTH_FAILURE_LIMIT per
+ * AUTH_FAILURE_WINDOW_SECONDS. What counts: a token-endpoint request refused (400, 401), a bearer token
+ * that is malformed, not signed by us or revoked; not an expired token of ours (its client refreshes)
+ * and never a success, so a platform refreshing thousands of users' tokens from one server pays
+ * nothing, and nobody is locked out from another address.
+ *
+ * Past the limit the address gets 429 with Retry-After: at the token endpoint for every request
+ * (checked in Redis first: the endpoint is not a hot path), and instead of 401 for bearer tokens that
+ * fail. A request whose token checks pays nothing (no Redis round trip is added to it). The refused
+ * answers carry RateLimit headers of the failure budget
+ * (`RateLimit-Policy: <limit>;w=<window>`, `RateLimit-Limit`, `-Remaining`, `-Reset`). Redis
+ * unreachable: nothing is counted (the credential checks themselves still run).
+ */
+export interface FailureStanding {
+  /** Failures in the current window, and seconds until it ends. */
+  count: number;
+  reset: number;
+}
+
+function keyOf(deps: Deps, ip: string): string {
+  return `${deps.config.QUEUE_PREFIX}:auth-fail:${addressKey(ip)}`;
+}
+
+export function failureHeaders(deps: Deps, s: FailureStanding): Record<string, string> {
+  const { AUTH_FAILURE_LIMIT: limit, AUTH_FAILURE_WINDOW_SECONDS: window } = deps.config;
+  return {
+    'RateLimit-Policy': `${limit};w=${window}`,
+    'RateLimit-Limit': String(limit),
+    'RateLimit-Remaining': String(Math.max(0, limit - s.count)),
+    'RateLimit-Reset': String(Math.max(0, s.reset)),
+  };
+}
+
+/** The address's failures so far (a Redis read); undefined when there is no limit or Redis does not answer. */
+export async function failureStanding(ctx: Ctx): Promise<FailureStanding | undefined> {
+  const { deps } = ctx;
+  if (!deps.config.AUTH_FAILURE_LIMIT) return undefined;
+  const key = keyOf(deps, ctx.ip);
+  try {
+    const replies = await deps.redis.multi().get(key).ttl(key).exec();
+    const [count, ttl] = (replies ?? []).map(([err, value]) => (err ? undefined : value));
+    return { count: Number(count ?? 0), reset: Number(ttl) > 0 ? Number(ttl) : 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Count one failure of the address; its standing after it (undefined without a limit or Redis). */
+export async function recordFailure(ctx: Ctx): Promise<FailureStanding | undefined> {
+  const { deps } = ctx;
+  const { AUTH_FAILURE_LIMIT: limit, AUTH_FAILURE_WINDOW_SECONDS: window } = deps.config;
+  if (!limit) return undefined;
+  const key = keyOf(deps, ctx.ip);
+  try {
+    const replies = await deps.redis.multi().incr(key).expire(key, window, 'NX').ttl(key).exec();
+    const count = Number(replies?.[0]?.[1] ?? 0);
+    const ttl = Number(replies?.[2]?.[1] ?? window);
+    return { count, reset: ttl > 0 ? ttl : window };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The address is past its budget (`count` over the limit). */
+export function overLimit(deps: Deps, s: FailureStanding | undefined): s is FailureStanding {
+  return s !== undefined && s.count > deps.config.AUTH_FAILURE_LIMIT;
+}
+
+export function tooManyFailures(deps: Deps, s: FailureStanding): TooManyRequests {
+  return new TooManyRequests(
+    `Too many failed credentials from this address (${deps.config.AUTH_FAILURE_LIMIT} per ${deps.config.AUTH_FAILURE_WINDOW_SECONDS} s); try again in ${Math.max(1, s.reset)} s`,
+    s.reset,
+    failureHeaders(deps, s),
+  );
+}
