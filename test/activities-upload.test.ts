@@ -237,6 +237,39 @@ test('a file part without a Content-Type, or with a generic one, is a file: its 
   t.is((await storedSources(user.id)).length, 9);
 });
 
+test('a file name with a NUL or another control character is 422 naming the file, and nothing of the request is stored', async (t) => {
+  const { user, token } = await athlete();
+  const good = (n: number) => `timestamp,power\n2026-04-0${n}T08:00:00Z,200\n`;
+  for (const [i, name] of ['ride\u0000.csv', 'ride\u0001.csv', 'ride\u007f.csv', 'ri\tde.csv'].entries()) {
+    const { body, contentType } = multipartBody([
+      { name: 'files', filename: 'first.csv', data: good(1) },
+      { name: 'files', filename: name, data: good(2) },
+      { name: 'sport', data: 'cycling' },
+    ]);
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
+    t.is(res.status, 422, `name ${i}`);
+    const detail = ((await res.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] }).detail;
+    t.deepEqual(detail.map((d) => d.loc), [['body', 'files', 1]], `name ${i}`);
+    t.regex(detail[0]!.msg, /files\[1\] contains a control character/);
+  }
+  t.is((await storedSources(user.id)).length, 0, 'the good file of each request was not stored');
+});
+
+test('a malformed multipart body is 422 in our words, not the parser\'s', async (t) => {
+  const { token } = await athlete();
+  const { body } = multipartBody([{ name: 'files', filename: 'ride.csv', data: 'timestamp,power\n2026-04-01T08:00:00Z,200\n' }], 'right-boundary');
+  for (const [what, contentType, sent] of [
+    ['another boundary', 'multipart/form-data; boundary=wrong-boundary', body],
+    ['a body cut short', 'multipart/form-data; boundary=right-boundary', body.subarray(0, 60)],
+    ['no boundary', 'multipart/form-data', body],
+  ] as const) {
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body: sent });
+    t.true(res.status === 422 || res.status === 400, `${what}: ${res.status}`);
+    const detail = JSON.stringify(((await res.json()) as { detail: unknown }).detail);
+    t.notRegex(detail, /MultipartParser|state =|formidable|stream ended unexpectedly/i, `${what}: ${detail}`);
+  }
+});
+
 // No memory assertion: in this process (API, workers, engine threads, the client) RSS moved by 13–28 MiB
 // for 40 MiB decompressed with streaming and 27–41 MiB without, too close to tell apart reliably.
 test('gzip uploads are checked and stored streaming: the stored original is the decompressed content with its sha256', async (t) => {

@@ -139,6 +139,7 @@ function mapFormidableError(err: unknown, opts: { fileField: string; maxFiles: n
   if (code === formidableErrors.maxFieldsExceeded || code === formidableErrors.maxFieldsSizeExceeded) {
     return problem([], 'Too many or too large form fields', 'value_error.form');
   }
-  if (typeof code === 'number') return problem([], `Malformed multipart body: ${(err as Error).message}`, 'value_error.multipart');
+  // Our words, not formidable's (its messages name its parser's states).
+  if (typeof code === 'number') return problem([], 'The multipart/form-data body is malformed: a missing or wrong boundary, a part without its headers, or a body cut short', 'value_error.multipart');
   return err;
 }

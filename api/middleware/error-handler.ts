@@ -78,7 +78,8 @@ function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string; code?: string };
   if (typeof e?.code === 'string' && ZLIB_INVALID.test(e.code)) {
-    return new HttpError(400, `The body is not valid for its Content-Encoding (gzip, deflate or br): ${e.message ?? e.code}`);
+    // (our words: zlib's own, "incorrect header check" and the like, mean nothing to a client)
+    return new HttpError(400, 'The body does not decode as its Content-Encoding says: it is not gzip, deflate or br data as sent, or it was cut short');
   }
   if (e?.status === 415 && /Content-Encoding/i.test(e.message ?? '')) {
     return new HttpError(415, `${e.message}; supported: gzip, deflate, br, identity`);

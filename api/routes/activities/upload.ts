@@ -9,9 +9,16 @@ import { SourceOut, sourceOut } from '../../activities/model.ts';
 import { activityIdsOf } from '../../../db/sources.ts';
 import { enqueueIngest, requeueIngest } from '../../../workers/queues.ts';
 import { normaliseSport } from '../../../lib/sports.ts';
+import { textProblem } from '../../../lib/text.ts';
 import type { ActivityFormat } from '../../../engine/ingest/sniff.ts';
 
 export const MAX_FILES_PER_UPLOAD = 10;
+
+/** Why a part's file name cannot be kept (it is stored and shown), or undefined: control characters, NUL included, and invalid Unicode. */
+function fileNameProblem(name: string): string | undefined {
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'contains a control character (U+0000–U+001F or U+007F)';
+  return textProblem(name);
+}
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N} _.:/-]{0,63}$/u;
 
 const UploadForm = z
@@ -38,7 +45,8 @@ export const uploadRoute = defineRoute(
       'core_temperature, smo2, respiration_rate), and a sport (the `sport` field or a `sport` column). The same content ' +
       'uploaded again returns the existing source and its activities. Content is sniffed, whatever the part\'s Content-Type ' +
       'says (or none): a file that is recognisably not FIT ' +
-      'or CSV refuses the whole request with 422 naming it; a damaged FIT or CSV file is accepted and fails on its own. ' +
+      'or CSV refuses the whole request with 422 naming it, and so does a file name with a control character (NUL included) or invalid Unicode; ' +
+      'a damaged FIT or CSV file is accepted and fails on its own. ' +
       'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413, answered ' +
       'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read. ' +
       'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After: send the same files again then; a file ' +
@@ -72,6 +80,11 @@ export const uploadRoute = defineRoute(
       // disk (a gzip file is decompressed beside it) and are moved into place, one at a time.
       const checked: (CheckedPath & { format: ActivityFormat })[] = [];
       for (const [i, file] of body.files.entries()) {
+        const nameProblem = fileNameProblem(file.filename);
+        if (nameProblem) {
+          problems.push({ loc: ['body', 'files', i], msg: `The file name of files[${i}] ${nameProblem}`, type: 'value_error.filename' });
+          continue;
+        }
         let result: CheckedPath;
         try {
           result = await checkFileOnDisk(file.filename, file.path, config.UPLOAD_MAX_FILE_BYTES);
