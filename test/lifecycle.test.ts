@@ -57,6 +57,15 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   t.like(line, { level: 'info', msg: 'request', method: 'GET', path: '/readyz', status: 200, request_id: 'lifecycle-1' });
   t.is(typeof line.duration_ms, 'number');
 
+  // A request its client gives up on mid-body: logged as what it is, 499 and aborted, not Koa's default 404.
+  const cut = net.connect(port, '127.0.0.1');
+  await new Promise((r) => cut.once('connect', r));
+  cut.write(`POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nx-request-id: lifecycle-cut\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nemail=a`);
+  await new Promise((r) => setTimeout(r, 200));
+  cut.destroy();
+  const cutLine = JSON.parse(await proc.waitFor(/"request_id":"lifecycle-cut"/));
+  t.like(cutLine, { msg: 'request', method: 'POST', path: '/signin', status: 499, aborted: true });
+
   // An in-flight request: headers sent, body still arriving when SIGTERM comes.
   const body = 'email=a%40b.c&password=whatever-it-is';
   const socket = net.connect(port, '127.0.0.1');
