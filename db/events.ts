@@ -194,3 +194,11 @@ export async function deleteFinishedEvents(db: Db, before: Date): Promise<number
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/** The activities deleted since `since`, by user (from their `activity_deleted` events). */
+export async function activitiesDeletedSince(db: Db, since: Date): Promise<Map<string, string[]>> {
+  const rows = await db.selectFrom('events').select(['user_id', 'resource_id']).where('type', '=', 'activity_deleted').where('occurred_at', '>=', since).execute();
+  const byUser = new Map<string, string[]>();
+  for (const r of rows) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r.resource_id]);
+  return byUser;
+}

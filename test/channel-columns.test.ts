@@ -135,6 +135,27 @@ test('dead bytes beyond the live ones are compacted into a new generation; the o
   samePlaced(t, { ...first, offset: first.offset.subarray(0, 1), length: first.length.subarray(0, 1), width: first.width.subarray(0, 1) }, await expected([keep]));
 });
 
+test('a deletion zeroes the activity\'s bytes in every generation on disk, the one kept for readers in flight included', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'delete-gens-'));
+  const gone = await activity(root, 3_000, 11);
+  const churn = await activity(root, 200_000, 5, { fraction: true });
+  const columns = fresh(root);
+  await columns.place(USER, 'power', [gone, churn]);
+  for (let stamp = 2; stamp <= 4; stamp++) await columns.place(USER, 'power', [gone, { ...churn, stamp }]);
+  t.is((await readFile(path.join(root, 'columns', 'power.current'), 'utf8')).trim(), '2', 'compacted: generation 1 kept beside 2');
+  const bytes = Buffer.from(Float32Array.from((await expected([gone]))[0]!).buffer);
+  const holding = async () => {
+    const names = (await columnFiles(root)).filter((n) => n.endsWith('.values'));
+    const found: string[] = [];
+    for (const name of names) if ((await readFile(path.join(root, 'columns', name))).includes(bytes)) found.push(name);
+    return found;
+  };
+  t.deepEqual(await holding(), ['power.1.values', 'power.2.values']);
+  await columns.remove(USER, [gone.id]);
+  t.deepEqual(await holding(), [], 'no values file holds its samples');
+  t.false((await columns.held(USER, 'power')).has(gone.id));
+});
+
 test('a damaged column is repaired from the sample files: a torn record, a record past the end, a lost directory, a legacy file', async (t) => {
   const root = await mkdtemp(path.join(dir, 'damaged-'));
   const activities = [await activity(root, 1_200, 3), await activity(root, 800, 5)];

@@ -7,7 +7,8 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '../lib/lifetimes.ts';
 import { staleProcessingSources } from '../db/sources.ts';
 import { markGaveUp } from './ingest.ts';
 import type { Logger } from '../lib/log.ts';
-import { deleteFinishedEvents } from '../db/events.ts';
+import { activitiesDeletedSince, deleteFinishedEvents } from '../db/events.ts';
+import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
 import { requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
 import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } from '../db/backfills.ts';
@@ -23,7 +24,10 @@ import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } 
  * source whose job waits or runs is not queued twice, one requeued too often is marked failed. Likewise
  * the scan of a backfill still `scanning` after STALE_SOURCE_SECONDS whose job is gone or over is
  * queued again (resumed), and a `loading` one with nothing left processing is completed. Events (and their delivery log) older than
- * EVENT_RETENTION_DAYS with nothing pending are deleted. Idempotent: running it twice changes nothing more.
+ * EVENT_RETENTION_DAYS with nothing pending are deleted. The activities deleted in the last
+ * COLUMN_SWEEP_HOURS are removed from their users' channel columns again (the delete request removes
+ * them; this bounds how long their samples stay on disk should that have failed, or the process died
+ * between the two). Idempotent: running it twice changes nothing more.
  */
 export interface HousekeepingResult {
   sessions: number;
@@ -39,7 +43,12 @@ export interface HousekeepingResult {
   completedBackfills: number;
   temporaryFiles: number;
   events: number;
+  /** Users whose channel columns were swept for activities deleted lately. */
+  columnSweeps: number;
 }
+
+/** How far back housekeeping sweeps deleted activities out of the channel columns (it runs hourly by default). */
+export const COLUMN_SWEEP_HOURS = 25;
 
 /** How long events and their webhook delivery log are kept. */
 export const EVENT_RETENTION_DAYS = 30;
@@ -47,7 +56,7 @@ export const EVENT_RETENTION_DAYS = 30;
 /** STALE_SOURCE_SECONDS's default. */
 export const STALE_SOURCE_DEFAULT_SECONDS = 15 * 60;
 
-export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date; staleSourceSeconds?: number }) {
+export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date; staleSourceSeconds?: number; columns?: ChannelColumns }) {
   const staleMs = (deps.staleSourceSeconds ?? STALE_SOURCE_DEFAULT_SECONDS) * 1000;
   return async (job: Job<HousekeepingJob>): Promise<HousekeepingResult> => {
     const data = HousekeepingJob.safeParse(job.data);
@@ -70,6 +79,17 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
-    return { sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills, temporaryFiles, events };
+    let columnSweeps = 0;
+    if (deps.columns) {
+      for (const [userId, ids] of await activitiesDeletedSince(deps.db, new Date(now.getTime() - COLUMN_SWEEP_HOURS * 3600_000))) {
+        try {
+          await deps.columns.remove(userId, ids);
+          columnSweeps++;
+        } catch (err) {
+          deps.log.warn('could not remove deleted activities from the channel columns', { user_id: userId, err });
+        }
+      }
+    }
+    return { columnSweeps, sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills, temporaryFiles, events };
   };
 }

@@ -101,7 +101,7 @@ export async function startWorkers(
     return worker;
   }
 
-  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS }), concurrency: 1, longJobs: false, completed: 'info' });
+  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS, columns: engine.columns }), concurrency: 1, longJobs: false, completed: 'info' });
 
   const ingestDeps = { db, pool: engine.pool, samples: engine.samples, columns: engine.columns, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   const ingestWorker = startWorker({

@@ -35,7 +35,7 @@
  * same way, its records matched by id and stamp.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../lib/storage.ts';
 import type { SampleStore } from './sample-file.ts';
@@ -251,6 +251,8 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         } finally {
           await Promise.all([values.close(), log.close()]);
         }
+        // The generations before (kept for readers in flight until the next compaction) hold them too.
+        for (const older of await olderGenerations(dir, channel, g.gen)) await zeroEntries(older, keys);
       });
     }
   }
@@ -389,6 +391,36 @@ async function compactInto(g: Generation, next: Generation, tmp: string, live: M
   }
   await writeFileAtomic(next.log, encodeRecords(records));
   await rename(tmp, next.values);
+}
+
+/** The generations of `channel` before `gen` still on disk. */
+async function olderGenerations(dir: string, channel: string, gen: number): Promise<Generation[]> {
+  const gens = new Set<number>();
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = /^(.+)\.(\d+)\.values$/.exec(name);
+    if (m && m[1] === channel && Number(m[2]) < gen) gens.add(Number(m[2]));
+  }
+  return [...gens].map((n) => generation(dir, channel, n));
+}
+
+/** Overwrite with zeros the bytes of the entries `keys` name in an older generation (its log is left as it is: nobody appends to it). */
+async function zeroEntries(g: Generation, keys: ReadonlySet<string>): Promise<void> {
+  const logBytes = await readFile(g.log).catch(() => undefined);
+  if (!logBytes) return;
+  const live = replayLog(logBytes.subarray(0, logBytes.length - (logBytes.length % RECORD_BYTES)));
+  const hit = [...keys].map((k) => live.get(k)).filter((r): r is ColumnRecord => r !== undefined);
+  if (!hit.length) return;
+  const values = await open(g.values, 'r+').catch(() => undefined);
+  if (!values) return;
+  try {
+    const { size } = await values.stat();
+    for (const r of hit) {
+      const bytes = Math.min(r.samples * r.width, size - r.offset);
+      if (bytes > 0) await writeAll(values, Buffer.alloc(bytes), r.offset);
+    }
+  } finally {
+    await values.close();
+  }
 }
 
 /** Files of the previous column format (one `<channel>.json` index and `<channel>.<tag>.f64` values per channel). */
