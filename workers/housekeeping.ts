@@ -66,17 +66,7 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
-    const stale = await staleProcessingSources(deps.db, new Date(now.getTime() - staleMs));
-    const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
-    for (const id of exhausted) await markGaveUp(deps, id);
-    const backfills = await staleUnfinishedBackfills(deps.db, new Date(now.getTime() - staleMs));
-    const scans = await requeueBackfills(deps.queues, backfills.filter((b) => b.status === 'scanning').map((b) => b.id));
-    for (const id of scans.exhausted) {
-      await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
-      await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
-    }
-    let completedBackfills = 0;
-    for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;
+    const { requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills } = await requeueUnfinished(deps, new Date(now.getTime() - staleMs));
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
     let columnSweeps = 0;
@@ -90,6 +80,28 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
         }
       }
     }
-    return { columnSweeps, sessions, signingKeys, codes, grants, requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills, temporaryFiles, events };
+    return { columnSweeps, sessions, signingKeys, codes, grants, requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills, temporaryFiles, events };
   };
+}
+
+/**
+ * Queue again what is unfinished since before `before` and has no job waiting or running: the
+ * ingest of sources still `processing` (one requeued MAX_REQUEUES times already is failed) and the
+ * scan of backfills still `scanning`; complete the `loading` backfills with nothing left. Housekeeping
+ * passes STALE_SOURCE_SECONDS ago; a worker whose Redis came back passes now (./runner.ts).
+ */
+export async function requeueUnfinished(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date }, before: Date) {
+  const now = deps.now();
+  const stale = await staleProcessingSources(deps.db, before);
+  const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
+  for (const id of exhausted) await markGaveUp(deps, id);
+  const backfills = await staleUnfinishedBackfills(deps.db, before);
+  const scans = await requeueBackfills(deps.queues, backfills.filter((b) => b.status === 'scanning').map((b) => b.id));
+  for (const id of scans.exhausted) {
+    await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
+    await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
+  }
+  let completedBackfills = 0;
+  for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;
+  return { requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills };
 }

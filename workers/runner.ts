@@ -10,12 +10,13 @@ const MEMORY_CHECK_MS = 1_000;
 import { createDb, type Db } from '../db/database.ts';
 import { createRedis, waitForRedis } from './connections.ts';
 import { createQueues, closeQueues, QUEUE_NAMES } from './queues.ts';
-import { housekeepingProcessor } from './housekeeping.ts';
+import { housekeepingProcessor, requeueUnfinished } from './housekeeping.ts';
 import { ingestGaveUp, ingestProcessor } from './ingest.ts';
 import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
 import { reprocessProcessor } from './reprocess.ts';
 import { webhooksProcessor } from './webhooks.ts';
+import { outageSafe } from './outage.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
@@ -41,6 +42,8 @@ interface WorkerSpec<D, R> {
   concurrency: number;
   /** Long jobs (ingest, scans, recomputes) hold their lock this long; housekeeping uses BullMQ's default. */
   longJobs: boolean;
+  /** Whether a PostgreSQL or Redis outage delays the job without spending an attempt (./outage.ts); not for webhook deliveries. */
+  outageSafe: boolean;
   completed: 'info' | 'debug';
   onFailed?: (job: Job<D, R> | undefined, err: Error) => void;
 }
@@ -77,11 +80,12 @@ export async function startWorkers(
   const runningJobs = new Map<Worker, Map<string, { job: Job; token: string }>>();
   function startWorker<D, R>(spec: WorkerSpec<D, R>): Worker<D, R> {
     const running = new Map<string, { job: Job; token: string }>();
+    const run = spec.outageSafe ? outageSafe(spec.processor, log, spec.queue) : spec.processor;
     const processor: Processor<D, R> = async (job, token, signal) => {
       const key = `${job.id}`;
       if (token) running.set(key, { job: job as Job, token });
       try {
-        return await spec.processor(job, token, signal);
+        return await run(job, token, signal);
       } finally {
         running.delete(key);
       }
@@ -101,7 +105,7 @@ export async function startWorkers(
     return worker;
   }
 
-  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS, columns: engine.columns }), concurrency: 1, longJobs: false, completed: 'info' });
+  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS, columns: engine.columns }), concurrency: 1, longJobs: false, outageSafe: true, completed: 'info' });
 
   const ingestDeps = { db, pool: engine.pool, samples: engine.samples, columns: engine.columns, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
   const ingestWorker = startWorker({
@@ -109,6 +113,7 @@ export async function startWorkers(
     processor: ingestProcessor(ingestDeps),
     concurrency: config.INGEST_CONCURRENCY,
     longJobs: true,
+    outageSafe: true,
     completed: 'debug',
     onFailed: (job, err) => {
       log.error('job failed', { queue: QUEUE_NAMES.ingest, job_id: job?.id, err });
@@ -118,11 +123,11 @@ export async function startWorkers(
 
   const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
-  const backfillWorker = startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, completed: 'info' });
-  const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'info' });
+  const backfillWorker = startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, outageSafe: true, completed: 'info' });
+  const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, outageSafe: true, completed: 'info' });
   // One source at a time per process: re-deriving a history (`cli reprocess`) shares the engine
   // pool with uploads' ingests and should not hold them up; more worker processes go faster.
-  const reprocessWorker = startWorker({ queue: QUEUE_NAMES.reprocess, processor: reprocessProcessor(ingestDeps), concurrency: 1, longJobs: true, completed: 'debug' });
+  const reprocessWorker = startWorker({ queue: QUEUE_NAMES.reprocess, processor: reprocessProcessor(ingestDeps), concurrency: 1, longJobs: true, outageSafe: true, completed: 'debug' });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
   const heavy = [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
   // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
@@ -146,6 +151,7 @@ export async function startWorkers(
     processor: webhooksProcessor(webhookDeps),
     concurrency: 16,
     longJobs: true,
+    outageSafe: false,
     completed: 'debug',
     onFailed: (job, err) => log.warn('webhook job failed', { queue: QUEUE_NAMES.webhooks, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }),
   });
@@ -165,8 +171,16 @@ export async function startWorkers(
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
   const schedule = () => queues.housekeeping.upsertJobScheduler('purge-expired', { every: config.HOUSEKEEPING_EVERY_SECONDS * 1000 }, { name: 'purge-expired', data: { task: 'purge-expired' } });
   await schedule();
-  // A Redis restarted empty (or failed over) lost the schedule: declare it again on every reconnection.
-  producer.on('ready', () => void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message })));
+  // A Redis restarted empty (or failed over) lost the schedule and the jobs: on every reconnection,
+  // declare the schedule again and queue again whatever is unfinished without a job (sources still
+  // `processing`, backfills still `scanning`), so that the service catches up at once instead of at
+  // housekeeping's next run past STALE_SOURCE_SECONDS. Jobs that survived are left alone.
+  producer.on('ready', () => {
+    void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message }));
+    void requeueUnfinished({ db, queues, dataDir: config.DATA_DIR, log, now }, now())
+      .then((r) => (r.requeuedSources || r.requeuedBackfills) && log.info('Redis is back: unfinished work queued again', r))
+      .catch((err) => log.warn('could not queue unfinished work again after Redis came back', { err: (err as Error).message }));
+  });
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
   return { workers };
