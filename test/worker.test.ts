@@ -70,7 +70,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     await events.waitUntilReady();
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
-    t.deepEqual(result, { sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 1, events: 1 });
+    t.deepEqual(result, { columnSweeps: 0, sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 1, events: 1 });
     const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute()).map((e) => e.id).sort();
     t.deepEqual(kept, [oldPending, recent].sort());
     t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', oldDone).execute()).length, 0);
@@ -90,7 +90,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
 
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
-    t.deepEqual(again, { sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 0, events: 0 });
+    t.deepEqual(again, { columnSweeps: 0, sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 0, events: 0 });
   } finally {
     await events.close();
     await connection.quit();

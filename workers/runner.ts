@@ -16,7 +16,8 @@ import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
 import { reprocessProcessor } from './reprocess.ts';
 import { webhooksProcessor } from './webhooks.ts';
-import { outageSafe } from './outage.ts';
+import { OUTAGE_RETRY_MS, outageSafe } from './outage.ts';
+import { isOutage } from '../lib/outage.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
@@ -175,11 +176,20 @@ export async function startWorkers(
   // declare the schedule again and queue again whatever is unfinished without a job (sources still
   // `processing`, backfills still `scanning`), so that the service catches up at once instead of at
   // housekeeping's next run past STALE_SOURCE_SECONDS. Jobs that survived are left alone.
+  // (PostgreSQL may still be down then: tried again every OUTAGE_RETRY_MS for up to 10 minutes.)
+  const requeueAfterRedis = async (deadline: number): Promise<void> => {
+    try {
+      const r = await requeueUnfinished({ db, queues, dataDir: config.DATA_DIR, log, now }, now());
+      if (r.requeuedSources || r.requeuedBackfills) log.info('Redis is back: unfinished work queued again', r);
+    } catch (err) {
+      if (!isOutage(err) || Date.now() > deadline) return void log.warn('could not queue unfinished work again after Redis came back', { err: (err as Error).message });
+      await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS).unref());
+      return requeueAfterRedis(deadline);
+    }
+  };
   producer.on('ready', () => {
     void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message }));
-    void requeueUnfinished({ db, queues, dataDir: config.DATA_DIR, log, now }, now())
-      .then((r) => (r.requeuedSources || r.requeuedBackfills) && log.info('Redis is back: unfinished work queued again', r))
-      .catch((err) => log.warn('could not queue unfinished work again after Redis came back', { err: (err as Error).message }));
+    void requeueAfterRedis(Date.now() + 10 * 60_000);
   });
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
