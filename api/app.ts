@@ -6,6 +6,7 @@ import { routerPath, type Route } from './route.ts';
 import { buildOpenApi } from './openapi.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { errorHandler } from './middleware/error-handler.ts';
+import { renderErrorPage } from './web/error-page.ts';
 import { corsForApi } from './middleware/cors.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { refuseUnstorableAddress } from './middleware/unstorable-address.ts';
@@ -135,7 +136,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   app.use(corsForApi()); // the API, discovery and JWKS answer any origin, without credentials; web pages stay same-origin
   app.use(compression());
   app.use(privateCaching);
-  app.use(errorHandler);
+  app.use(errorHandler(renderErrorPage));
   app.use(securityHeaders);
   app.use(body);
   app.use(refuseUnstorableAddress);

@@ -18,7 +18,7 @@ import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { samplePath } from '../lib/storage.ts';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
-import type { Channel } from '../engine/ingest/recording.ts';
+import type { Channel } from '../engine/channels.ts';
 import { simulateRide } from './synthetic.ts';
 import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 

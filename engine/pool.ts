@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { EngineTask, IngestTask, TaskResults } from './tasks.ts';
-import type { Channel } from './ingest/recording.ts';
+import type { Channel } from './channels.ts';
 
 /**
  * The engine's thread pool: CPU work never runs on the event loop. Under tsx the worker threads

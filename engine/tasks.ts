@@ -4,7 +4,7 @@ import { meanMaxPlain } from './curves/mean-max-plain.ts';
 import { meanMax } from './curves/mean-max.ts';
 import { computeCurves, type MetricCurves } from './curves/activity-curves.ts';
 import type { AwdPercentiles } from './curves/awd.ts';
-import type { Channel } from './ingest/recording.ts';
+import type { Channel } from './channels.ts';
 import { longitudinalAfter, type AfterInput, type AfterOutput, type LevelCurve } from './curves/longitudinal.ts';
 import { dailyAwdPercentiles, mergeStoredLevels } from './curves/stored-curves.ts';
 import type { EncodedArrays } from './curves/curve-codec.ts';

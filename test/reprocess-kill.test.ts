@@ -14,11 +14,11 @@ import { canonical, freshIngest, oldRules, sameValues } from './helpers/reproces
 import { kill, startWorkerProcess } from './helpers/worker-process.ts';
 import { curveRows } from '../db/curves.ts';
 import type { IngestedActivity } from '../engine/ingest/ingested.ts';
-import { CHANNELS } from '../engine/ingest/recording.ts';
+import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { computeCurves } from '../engine/curves/activity-curves.ts';
 import { samplePath } from '../lib/storage.ts';
-import { MAX_FILES_PER_UPLOAD } from '../api/routes/activities/upload.ts';
+import { MAX_FILES_PER_UPLOAD } from '../api/activities/upload.ts';
 import { activityRow } from '../workers/ingest.ts';
 
 // `cli reprocess` with the workers in their own process (`npm run worker`), which is killed with

@@ -23,7 +23,7 @@ import { activityId } from '../db/activities.ts';
 import { curveRows } from '../db/curves.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { ingestFile } from '../engine/ingest/ingest.ts';
-import { CHANNELS } from '../engine/ingest/recording.ts';
+import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
 import { originalPath, samplePath } from '../lib/storage.ts';

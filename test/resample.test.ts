@@ -7,7 +7,8 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import type { Channel, Pause, Recording } from '../engine/ingest/recording.ts';
+import type { Pause, Recording } from '../engine/ingest/recording.ts';
+import type { Channel } from '../engine/channels.ts';
 import { MAX_FILL_SECONDS, resample, STANDSTILL_SPEED } from '../engine/ingest/resample.ts';
 import { referenceResample } from './helpers/resample-reference.ts';
 

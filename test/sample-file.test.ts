@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { CHANNELS, type Channel } from '../engine/ingest/recording.ts';
+import { CHANNELS, type Channel } from '../engine/channels.ts';
 import { createSampleStore, SAMPLE_COLUMNS, sampleFilesSql, type SampleData, type SampleStore } from '../engine/samples/sample-file.ts';
 
 let dir: string;

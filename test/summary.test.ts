@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import type { Channel } from '../engine/ingest/recording.ts';
+import type { Channel } from '../engine/channels.ts';
 import type { Grid } from '../engine/ingest/resample.ts';
 import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, MIN_MOVING_FOR_SPEED, normalizedPower, NP_WINDOW_SECONDS, summarise, timing } from '../engine/ingest/summary.ts';
 

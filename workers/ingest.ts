@@ -7,7 +7,7 @@ import { activityId, activityStamps, storeActivities, type NewActivity } from '.
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { MEAN_MAX_METRICS } from '../engine/curves/activity-curves.ts';
 import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
-import type { Channel } from '../engine/ingest/recording.ts';
+import type { Channel } from '../engine/channels.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { SampleData, SampleStore } from '../engine/samples/sample-file.ts';

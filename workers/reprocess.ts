@@ -3,7 +3,7 @@ import { findSource } from '../db/sources.ts';
 import { activitiesOfSource, replaceDerivedActivities } from '../db/reprocess.ts';
 import type { NewActivity } from '../db/activities.ts';
 import type { IngestedActivity } from '../engine/ingest/ingested.ts';
-import { CHANNELS } from '../engine/ingest/recording.ts';
+import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import type { SampleFile } from '../engine/samples/sample-file.ts';
 import { samplePath } from '../lib/storage.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHANNELS } from '../../engine/ingest/recording.ts';
+import { CHANNELS } from '../../engine/channels.ts';
 import { AWD_METRICS, MEAN_MAX_METRICS } from '../../engine/curves/activity-curves.ts';
 import { allDurations, DEFAULT_DURATIONS, parseDurations } from '../../engine/curves/durations.ts';
 import { parseDay } from '../../lib/time.ts';

@@ -4,7 +4,7 @@ import { findLiveSession } from '../../db/sessions.ts';
 import { liveCredentialVersions, type UserVersions } from '../../db/credentials.ts';
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from './tokens.ts';
 import type { Scope } from './scopes.ts';
-import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { assertSameOrigin } from './origin-check.ts';
 import { failureHeaders, overLimit, recordFailure, tooManyFailures } from './failure-limit.ts';
 
 /**

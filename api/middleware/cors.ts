@@ -44,7 +44,7 @@ export const CORS_MAX_AGE_SECONDS = 7200;
  * cross-origin fetch with `credentials: 'include'` (which would carry the cookie, SameSite=Lax
  * allowing it between ports of one host) gets no readable answer, since `*` without
  * Allow-Credentials fails the browser's check; a write it makes with the cookie is refused by the
- * Origin check (`origin-check.ts`) before anything happens.
+ * Origin check (`api/auth/origin-check.ts`) before anything happens.
  *
  * Registered before the error handler, which keeps these headers on error answers (a 401, 429 or 5xx
  * must stay readable by the browser app). Preflights (OPTIONS with Access-Control-Request-Method) are

@@ -1,9 +1,6 @@
 import type { Mw, Ctx } from '../context.ts';
 import { DependencyUnavailable, HttpError, InsufficientStorage, isDiskFull, PayloadTooLarge } from '../errors.ts';
 import { isOutage } from '../../lib/outage.ts';
-import { errorPage } from '../web/layout.ts';
-import { displayName } from '../web/web-common.ts';
-import { currentWebUser } from '../auth/web-session.ts';
 import { OAuthError } from '../oauth/errors.ts';
 
 /**
@@ -14,7 +11,10 @@ import { OAuthError } from '../oauth/errors.ts';
  * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
  * client retries, /readyz says which dependency is down. A full disk is a 507, logged as an error.
  */
-export const errorHandler: Mw = async function errorHandler(ctx, next) {
+/** The HTML page of an error for a browser (api/web/error-page.ts), given to the handler by the app: middleware renders no page itself. */
+export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, dependencyDown: boolean) => Promise<string>;
+
+export const errorHandler = (renderPage: ErrorPageRenderer): Mw => async function errorHandler(ctx, next) {
   try {
     await next();
     if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'Not Found');
@@ -33,11 +33,11 @@ export const errorHandler: Mw = async function errorHandler(ctx, next) {
       ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
     }
     const error = httpError ?? new HttpError(500, 'Internal Server Error');
-    await respond(ctx, error);
+    await respond(ctx, error, renderPage);
   }
 };
 
-async function respond(ctx: Ctx, error: HttpError) {
+async function respond(ctx: Ctx, error: HttpError, renderPage: ErrorPageRenderer) {
   // Headers set by earlier middleware (cookies, refreshed-token) would be wrong on an error; CORS's
   // stay, so that a browser app on another origin can read the error (middleware/cors.ts).
   const keep = ['x-request-id', 'allow', 'content-security-policy', 'x-content-type-options', 'referrer-policy', 'x-frame-options', 'vary', 'access-control-allow-origin', 'access-control-expose-headers'];
@@ -48,26 +48,10 @@ async function respond(ctx: Ctx, error: HttpError) {
   if (error instanceof OAuthError) {
     ctx.body = error.body;
   } else if (wantsHtml) {
-    const user = await pageUser(ctx, error);
     ctx.type = 'html';
-    ctx.body = errorPage(error.status, typeof error.detail === 'string' ? error.detail : 'The request is not valid.', user);
+    ctx.body = await renderPage(ctx, error.status, typeof error.detail === 'string' ? error.detail : 'The request is not valid.', error instanceof DependencyUnavailable || error.status >= 500);
   } else {
     ctx.body = { detail: error.detail };
-  }
-}
-
-/**
- * The signed-in user for an error page's header (their name and Sign out rather than Sign in), when
- * the request carries a valid session. Not looked up when a dependency is down (the lookup would
- * fail the same way); a failed lookup shows the signed-out header.
- */
-async function pageUser(ctx: Ctx, error: HttpError): Promise<{ name: string } | undefined> {
-  if (error instanceof DependencyUnavailable || error.status >= 500) return undefined;
-  try {
-    const user = await currentWebUser(ctx);
-    return user ? { name: displayName(user) } : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ActivityRow, StoredLap, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
-import { CHANNELS, DEVICE_SUMMARY_FIELDS } from '../../engine/ingest/recording.ts';
+import { DEVICE_SUMMARY_FIELDS } from '../../engine/ingest/recording.ts';
+import { CHANNELS } from '../../engine/channels.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../lib/time.ts';
 
 /**

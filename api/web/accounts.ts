@@ -6,7 +6,7 @@ import { createUser, DuplicateEmailError, findUserByEmail } from '../../db/users
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import { SignInThrottle, SignUpThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
-import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { assertSameOrigin } from '../auth/origin-check.ts';
 import { deleteSession } from '../../db/sessions.ts';
 import { fieldErrors, formBody, storable, type FieldErrors, type FormValues } from './forms.ts';
 

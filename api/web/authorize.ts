@@ -7,7 +7,7 @@ import { findApplication, hasClientSecrets } from '../../db/applications.ts';
 import { createAuthorizationCode, findConsent, recordConsent } from '../../db/grants.ts';
 import { currentWebUser } from '../auth/web-session.ts';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { assertSameOrigin } from '../auth/origin-check.ts';
 import { AuthorizeError } from '../oauth/errors.ts';
 import {
   answerUri,

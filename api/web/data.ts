@@ -6,7 +6,7 @@ import { deleteDaily, listDailies } from '../../db/dailies.ts';
 import { DAILY_MEASURES, EARLIEST_DAY, type DailyMeasure } from '../dailies/model.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { formatInstant, formatLocal, parseDay } from '../../lib/time.ts';
-import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { assertSameOrigin } from '../auth/origin-check.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';

@@ -7,7 +7,7 @@ import { updateUserName, updateUserPassword } from '../../db/users.ts';
 import { deleteOtherSessions } from '../../db/sessions.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import { requireWebUser } from './web-common.ts';
-import { assertSameOrigin } from '../middleware/origin-check.ts';
+import { assertSameOrigin } from '../auth/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
 import { fieldErrors, formBody, storable, type FieldErrors } from './forms.ts';
 

@@ -1,5 +1,5 @@
 import type { Ctx } from '../context.ts';
-import { MAX_FILES_PER_UPLOAD } from '../routes/activities/upload.ts';
+import { MAX_FILES_PER_UPLOAD } from '../activities/upload.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { displayName, requireWebUser, sendHtml } from './web-common.ts';

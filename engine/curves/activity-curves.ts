@@ -18,7 +18,7 @@
 import { accumulatedWorkDuration } from './awd.ts';
 import { LEVEL_STEP } from './levels.ts';
 import { meanMaxAll } from './mean-max.ts';
-import type { Channel } from '../ingest/recording.ts';
+import type { Channel } from '../channels.ts';
 import { valueIndexed } from './value-indexed.ts';
 
 /** Bumped when the curves' definition changes: the recompute job then recomputes older rows. */

@@ -24,7 +24,8 @@ import { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { normaliseSport } from '../../lib/sports.ts';
 import { parseInstant } from '../../lib/time.ts';
-import { CHANNELS, IngestError, type Channel, type Lap, type Recording } from './recording.ts';
+import { IngestError, type Lap, type Recording } from './recording.ts';
+import { CHANNELS, type Channel } from '../channels.ts';
 import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 
 /** Columns read besides the metric channels; every other column is ignored. */

@@ -67,7 +67,7 @@
  * for which `developerFieldsConcernChannels` holds to the library path.
  */
 import type { ParsedFit } from 'fit-file-parser';
-import type { Channel } from './recording.ts';
+import type { Channel } from '../channels.ts';
 import { RECORD_FIELDS, recordFieldValue, type RecordField } from './fit-records.ts';
 
 type Fields = Record<string, unknown>;

@@ -16,7 +16,8 @@
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
 import { sportFromFit } from '../../lib/sports.ts';
-import { CHANNELS, DEVICE_SUMMARY_FIELDS, IngestError, type Channel, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording, type SwimLength } from './recording.ts';
+import { DEVICE_SUMMARY_FIELDS, IngestError, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording, type SwimLength } from './recording.ts';
+import { CHANNELS, type Channel } from '../channels.ts';
 import { leanDecodeFit, RECORD_FIELDS, type RecordField, type RecordTable } from './fit-records.ts';
 import { developerFieldsConcernChannels, readDeveloperFields } from './developer-fields.ts';
 

@@ -1,6 +1,7 @@
 import type { MetricCurves } from '../curves/activity-curves.ts';
 import type { ImplausibleCounts } from './plausible.ts';
-import type { Channel, DeviceSummary, DroppedRecords } from './recording.ts';
+import type { DeviceSummary, DroppedRecords } from './recording.ts';
+import type { Channel } from '../channels.ts';
 
 /**
  * What the ingest task (engine/ingest/ingest.ts, run in the piscina pool) returns for one file: the

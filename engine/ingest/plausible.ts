@@ -1,4 +1,5 @@
-import { CHANNELS, type Channel, type Recording } from './recording.ts';
+import { type Recording } from './recording.ts';
+import { CHANNELS, type Channel } from '../channels.ts';
 
 /**
  * Implausible samples: a value no athlete (or sensor worn by one) can produce is a glitch — a power

@@ -3,22 +3,7 @@
  * activity (a multisport FIT file gives one per session). Pure data, no I/O.
  */
 
-/** The sample channels an activity can carry (API.md Metric values that are time series). Units: W, bpm, m/s, rpm, m, degrees, °C, %, breaths/min. */
-export const CHANNELS = [
-  'power',
-  'heart_rate',
-  'speed',
-  'cadence',
-  'altitude',
-  'distance',
-  'latitude',
-  'longitude',
-  'temperature',
-  'core_temperature',
-  'smo2',
-  'respiration_rate',
-] as const;
-export type Channel = (typeof CHANNELS)[number];
+import type { Channel } from '../channels.ts';
 
 export interface Lap {
   start: Date;

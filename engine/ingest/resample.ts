@@ -1,4 +1,5 @@
-import type { Channel, Pause, Recording, SwimLength } from './recording.ts';
+import type { Pause, Recording, SwimLength } from './recording.ts';
+import type { Channel } from '../channels.ts';
 import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
 
 /**

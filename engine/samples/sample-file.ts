@@ -59,7 +59,7 @@ import {
   type DuckDBConnection,
   type DuckDBDoubleVector,
 } from '@duckdb/node-api';
-import { CHANNELS, type Channel } from '../ingest/recording.ts';
+import { CHANNELS, type Channel } from '../channels.ts';
 import { arraySourceFunction } from './array-source.ts';
 
 /** The time column of every sample file. */

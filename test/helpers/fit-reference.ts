@@ -1,5 +1,5 @@
 import { Decoder, Stream, Utils, type FitMessages } from '@garmin/fitsdk';
-import { CHANNELS, type Channel } from '../../engine/ingest/recording.ts';
+import { CHANNELS, type Channel } from '../../engine/channels.ts';
 import { sportFromFit } from '../../lib/sports.ts';
 
 // ─── The reference: what @garmin/fitsdk decodes, read independently of engine/ingest/fit.ts ────────────

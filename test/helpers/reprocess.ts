@@ -2,7 +2,7 @@ import { ingestFile } from '../../engine/ingest/ingest.ts';
 import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
 import { computeCurves, CURVES_VERSION, MEAN_MAX_METRICS, zeroFilled } from '../../engine/curves/activity-curves.ts';
 import { meanMaxAll } from '../../engine/curves/mean-max.ts';
-import type { Channel } from '../../engine/ingest/recording.ts';
+import type { Channel } from '../../engine/channels.ts';
 
 /**
  * What the `cli reprocess` tests compare with: a parse as the old ingest rules might have left it,

@@ -3,7 +3,8 @@
  * the engine with: straightforward loops over every second and every pair of samples, no shared
  * code with the engine (only its two constants, which the tests pin separately).
  */
-import type { Channel, Pause, Recording } from '../../engine/ingest/recording.ts';
+import type { Pause, Recording } from '../../engine/ingest/recording.ts';
+import type { Channel } from '../../engine/channels.ts';
 import { MAX_FILL_SECONDS, STANDSTILL_SPEED } from '../../engine/ingest/resample.ts';
 
 export interface ReferenceGrid {

@@ -1,15 +1,16 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Ctx, Deps } from '../../context.ts';
+import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { NotFound } from '../../errors.ts';
 import { ActivityDetails } from '../../resources/activities-traces.ts';
-import { deleteActivity, findActivity } from '../../../db/activities.ts';
+import { removeActivity } from '../../activities/remove-activity.ts';
+import { findActivity } from '../../../db/activities.ts';
 import { linkedActivity } from '../../traces/links.ts';
 import { findSource } from '../../../db/sources.ts';
 import { isUuid } from '../../../lib/ids.ts';
-import { originalPath, removeFiles, samplePath } from '../../../lib/storage.ts';
+import { originalPath } from '../../../lib/storage.ts';
 import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
 
 export const ActivityParams = z.object({ activity_id: z.string() });
@@ -101,20 +102,3 @@ export const deleteActivityRoute = defineRoute(
   },
 );
 
-/**
- * Delete one of a user's activities with its files, and its samples from the user's channel columns
- * (a tombstone, its bytes overwritten with zeros); false when there is none. Shared with the web page.
- */
-export async function removeActivity(deps: Deps, userId: string, id: string): Promise<boolean> {
-  const { db, config } = deps;
-  const removed = isUuid(id) ? await deleteActivity(db, userId, id, deps.now()) : undefined;
-  if (!removed) return false;
-  const { activity, source } = removed;
-  await removeFiles([
-    samplePath(config.DATA_DIR, activity.user_id, activity.id),
-    ...(source ? [originalPath(config.DATA_DIR, source.user_id, source.id, source.type)] : []),
-  ]);
-  // The row is gone, so no request trusts the entry any more; this removes the bytes themselves.
-  await deps.engine.columns.remove(activity.user_id, [activity.id]).catch((err: unknown) => deps.log.warn('could not remove an activity from the channel columns', { activity_id: activity.id, err }));
-  return true;
-}

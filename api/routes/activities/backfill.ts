@@ -1,22 +1,16 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
-import { assertQueueReachable, Conflict, UnprocessableEntity } from '../../errors.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
-import { backfillInProgress, deleteUnstartedBackfill, earliestActivityStart, latestBackfill, startBackfill } from '../../../db/backfills.ts';
-import type { Backfill } from '../../../db/database.ts';
+import { earliestActivityStart, latestBackfill } from '../../../db/backfills.ts';
+import { refuseWhileImporting, startArchiveBackfill } from '../../activities/backfill.ts';
 import { watchBackfill } from '../../../db/backfill-progress.ts';
-import { archivePath, moveInto, removeFiles } from '../../../lib/storage.ts';
 import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
-import { enqueueBackfill } from '../../../workers/queues.ts';
 
 const BackfillForm = z
   .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
   .meta({ id: 'BackfillUpload' });
-
-const busy = (running: Backfill) =>
-  new Conflict(`A history import (${running.id}, ${running.filename}) is still ${running.status}: imports run one at a time; follow it on GET /api/v1/activities/backfill-status and send this one when it has completed`);
 
 export const startBackfillRoute = defineRoute(
   {
@@ -46,32 +40,12 @@ export const startBackfillRoute = defineRoute(
     },
   },
   async (ctx) => {
-    const { db, config, queues } = ctx.deps;
     const userId = ctx.state.principal!.userId;
-    // Refused before the archive is read when the answer is already known; startBackfill decides races.
-    const running = await backfillInProgress(db, userId);
-    if (running) throw busy(running);
-    const body = await readMultipart(ctx, { fileField: 'archive', maxFiles: 1, maxFileBytes: config.BACKFILL_MAX_ARCHIVE_BYTES, fields: [] });
+    // Refused before the archive is read when the answer is already known; startArchiveBackfill decides races.
+    await refuseWhileImporting(ctx.deps, userId);
+    const body = await readMultipart(ctx, { fileField: 'archive', maxFiles: 1, maxFileBytes: ctx.deps.config.BACKFILL_MAX_ARCHIVE_BYTES, fields: [] });
     try {
-      const [archive] = body.files;
-      if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
-      assertQueueReachable(ctx.deps);
-      const started = await startBackfill(db, { user_id: userId, origin: 'api', filename: archive.filename.slice(0, 255) });
-      if ('busy' in started) throw busy(started.busy);
-      const { backfill } = started;
-      const stored = archivePath(config.DATA_DIR, backfill.id);
-      try {
-        await moveInto(archive.path, stored);
-        await enqueueBackfill(queues, backfill.id);
-      } catch (err) {
-        // Redis went away meanwhile: take the backfill back, so the client's retry is not refused
-        // with 409 by a backfill nobody will scan. Should that fail too (PostgreSQL down as well),
-        // housekeeping queues the scan once the backfill is stale.
-        await deleteUnstartedBackfill(db, backfill.id)
-          .then(() => removeFiles([stored]))
-          .catch(() => {});
-        throw err;
-      }
+      const backfill = await startArchiveBackfill(ctx.deps, userId, body.files[0]);
       ctx.status = 202;
       ctx.body = backfillOut(backfill);
     } finally {

@@ -1,7 +1,7 @@
 // GET and POST /settings/applications: the user's applications, and creating one.
 import type { Ctx } from '../../context.ts';
 import { createApplication, listOwnedApplications, SlugTakenError, updateApplication } from '../../../db/applications.ts';
-import { assertSameOrigin } from '../../middleware/origin-check.ts';
+import { assertSameOrigin } from '../../auth/origin-check.ts';
 import { registeredRedirectUris } from '../../applications/model.ts';
 import { formBody } from '../forms.ts';
 import { queryNotice, requireWebUser, sendHtml } from '../web-common.ts';
