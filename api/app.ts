@@ -25,18 +25,8 @@ import { profileRoutes } from './routes/profile/index.ts';
 import { traceRoutes } from './routes/traces/index.ts';
 import { dailyRoutes } from './routes/dailies/index.ts';
 import { docsPage, favicon, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './routes/docs.ts';
-import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './web/accounts.ts';
-import { authorizeRoute, decide } from './web/authorize.ts';
-import { changePassword, saveName, showSettings } from './web/settings.ts';
-import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './web/applications/index.ts';
-import { createToken, revokeToken, showTokens } from './web/tokens.ts';
-import { revokeConnection, showConnections } from './web/connections.ts';
-import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './web/directory.ts';
-import { deleteActivityFromForm, showActivities, showActivity } from './web/activities.ts';
-import { deleteDailyFromForm, deleteTraceFromForm, showData } from './web/data.ts';
-import { showUpload } from './web/upload.ts';
-import { showCurves } from './web/curves.ts';
-import { home } from './web/home.ts';
+import { authorizeRoute } from './web/authorize.ts';
+import { addWebPages } from './web/routes.ts';
 
 /** Every API operation, in the order the OpenAPI document lists them. */
 export const apiRoutes: Route[] = [
@@ -82,41 +72,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   router.get('/static/vendor/:file', vendorAsset);
   router.get('/favicon.ico', favicon);
 
-  router.get('/', home);
-  router.get('/signup', showSignUp);
-  router.post('/signup', submitSignUp);
-  router.get('/signin', showSignIn);
-  router.post('/signin', submitSignIn);
-  router.post('/signout', signOut);
-  router.post('/oauth/authorize/decision', decide);
-  router.get('/settings', showSettings);
-  router.post('/settings/profile', saveName);
-  router.post('/settings/password', changePassword);
-  router.get('/settings/applications', showApplications);
-  router.post('/settings/applications', createApplicationFromForm);
-  router.get('/settings/applications/:id', showApplication);
-  router.post('/settings/applications/:id', saveApplication);
-  router.post('/settings/applications/:id/secrets', createSecret);
-  router.post('/settings/applications/:id/secrets/:secretId/revoke', revokeSecret);
-  router.post('/settings/applications/:id/delete', deleteApplicationFromForm);
-  router.post('/settings/applications/:id/webhooks/test', sendTestEvent);
-  router.get('/settings/tokens', showTokens);
-  router.post('/settings/tokens', createToken);
-  router.post('/settings/tokens/:id/revoke', revokeToken);
-  router.get('/settings/connections', showConnections);
-  router.post('/settings/connections/:id/revoke', revokeConnection);
-  router.get('/upload', showUpload);
-  router.get('/activities', showActivities);
-  router.get('/activities/:id', showActivity);
-  router.post('/activities/:id/delete', deleteActivityFromForm);
-  router.get('/curves', showCurves);
-  router.get('/data', showData);
-  router.post('/data/traces/:id/delete', deleteTraceFromForm);
-  router.post('/data/dailies/:measure/:date/delete', deleteDailyFromForm);
-  router.get('/apps', showDirectory);
-  router.get('/pages/:slug/', showApplicationPage);
-  router.get('/pages/:slug', redirectToPage);
-  router.get('/privacy/client-side', clientSidePrivacy);
+  addWebPages(router);
 
   const body = koaBody({
     json: true,

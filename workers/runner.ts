@@ -4,9 +4,6 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { POOL_CLOSE_TIMEOUT_MS, type Lifecycle } from '../lib/lifecycle.ts';
 import { gateOnMemory } from './memory-gate.ts';
-
-/** How often a worker process compares its memory with WORKER_MAX_RSS_MB. */
-const MEMORY_CHECK_MS = 1_000;
 import { createDb, type Db } from '../db/database.ts';
 import { createRedis, waitForRedis } from './connections.ts';
 import { createQueues, closeQueues, QUEUE_NAMES } from './queues.ts';
@@ -24,6 +21,9 @@ import { createSampleStore, type SampleStore } from '../engine/samples/sample-fi
 import { createChannelColumns, type ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { columnsDir } from '../lib/storage.ts';
 import { advisoryLock } from '../db/locks.ts';
+
+/** How often a worker process compares its memory with WORKER_MAX_RSS_MB. */
+const MEMORY_CHECK_MS = 1_000;
 
 /** The relay's fallback poll of the outbox (a NOTIFY wakes it at once otherwise). */
 const EVENT_RELAY_POLL_MS = 5_000;

@@ -1,0 +1,57 @@
+import type { Router } from '@koa/router';
+import type { AppContextExtras, AppState } from '../context.ts';
+import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './accounts.ts';
+import { decide } from './authorize.ts';
+import { changePassword, saveName, showSettings } from './settings.ts';
+import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './applications/index.ts';
+import { createToken, revokeToken, showTokens } from './tokens.ts';
+import { revokeConnection, showConnections } from './connections.ts';
+import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './directory.ts';
+import { deleteActivityFromForm, showActivities, showActivity } from './activities.ts';
+import { deleteDailyFromForm, deleteTraceFromForm, showData } from './data.ts';
+import { showUpload } from './upload.ts';
+import { showCurves } from './curves.ts';
+import { home } from './home.ts';
+
+/**
+ * The web pages and their forms, by path: what a reader looks up to find a page's module. Server-
+ * rendered, same-origin only (their forms check the Origin, api/auth/origin-check.ts); the API's
+ * operations are registered from their specs in api/app.ts (GET /oauth/authorize among them).
+ */
+export function addWebPages(router: Router<AppState, AppContextExtras>): void {
+  router.get('/', home);
+  router.get('/signup', showSignUp);
+  router.post('/signup', submitSignUp);
+  router.get('/signin', showSignIn);
+  router.post('/signin', submitSignIn);
+  router.post('/signout', signOut);
+  router.post('/oauth/authorize/decision', decide);
+  router.get('/settings', showSettings);
+  router.post('/settings/profile', saveName);
+  router.post('/settings/password', changePassword);
+  router.get('/settings/applications', showApplications);
+  router.post('/settings/applications', createApplicationFromForm);
+  router.get('/settings/applications/:id', showApplication);
+  router.post('/settings/applications/:id', saveApplication);
+  router.post('/settings/applications/:id/secrets', createSecret);
+  router.post('/settings/applications/:id/secrets/:secretId/revoke', revokeSecret);
+  router.post('/settings/applications/:id/delete', deleteApplicationFromForm);
+  router.post('/settings/applications/:id/webhooks/test', sendTestEvent);
+  router.get('/settings/tokens', showTokens);
+  router.post('/settings/tokens', createToken);
+  router.post('/settings/tokens/:id/revoke', revokeToken);
+  router.get('/settings/connections', showConnections);
+  router.post('/settings/connections/:id/revoke', revokeConnection);
+  router.get('/upload', showUpload);
+  router.get('/activities', showActivities);
+  router.get('/activities/:id', showActivity);
+  router.post('/activities/:id/delete', deleteActivityFromForm);
+  router.get('/curves', showCurves);
+  router.get('/data', showData);
+  router.post('/data/traces/:id/delete', deleteTraceFromForm);
+  router.post('/data/dailies/:measure/:date/delete', deleteDailyFromForm);
+  router.get('/apps', showDirectory);
+  router.get('/pages/:slug/', showApplicationPage);
+  router.get('/pages/:slug', redirectToPage);
+  router.get('/privacy/client-side', clientSidePrivacy);
+}
