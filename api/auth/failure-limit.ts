@@ -1,10 +1,11 @@
 import type { Ctx, Deps } from '../context.ts';
 import { TooManyRequests } from '../errors.ts';
 import { addressKey } from './client-address.ts';
+import { WindowCounters, type WindowStanding } from './throttle.ts';
 
 /**
  * Failed credentials per client address (./client-address.ts: an IPv6 client is its /64), counted in
- * Redis over a fixed window so that every API process shares them: AUTH_FAILURE_LIMIT per
+ * Redis over a fixed window (./throttle.ts's WindowCounters) so that every API process shares them: AUTH_FAILURE_LIMIT per
  * AUTH_FAILURE_WINDOW_SECONDS. What counts: a token-endpoint request refused (400, 401), a bearer token
  * that is malformed, not signed by us or revoked; not an expired token of ours (its client refreshes)
  * and never a success, so a platform refreshing thousands of users' tokens from one server pays
@@ -17,10 +18,10 @@ import { addressKey } from './client-address.ts';
  * (`RateLimit-Policy: <limit>;w=<window>`, `RateLimit-Limit`, `-Remaining`, `-Reset`). Redis
  * unreachable: nothing is counted (the credential checks themselves still run).
  */
-export interface FailureStanding {
-  /** Failures in the current window, and seconds until it ends. */
-  count: number;
-  reset: number;
+export type FailureStanding = WindowStanding;
+
+function counters(deps: Deps): WindowCounters {
+  return new WindowCounters(deps.redis, deps.config.AUTH_FAILURE_WINDOW_SECONDS, 'Authentication');
 }
 
 function keyOf(deps: Deps, ip: string): string {
@@ -39,32 +40,14 @@ export function failureHeaders(deps: Deps, s: FailureStanding): Record<string, s
 
 /** The address's failures so far (a Redis read); undefined when there is no limit or Redis does not answer. */
 export async function failureStanding(ctx: Ctx): Promise<FailureStanding | undefined> {
-  const { deps } = ctx;
-  if (!deps.config.AUTH_FAILURE_LIMIT) return undefined;
-  const key = keyOf(deps, ctx.ip);
-  try {
-    const replies = await deps.redis.multi().get(key).ttl(key).exec();
-    const [count, ttl] = (replies ?? []).map(([err, value]) => (err ? undefined : value));
-    return { count: Number(count ?? 0), reset: Number(ttl) > 0 ? Number(ttl) : 0 };
-  } catch {
-    return undefined;
-  }
+  if (!ctx.deps.config.AUTH_FAILURE_LIMIT) return undefined;
+  return counters(ctx.deps).standing(keyOf(ctx.deps, ctx.ip)).catch(() => undefined);
 }
 
 /** Count one failure of the address; its standing after it (undefined without a limit or Redis). */
 export async function recordFailure(ctx: Ctx): Promise<FailureStanding | undefined> {
-  const { deps } = ctx;
-  const { AUTH_FAILURE_LIMIT: limit, AUTH_FAILURE_WINDOW_SECONDS: window } = deps.config;
-  if (!limit) return undefined;
-  const key = keyOf(deps, ctx.ip);
-  try {
-    const replies = await deps.redis.multi().incr(key).expire(key, window, 'NX').ttl(key).exec();
-    const count = Number(replies?.[0]?.[1] ?? 0);
-    const ttl = Number(replies?.[2]?.[1] ?? window);
-    return { count, reset: ttl > 0 ? ttl : window };
-  } catch {
-    return undefined;
-  }
+  if (!ctx.deps.config.AUTH_FAILURE_LIMIT) return undefined;
+  return counters(ctx.deps).count(keyOf(ctx.deps, ctx.ip)).catch(() => undefined);
 }
 
 /** The address is past its budget (`count` over the limit). */

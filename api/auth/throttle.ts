@@ -2,11 +2,18 @@ import type { Redis } from 'ioredis';
 import { ServiceUnavailable } from '../errors.ts';
 import { addressKey } from './client-address.ts';
 
+/** A counter's count in its window, and the seconds until the window ends (0: no window running). */
+export interface WindowStanding {
+  count: number;
+  reset: number;
+}
+
 /**
  * Counters in Redis over a fixed window (the first count starts it), so that a limit holds across
- * every API process. Redis being unreachable is a 503: the limit is never skipped.
+ * every API process. Redis being unreachable is a 503: the limit is never skipped (a caller that
+ * would rather skip it catches the ServiceUnavailable: ./failure-limit.ts).
  */
-class WindowCounters {
+export class WindowCounters {
   constructor(
     private readonly redis: Redis,
     private readonly windowSeconds: number,
@@ -26,6 +33,18 @@ class WindowCounters {
     const tx = this.redis.multi();
     for (const key of keys) tx.incr(key).expire(key, this.windowSeconds, 'NX');
     await this.#run(async () => unwrap(await tx.exec()));
+  }
+
+  /** One counter's standing. */
+  async standing(key: string): Promise<WindowStanding> {
+    const [count, ttl] = await this.#run(async () => unwrap(await this.redis.multi().get(key).ttl(key).exec()));
+    return { count: Number(count ?? 0), reset: Math.max(0, Number(ttl)) };
+  }
+
+  /** Count one more on `key`; its standing after. */
+  async count(key: string): Promise<WindowStanding> {
+    const [count, , ttl] = await this.#run(async () => unwrap(await this.redis.multi().incr(key).expire(key, this.windowSeconds, 'NX').ttl(key).exec()));
+    return { count: Number(count), reset: Number(ttl) > 0 ? Number(ttl) : this.windowSeconds };
   }
 
   async clear(key: string): Promise<void> {
