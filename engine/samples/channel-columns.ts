@@ -239,20 +239,18 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
           if (whole !== logBytes.length) await log.truncate(whole);
           const live = replayLog(logBytes.subarray(0, whole));
           const { size } = await values.stat();
-          const gone = [...keys].map((k) => live.get(k)).filter((r): r is ColumnRecord => r !== undefined);
-          if (!gone.length) return;
-          for (const r of gone) {
-            const bytes = Math.min(r.samples * r.width, size - r.offset);
-            if (bytes > 0) await writeAll(values, Buffer.alloc(bytes), r.offset);
-            live.delete(r.key);
+          const gone = recordsOf(live, keys);
+          if (gone.length) {
+            await zeroRecords(values, gone, size);
+            for (const r of gone) live.delete(r.key);
+            await writeAll(log, encodeRecords(gone.map((r) => ({ ...r, width: 0 }))), whole);
+            await compactIfWorthIt(dir, channel, g, live, size);
           }
-          await writeAll(log, encodeRecords(gone.map((r) => ({ ...r, width: 0 }))), whole);
-          await compactIfWorthIt(dir, channel, g, live, size);
         } finally {
           await Promise.all([values.close(), log.close()]);
         }
         // The generations before (kept for readers in flight until the next compaction) hold them too.
-        for (const older of await olderGenerations(dir, channel, g.gen)) await zeroEntries(older, keys);
+        for (const gen of generationsBefore(names, channel, g.gen)) await zeroEntries(generation(dir, channel, gen), keys);
       });
     }
   }
@@ -362,9 +360,9 @@ async function compactIfWorthIt(dir: string, channel: string, g: Generation, liv
     await rm(tmp, { force: true }).catch(() => undefined);
     return;
   }
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const m = /^(.+)\.(\d+)\.(values|log)$/.exec(name);
-    if (m && m[1] === channel && Number(m[2]) < g.gen) await rm(path.join(dir, name), { force: true }).catch(() => undefined);
+  for (const gen of generationsBefore(await readdir(dir).catch(() => [] as string[]), channel, g.gen)) {
+    const old = generation(dir, channel, gen);
+    await Promise.all([old.values, old.log].map((file) => rm(file, { force: true }).catch(() => undefined)));
   }
 }
 
@@ -393,31 +391,39 @@ async function compactInto(g: Generation, next: Generation, tmp: string, live: M
   await rename(tmp, next.values);
 }
 
-/** The generations of `channel` before `gen` still on disk. */
-async function olderGenerations(dir: string, channel: string, gen: number): Promise<Generation[]> {
+/** The generations of `channel` before `gen` among a directory's file names (their values or log file still there). */
+function generationsBefore(names: readonly string[], channel: string, gen: number): number[] {
   const gens = new Set<number>();
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const m = /^(.+)\.(\d+)\.values$/.exec(name);
+  for (const name of names) {
+    const m = /^(.+)\.(\d+)\.(values|log)$/.exec(name);
     if (m && m[1] === channel && Number(m[2]) < gen) gens.add(Number(m[2]));
   }
-  return [...gens].map((n) => generation(dir, channel, n));
+  return [...gens];
 }
 
-/** Overwrite with zeros the bytes of the entries `keys` name in an older generation (its log is left as it is: nobody appends to it). */
+/** The live records among `keys`. */
+function recordsOf(live: ReadonlyMap<string, ColumnRecord>, keys: ReadonlySet<string>): ColumnRecord[] {
+  return [...keys].map((k) => live.get(k)).filter((r): r is ColumnRecord => r !== undefined);
+}
+
+/** Overwrite the records' bytes with zeros (within the file's `size`). */
+async function zeroRecords(values: FileHandle, records: readonly ColumnRecord[], size: number): Promise<void> {
+  for (const r of records) {
+    const bytes = Math.min(r.samples * r.width, size - r.offset);
+    if (bytes > 0) await writeAll(values, Buffer.alloc(bytes), r.offset);
+  }
+}
+
+/** Zeros over the entries `keys` name in an older generation (its log is left as it is: nobody appends to it). */
 async function zeroEntries(g: Generation, keys: ReadonlySet<string>): Promise<void> {
   const logBytes = await readFile(g.log).catch(() => undefined);
   if (!logBytes) return;
-  const live = replayLog(logBytes.subarray(0, logBytes.length - (logBytes.length % RECORD_BYTES)));
-  const hit = [...keys].map((k) => live.get(k)).filter((r): r is ColumnRecord => r !== undefined);
+  const hit = recordsOf(replayLog(logBytes.subarray(0, logBytes.length - (logBytes.length % RECORD_BYTES))), keys);
   if (!hit.length) return;
   const values = await open(g.values, 'r+').catch(() => undefined);
   if (!values) return;
   try {
-    const { size } = await values.stat();
-    for (const r of hit) {
-      const bytes = Math.min(r.samples * r.width, size - r.offset);
-      if (bytes > 0) await writeAll(values, Buffer.alloc(bytes), r.offset);
-    }
+    await zeroRecords(values, hit, (await values.stat()).size);
   } finally {
     await values.close();
   }
