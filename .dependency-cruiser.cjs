@@ -10,6 +10,15 @@ const upward = layers.slice(0, -1).map((layer, i) => ({
   to: { path: `^(${layers.slice(i + 1).join('|')})/` },
 }));
 
+/** [name, from, to, why]: `from` may not import `to`. */
+const floors = [
+  ['middleware-renders-no-page', '^api/middleware/', '^api/web/', 'api/middleware/ is beneath the web pages: the error handler renders pages through the function app.ts gives it (api/web/error-page.ts)'],
+  ['web-imports-no-route', '^api/web/', '^api/routes/', 'web pages call what the routes call (api/activities/, api/auth/, …), never a route module'],
+  ['guards-beneath-middleware', '^api/auth/', '^api/(middleware|web)/', 'api/auth/ (tokens, sessions, guards such as origin-check) imports nothing from api/middleware/ or api/web/'],
+  ['curves-beneath-ingest', '^engine/curves/', '^engine/ingest/', 'engine/curves/ computes on arrays and knows nothing of parsing; the channel vocabulary is engine/channels.ts'],
+  ['samples-beneath-ingest', '^engine/samples/', '^engine/ingest/', 'engine/samples/ stores and reads channels; it imports nothing from engine/ingest/'],
+].map(([name, from, to, comment]) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } }));
+
 module.exports = {
   forbidden: [
     {
@@ -22,41 +31,7 @@ module.exports = {
     ...upward,
     // Floors inside api/ and engine/ (scripts/check-floors.ts checks, in general, that no two of their
     // sub-folders import each other; these name the directions that matter most).
-    {
-      name: 'middleware-renders-no-page',
-      comment: 'api/middleware/ is beneath the web pages: the error handler renders pages through the function app.ts gives it (api/web/error-page.ts)',
-      severity: 'error',
-      from: { path: '^api/middleware/' },
-      to: { path: '^api/web/' },
-    },
-    {
-      name: 'web-imports-no-route',
-      comment: 'web pages call what the routes call (api/activities/, api/auth/, …), never a route module',
-      severity: 'error',
-      from: { path: '^api/web/' },
-      to: { path: '^api/routes/' },
-    },
-    {
-      name: 'guards-beneath-middleware',
-      comment: 'api/auth/ (tokens, sessions, guards such as origin-check) imports nothing from api/middleware/ or api/web/',
-      severity: 'error',
-      from: { path: '^api/auth/' },
-      to: { path: '^api/(middleware|web)/' },
-    },
-    {
-      name: 'curves-beneath-ingest',
-      comment: 'engine/curves/ computes on arrays and knows nothing of parsing; the channel vocabulary is engine/channels.ts',
-      severity: 'error',
-      from: { path: '^engine/curves/' },
-      to: { path: '^engine/ingest/' },
-    },
-    {
-      name: 'samples-beneath-ingest',
-      comment: 'engine/samples/ stores and reads channels; it imports nothing from engine/ingest/',
-      severity: 'error',
-      from: { path: '^engine/samples/' },
-      to: { path: '^engine/ingest/' },
-    },
+    ...floors,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -3,6 +3,9 @@ import { DependencyUnavailable, HttpError, InsufficientStorage, isDiskFull, Payl
 import { isOutage } from '../../lib/outage.ts';
 import { OAuthError } from '../oauth/errors.ts';
 
+/** The HTML page of an error for a browser (api/web/error-page.ts), given to the handler by the app: middleware renders no page itself. */
+export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, dependencyDown: boolean) => Promise<string>;
+
 /**
  * The only place errors become responses. HttpErrors (status < 500) show their detail; anything
  * else is logged with its stack and answered with a bare 500: no stack trace or message leaks.
@@ -11,9 +14,6 @@ import { OAuthError } from '../oauth/errors.ts';
  * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
  * client retries, /readyz says which dependency is down. A full disk is a 507, logged as an error.
  */
-/** The HTML page of an error for a browser (api/web/error-page.ts), given to the handler by the app: middleware renders no page itself. */
-export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, dependencyDown: boolean) => Promise<string>;
-
 export const errorHandler = (renderPage: ErrorPageRenderer): Mw => async function errorHandler(ctx, next) {
   try {
     await next();
