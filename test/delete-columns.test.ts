@@ -78,6 +78,6 @@ test('a deletion whose column removal did not happen is swept by the next housek
   t.deepEqual(await filesHolding(user.id, gridBytes(12)), []);
   t.deepEqual(await filesHolding(user.id, powerBytes(11)), ['power.1.values'], 'the other ride stays');
   const again = await run({ data: { task: 'purge-expired' } } as Job<HousekeepingJob>);
-  t.true(again.columnSweeps >= 1, 'idempotent: a second run finds nothing more to remove');
+  t.true(again.columnSweeps >= 1, 'a second run sweeps again, harmlessly');
   t.deepEqual(await filesHolding(user.id, powerBytes(11)), ['power.1.values']);
 });
