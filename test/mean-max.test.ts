@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { parseFit } from '../engine/ingest/fit.ts';
 import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/curves/mean-max.ts';
 import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
-import { findTemplate } from '../engine/curves/mean-max-template.ts';
+import { findTemplate } from '../engine/curves/mean-max/template.ts';
 import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 
@@ -575,7 +575,7 @@ test('any floor gives the no-floor curve wherever it is beaten, NaN / −1 elsew
 });
 
 /**
- * The periodic template of the bound (engine/curves/mean-max-template.ts): taken when the search
+ * The periodic template of the bound (engine/curves/mean-max/template.ts): taken when the search
  * sums too many windows of a periodic series. The bound holds for any template, so the answers
  * must equal the plain scan whether the template fits (noisy periodic series, integer and float),
  * fits half the series (periodic, then a ride), or drifts (a period that is not a whole number).

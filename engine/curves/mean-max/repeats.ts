@@ -1,5 +1,5 @@
 /**
- * Exact repetition in a series, for the mean-max kernel (engine/curves/mean-max.ts): starts that
+ * Exact repetition in a series, for the mean-max kernel (engine/curves/mean-max.ts; the sleep it gives a block: settle.ts): starts that
  * cannot be the best because a start `p` samples away is at least as good, at whole ranges of
  * durations at once.
  *

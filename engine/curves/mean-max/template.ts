@@ -1,5 +1,5 @@
 /**
- * A periodic template for the mean-max kernel's block bound (engine/curves/mean-max.ts, step 3).
+ * A periodic template for the mean-max kernel's block bound (bound.ts beside this file).
  *
  * The kernel bounds a block's windows with Q[k] = P[k] − a·k: P[i+d] − P[i] = a·d + Q[i+d] − Q[i].
  * On a periodic signal (ERG intervals, a square wave, a sine) Q swings by the signal's amplitude
