@@ -12,11 +12,36 @@ const upward = layers.slice(0, -1).map((layer, i) => ({
 
 /** [name, from, to, why]: `from` may not import `to`. */
 const floors = [
-  ['middleware-renders-no-page', '^api/middleware/', '^api/web/', 'api/middleware/ is beneath the web pages: the error handler renders pages through the function app.ts gives it (api/web/error-page.ts)'],
-  ['web-imports-no-route', '^api/web/', '^api/routes/', 'web pages call what the routes call (api/activities/, api/auth/, …), never a route module'],
-  ['guards-beneath-middleware', '^api/auth/', '^api/(middleware|web)/', 'api/auth/ (tokens, sessions, guards such as origin-check) imports nothing from api/middleware/ or api/web/'],
-  ['curves-beneath-ingest', '^engine/curves/', '^engine/ingest/', 'engine/curves/ computes on arrays and knows nothing of parsing; the channel vocabulary is engine/channels.ts'],
-  ['samples-beneath-ingest', '^engine/samples/', '^engine/ingest/', 'engine/samples/ stores and reads channels; it imports nothing from engine/ingest/'],
+  [
+    'middleware-renders-no-page',
+    '^api/middleware/',
+    '^api/web/',
+    'api/middleware/ is beneath the web pages: the error handler renders pages through the function app.ts gives it (api/web/error-page.ts)',
+  ],
+  [
+    'web-imports-no-route',
+    '^api/web/',
+    '^api/routes/',
+    'web pages call what the routes call (api/activities/, api/auth/, …), never a route module',
+  ],
+  [
+    'guards-beneath-middleware',
+    '^api/auth/',
+    '^api/(middleware|web)/',
+    'api/auth/ (tokens, sessions, guards such as origin-check) imports nothing from api/middleware/ or api/web/',
+  ],
+  [
+    'curves-beneath-ingest',
+    '^engine/curves/',
+    '^engine/ingest/',
+    'engine/curves/ computes on arrays and knows nothing of parsing; the channel vocabulary is engine/channels.ts',
+  ],
+  [
+    'samples-beneath-ingest',
+    '^engine/samples/',
+    '^engine/ingest/',
+    'engine/samples/ stores and reads channels; it imports nothing from engine/ingest/',
+  ],
 ].map(([name, from, to, comment]) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } }));
 
 module.exports = {

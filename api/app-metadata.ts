@@ -27,7 +27,9 @@ function checkAppMetadata(contentIsJson: boolean, body: unknown, maxBytes: numbe
   const size = Buffer.byteLength(JSON.stringify(body));
   if (size > maxBytes) throw new PayloadTooLarge(`app_metadata is ${size} bytes; at most ${maxBytes} are allowed`);
   if (jsonDepth(body) > APP_METADATA_MAX_DEPTH) {
-    throw new UnprocessableEntity([{ loc: ['body'], msg: `app_metadata may be at most ${APP_METADATA_MAX_DEPTH} levels deep`, type: 'value_error.depth' }]);
+    throw new UnprocessableEntity([
+      { loc: ['body'], msg: `app_metadata may be at most ${APP_METADATA_MAX_DEPTH} levels deep`, type: 'value_error.depth' },
+    ]);
   }
   return body as Record<string, unknown>;
 }

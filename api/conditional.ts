@@ -99,7 +99,8 @@ export const VALIDATOR_HEADERS = {
   ETag:
     'A strong validator of this representation (`W/"…"` when the answer is compressed): send it in `If-None-Match` to be answered 304 ' +
     'without a body while nothing it shows changed',
-  'Cache-Control': '`private, no-cache`: a cache may keep the answer for this user only, and must revalidate it (If-None-Match) before each use',
+  'Cache-Control':
+    '`private, no-cache`: a cache may keep the answer for this user only, and must revalidate it (If-None-Match) before each use',
 } as const;
 
 export const NOT_MODIFIED: ResponseSpec = {

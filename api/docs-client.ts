@@ -22,7 +22,7 @@ export function ensureDocsClient(db: Db, config: Config): Promise<void> {
   return upsertBuiltinApplication(db, {
     id: DOCS_CLIENT_ID,
     name: 'API reference (Swagger UI)',
-    description: 'This service\'s API reference at /docs: try the API on your own data from your browser.',
+    description: "This service's API reference at /docs: try the API on your own data from your browser.",
     url: `${config.BASE_URL}/docs`,
     image: `${config.BASE_URL}/docs/assets/favicon-32x32.png`,
     privacy_statement: clientSidePrivacyUrl(config),

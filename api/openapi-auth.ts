@@ -15,8 +15,8 @@ export function oauth2Scheme(baseUrl: string) {
     type: 'oauth2',
     description:
       'The authorization code flow with PKCE (S256), or a client secret for confidential clients. Access tokens last 15 minutes; ' +
-      '`offline_access` adds a refresh token. In this page\'s Authorize dialog, the built-in client `api-docs` needs no secret; it always shows the ' +
-      'consent screen, accepts only this page\'s own redirect URI and gets no refresh token (`offline_access` is left out of what it is granted).',
+      "`offline_access` adds a refresh token. In this page's Authorize dialog, the built-in client `api-docs` needs no secret; it always shows the " +
+      "consent screen, accepts only this page's own redirect URI and gets no refresh token (`offline_access` is left out of what it is granted).",
     flows: {
       authorizationCode: {
         authorizationUrl: `${baseUrl}/oauth/authorize`,
@@ -36,11 +36,7 @@ export function oauth2Scheme(baseUrl: string) {
 export function operationSecurity(auth: AuthRequirement): Record<string, string[]>[] {
   if (auth === 'none') return [];
   const scopes = [...auth.scopes];
-  return [
-    { bearer: scopes },
-    ...(auth.firstParty ? [] : [{ oauth2: scopes }]),
-    ...(auth.appOnly ? [] : [{ cookie: scopes }]),
-  ];
+  return [{ bearer: scopes }, ...(auth.firstParty ? [] : [{ oauth2: scopes }]), ...(auth.appOnly ? [] : [{ cookie: scopes }])];
 }
 
 export const REFRESHED_TOKEN_HEADER = 'refreshed-token';
@@ -49,7 +45,7 @@ export const REFRESHED_TOKEN_HEADER = 'refreshed-token';
 export const sessionHeaders = {
   component: {
     description:
-      'Present when the request was authenticated by the web session\'s cookie `token` and its access token had expired: the new access ' +
+      "Present when the request was authenticated by the web session's cookie `token` and its access token had expired: the new access " +
       'token (also set in the cookie). Error answers never carry it.',
     schema: { type: 'string' },
   },
@@ -60,12 +56,15 @@ export const sessionHeaders = {
 };
 
 export const TAGS = [
-  { name: 'activities', description: 'Recorded sessions: upload, history import, sources, reads, time series and curves (Parquet or JSON)' },
+  {
+    name: 'activities',
+    description: 'Recorded sessions: upload, history import, sources, reads, time series and curves (Parquet or JSON)',
+  },
   { name: 'traces', description: 'Single timestamped measurements (lactate, power, heart rate, RPE, notes…)' },
   { name: 'dailies', description: 'One value per calendar day for a named measure (body mass, resting heart rate, HRV…)' },
-  { name: 'profile', description: 'Tags, sports, template week, intensity-duration model and the profile\'s app metadata' },
+  { name: 'profile', description: "Tags, sports, template week, intensity-duration model and the profile's app metadata" },
   { name: 'applications', description: 'OAuth applications of the signed-in user (first-party credentials only)' },
   { name: 'oauth', description: 'The OAuth 2.0 authorization server: authorization, tokens, revocation, userinfo, discovery, JWKS' },
   { name: 'operations', description: 'Health and readiness probes' },
-  { name: 'webhooks', description: 'What an application\'s webhook endpoints receive' },
+  { name: 'webhooks', description: "What an application's webhook endpoints receive" },
 ];

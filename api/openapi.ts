@@ -13,7 +13,13 @@ type JsonSchema = Record<string, unknown>;
 export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: string }) {
   const components: Record<string, JsonSchema> = {};
   const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline', override: applyWireSchema }) as JsonSchema;
+    const json = z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      reused: 'inline',
+      override: applyWireSchema,
+    }) as JsonSchema;
     delete json.$schema;
     const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
     delete json.$defs;
@@ -27,7 +33,8 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
   };
   // One name, one shape: a schema whose input and output differ must not silently replace the other.
   const register = (id: string, schema: JsonSchema) => {
-    if (components[id] && JSON.stringify(components[id]) !== JSON.stringify(schema)) throw new Error(`OpenAPI: two different schemas are named ${id}`);
+    if (components[id] && JSON.stringify(components[id]) !== JSON.stringify(schema))
+      throw new Error(`OpenAPI: two different schemas are named ${id}`);
     components[id] = schema;
   };
   toSchema(HTTPValidationErrorSchema, 'output');
@@ -38,7 +45,8 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
     const methods = Array.isArray(spec.method) ? spec.method : [spec.method];
     for (const method of methods) {
       (paths[spec.path] ??= {})[method] = operation(spec, toSchema, methods.length > 1 ? method : undefined);
-      for (const tag of spec.tags) if (!TAGS.some((t) => t.name === tag)) throw new Error(`OpenAPI: ${spec.operationId} has the undeclared tag ${tag}`);
+      for (const tag of spec.tags)
+        if (!TAGS.some((t) => t.name === tag)) throw new Error(`OpenAPI: ${spec.operationId} has the undeclared tag ${tag}`);
     }
   }
 
@@ -48,14 +56,14 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
       title: 'Training data service',
       version: info.version,
       description:
-        'Stores athletes\' activities, traces and daily measures and serves them as JSON and Parquet; ' +
+        "Stores athletes' activities, traces and daily measures and serves them as JSON and Parquet; " +
         'an OAuth 2.0 authorization server for third-party applications.\n\n' +
         'Conventions: instants are UTC ISO 8601 with `Z`; `*_local` fields are naive local times; ' +
         'lists are newest first. Validation errors answer 422 `{"detail":[{"loc","msg","type"}]}`; other ' +
         'errors `{"detail": "…"}`. Text that cannot be stored is refused in every field (422 with its `loc`): ' +
         'a NUL character (`string_nul`), a lone UTF-16 surrogate (`string_unicode`), JSON nested over 64 levels ' +
         '(`value_error.depth`). A resource that is absent or belongs to another user is 404. Each credential ' +
-        '(an application\'s grant, a personal token, a web session) may make API_RATE_LIMIT requests (3,000 by default) per ' +
+        "(an application's grant, a personal token, a web session) may make API_RATE_LIMIT requests (3,000 by default) per " +
         'API_RATE_WINDOW_SECONDS (60): every answer carries `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and ' +
         '`RateLimit-Reset`; past the limit 429 with `Retry-After`. Every ' +
         'response carries `x-request-id`. The token and revocation endpoints answer RFC 6749 errors ' +
@@ -87,7 +95,8 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
           type: 'apiKey',
           in: 'cookie',
           name: 'token',
-          description: 'The first-party web session. When its access token has expired, the answer carries the new one in the `refreshed-token` header.',
+          description:
+            'The first-party web session. When its access token has expired, the answer carries the new one in the `refreshed-token` header.',
         },
         basic: { type: 'http', scheme: 'basic', description: 'Client authentication at the token endpoint.' },
       },
@@ -101,7 +110,9 @@ export const WebhookEvent = z
     user_id: z.string().describe('The user whose data changed (the `sub` of their tokens)'),
     event_type: z
       .enum([...EVENT_TYPES, TEST_EVENT])
-      .describe('`activity_updated`: its stored curves changed on a recompute, or it was re-derived from its original under new ingest rules with a change; `test`: sent from Settings by the application\'s owner'),
+      .describe(
+        "`activity_updated`: its stored curves changed on a recompute, or it was re-derived from its original under new ingest rules with a change; `test`: sent from Settings by the application's owner",
+      ),
     resource_id: z.string().describe('The activity, trace or source id (the application id for `test`)'),
     timestamp: z.string().describe('When the change happened, UTC `Z`'),
   })
@@ -113,8 +124,8 @@ function webhookOperation(toSchema: (s: z.ZodType, io: 'input' | 'output') => Js
       operationId: 'webhook_event',
       summary: 'A change to the data of a user who authorized your application',
       description:
-        'POSTed to each of the application\'s `webhook_endpoints` for every change of a user who has authorized it (a consent exists; ' +
-        'revoking it stops deliveries, including pending retries). The body carries ids only: read the resource with the user\'s token. ' +
+        "POSTed to each of the application's `webhook_endpoints` for every change of a user who has authorized it (a consent exists; " +
+        "revoking it stops deliveries, including pending retries). The body carries ids only: read the resource with the user's token. " +
         '`X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(webhook_secret, "<t>.<raw body>")>` — verify it over the raw bytes and ' +
         'reject old `t` values. `X-Event-Id` is the same on every attempt and endpoint of one event: use it to drop duplicates (delivery ' +
         'is at least once). Any 2xx within 5 s is success; otherwise the attempt is repeated after 10 s, 20 s, 40 s, … until the next wait ' +
@@ -123,8 +134,14 @@ function webhookOperation(toSchema: (s: z.ZodType, io: 'input' | 'output') => Js
       tags: ['webhooks'],
       parameters: [
         { name: 'X-Signature', in: 'header', required: true, schema: { type: 'string' }, description: '`t=<unix>,v1=<hex HMAC-SHA256>`' },
-        { name: 'X-Event-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'The event id, stable across retries' },
-        { name: 'X-Event-Type', in: 'header', required: true, schema: { type: 'string' }, description: 'The body\'s `event_type`' },
+        {
+          name: 'X-Event-Id',
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The event id, stable across retries',
+        },
+        { name: 'X-Event-Type', in: 'header', required: true, schema: { type: 'string' }, description: "The body's `event_type`" },
       ],
       requestBody: { required: true, content: { 'application/json': { schema: toSchema(WebhookEvent, 'output') } } },
       responses: { '2XX': { description: 'Received' } },
@@ -146,7 +163,8 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
         : undefined;
     if (r.alternatives) {
       content ??= {};
-      for (const [type, schema] of Object.entries(r.alternatives)) content[type] = { schema: schema ? toSchema(schema, 'output') : { type: 'string', format: 'binary' } };
+      for (const [type, schema] of Object.entries(r.alternatives))
+        content[type] = { schema: schema ? toSchema(schema, 'output') : { type: 'string', format: 'binary' } };
     }
     let headers: Record<string, unknown> | undefined = r.headers
       ? Object.fromEntries(Object.entries(r.headers).map(([h, description]) => [h, { description, schema: { type: 'string' } }]))
@@ -155,7 +173,10 @@ function operation(spec: RouteSpec, toSchema: (s: z.ZodType, io: 'input' | 'outp
     responses[status] = { description: r.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
   }
   if (spec.query || spec.body || spec.params || spec.multipartForm) {
-    responses[String(spec.validationStatus ?? 422)] ??= { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
+    responses[String(spec.validationStatus ?? 422)] ??= {
+      description: 'Validation error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } },
+    };
   }
   if (spec.auth !== 'none') {
     responses['401'] ??= { description: 'Missing, expired or invalid token (WWW-Authenticate: Bearer error="invalid_token")' };

@@ -36,4 +36,4 @@ export function setPageLinks(ctx: Ctx, { limit, offset, more }: Page): void {
 /** The `Link` header of a paginated list, for the route specs (OpenAPI). */
 export const LINK_HEADER =
   'Pagination (RFC 8288): `<…offset=N…>; rel="next"` unless this is the last page, `rel="prev"` unless it is the first, and `rel="first"`; ' +
-  'absolute URLs on the service\'s base URL, keeping every other query parameter';
+  "absolute URLs on the service's base URL, keeping every other query parameter";

@@ -20,7 +20,11 @@ const DAY = 86_400_000;
  * Idempotent: a user who already has `count` activities is left as they are.
  */
 export async function seedActivityList(db: Db, userId: string, applicationId: string, count: number): Promise<void> {
-  const have = await db.selectFrom('activities').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const have = await db
+    .selectFrom('activities')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   if (Number(have.n) >= count) return;
   await db.deleteFrom('sources').where('user_id', '=', userId).execute();
 
@@ -65,7 +69,20 @@ export async function seedActivityList(db: Db, userId: string, applicationId: st
       const trace = await createTrace(
         db,
         userId,
-        { time: new Date(ride.start + shift + 1800_000), utc_offset_seconds: ride.utcOffsetSeconds, test_id: null, lactate: 2.1, rpe: 6, notes: 'step 3', power: 250, speed: null, heart_rate: 152, vo2: null, tags: ['lactate'], sport: row.sport },
+        {
+          time: new Date(ride.start + shift + 1800_000),
+          utc_offset_seconds: ride.utcOffsetSeconds,
+          test_id: null,
+          lactate: 2.1,
+          rpe: 6,
+          notes: 'step 3',
+          power: 250,
+          speed: null,
+          heart_rate: 152,
+          vo2: null,
+          tags: ['lactate'],
+          sport: row.sport,
+        },
         now,
       );
       await putAppMetadata(db, 'trace', trace.id, applicationId, { device: 'meter' }, now);

@@ -37,7 +37,11 @@ async function main() {
   const service = await startTestService({ workers: false, env: { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS } });
   // BENCH_WORKER_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the worker process (its engine threads write their own profiles).
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const worker = await startWorkerProcess(service.config, { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS, LOG_LEVEL: 'warn' }, nodeArgs);
+  const worker = await startWorkerProcess(
+    service.config,
+    { INGEST_CONCURRENCY: CONCURRENCY, ENGINE_THREADS: THREADS, LOG_LEVEL: 'warn' },
+    nodeArgs,
+  );
   const workerPid = worker.pid!;
   try {
     const { db } = service.deps;
@@ -71,7 +75,11 @@ async function main() {
     const form = new FormData();
     form.append('archive', await openAsBlob(ZIP, { type: 'application/zip' }), 'history.zip');
     const sent = Date.now();
-    const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const res = await fetch(`${service.url}/api/v1/activities/backfill`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
     const accepted = (await res.json()) as { id?: string };
     const acceptedMs = performance.now() - t0;
     if (res.status !== 202 || !accepted.id) throw new Error(`POST backfill: ${res.status} ${JSON.stringify(accepted)}`);
@@ -98,7 +106,12 @@ async function main() {
       .orderBy('a.created_at')
       .orderBy('s.processed_at')
       .execute();
-    const failed = await db.selectFrom('sources').select(['filename', 'error_code', 'error_message']).where('user_id', '=', user.id).where('status', '=', 'failed').execute();
+    const failed = await db
+      .selectFrom('sources')
+      .select(['filename', 'error_code', 'error_message'])
+      .where('user_id', '=', user.id)
+      .where('status', '=', 'failed')
+      .execute();
     const startMs = activities.map((a) => new Date(a.start_time).getTime());
     const byStartDesc = [...startMs].sort((a, b) => b - a);
     const rankOf = new Map(byStartDesc.map((s, i) => [s, i]));
@@ -114,11 +127,16 @@ async function main() {
       .map((j) => ({ at: j.processedOn!, recorded: recorded.get(j.data.sourceId)! }))
       .sort((a, b) => a.at - b.at);
     let pickupInversions = 0;
-    for (let i = 0; i < picked.length; i++) for (let j = i + 1; j < picked.length; j++) if (picked[i]!.at < picked[j]!.at && picked[i]!.recorded < picked[j]!.recorded) pickupInversions++;
+    for (let i = 0; i < picked.length; i++)
+      for (let j = i + 1; j < picked.length; j++)
+        if (picked[i]!.at < picked[j]!.at && picked[i]!.recorded < picked[j]!.recorded) pickupInversions++;
 
     // What a client watching the backfill-status stream sees at the end.
     const status = await fetch(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${token}` } });
-    const lines = (await status.text()).trim().split('\n').map((l) => JSON.parse(l) as { backfill_loaded_until?: string | null; error?: string });
+    const lines = (await status.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { backfill_loaded_until?: string | null; error?: string });
     const loadedUntil = lines.at(-1)?.backfill_loaded_until ?? null;
 
     const scannedMs = row.scanned_at ? new Date(row.scanned_at).getTime() - sent : Number.NaN;

@@ -52,8 +52,12 @@ const SECONDS = 2 * 3600;
 type Stage = { name: string; ms: number[] };
 
 export async function benchBackfillStages() {
-  process.stdout.write(`\n== backfill-stages: one 2 h ride's ingest, stage by stage, in-process (${FILES} files after ${WARMUP} warm-up)\n`);
-  const files = Array.from({ length: FILES + WARMUP }, (_, k) => buildRideFit({ start: new Date(Date.UTC(2025, 0, 1 + k, 7, 0, k)), seconds: SECONDS, seed: 7 + k }));
+  process.stdout.write(
+    `\n== backfill-stages: one 2 h ride's ingest, stage by stage, in-process (${FILES} files after ${WARMUP} warm-up)\n`,
+  );
+  const files = Array.from({ length: FILES + WARMUP }, (_, k) =>
+    buildRideFit({ start: new Date(Date.UTC(2025, 0, 1 + k, 7, 0, k)), seconds: SECONDS, seed: 7 + k }),
+  );
   const stages = new Map<string, Stage>();
   // A stage timed several times for one file (the curves of each metric) adds up into that file's figure.
   const record = (name: string, ms: number, k: number) => {
@@ -75,7 +79,9 @@ export async function benchBackfillStages() {
   for (const [k, bytes] of files.entries()) {
     await time('peek (recordedAt, scan)', k, () => recordedAt(bytes, 'fit'));
     await time('decode: fit-file-parser', k, () => fitFileParserDecode(bytes));
-    await time('parseFit, fit-file-parser for the whole file (decode + records → channels)', k, () => parseFit(bytes, { decoder: 'library' }));
+    await time('parseFit, fit-file-parser for the whole file (decode + records → channels)', k, () =>
+      parseFit(bytes, { decoder: 'library' }),
+    );
     const recs = await time('parseFit (lean record path + fit-file-parser for the rest)', k, () => parseFit(bytes));
     const grid = await time('resample', k, () => resample(recs[0]!));
     await time('summary + laps', k, () => {
@@ -92,8 +98,12 @@ export async function benchBackfillStages() {
         accumulatedWorkDuration(x, LEVEL_STEP[metric]);
       });
     }
-    await time('curves: value-indexed + AWD + zero-fill', k, () => accumulatedWorkDuration(grid.channels.heart_rate!, LEVEL_STEP.heart_rate));
-    const r = await time('ingest task in-process (all of the above but peek/decode)', k, () => ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }));
+    await time('curves: value-indexed + AWD + zero-fill', k, () =>
+      accumulatedWorkDuration(grid.channels.heart_rate!, LEVEL_STEP.heart_rate),
+    );
+    const r = await time('ingest task in-process (all of the above but peek/decode)', k, () =>
+      ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }),
+    );
     if (!r.ok) throw new Error(r.message);
     if (k >= WARMUP) activities.push(r.activities[0]!);
   }
@@ -121,7 +131,9 @@ export async function benchBackfillStages() {
   try {
     for (const [k, a] of [...activities.slice(0, WARMUP), ...activities].entries()) {
       await time('sample file: DuckDB COPY → Parquet (no fsync)', k, () => noSync.writeSampleFile(path.join(dir, `n${k}.parquet`), a));
-      await time('sample file: as the worker writes it (COPY + fsync + rename)', k, () => store.writeSampleFile(path.join(dir, `${k}.parquet`), a));
+      await time('sample file: as the worker writes it (COPY + fsync + rename)', k, () =>
+        store.writeSampleFile(path.join(dir, `${k}.parquet`), a),
+      );
     }
   } finally {
     await store.close();
@@ -135,7 +147,11 @@ export async function benchBackfillStages() {
   const db = createDb(database.url, 4);
   try {
     const user = await createUser(db, { email: 'stages@example.com', first_name: 'S', last_name: 'T', password_hash: 'x' });
-    const backfill = await db.insertInto('backfills').values({ user_id: user.id, origin: 'api', filename: 'history.zip', status: 'loading' }).returning('id').executeTakeFirstOrThrow();
+    const backfill = await db
+      .insertInto('backfills')
+      .values({ user_id: user.id, origin: 'api', filename: 'history.zip', status: 'loading' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     // Every file's source first, as the scan stores them: the completion check then sees files still waiting.
     const all = [...activities.slice(0, WARMUP), ...activities];
     const sources = [];
@@ -180,8 +196,22 @@ export async function benchBackfillStages() {
       const events = await db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).execute();
       // The user authorized no application: what the relay does now (one UPDATE for the page),
       // and what a fan-out job per event did before (its transaction; the job's own cost apart).
-      await time('webhooks: relay marks the 2 events fanned out (nobody to deliver to)', k, () => fanOutWithoutDeliveries(db, events.map((e) => e.id), new Date()));
-      await db.updateTable('events').set({ fanned_out_at: null }).where('id', 'in', events.map((e) => e.id)).execute();
+      await time('webhooks: relay marks the 2 events fanned out (nobody to deliver to)', k, () =>
+        fanOutWithoutDeliveries(
+          db,
+          events.map((e) => e.id),
+          new Date(),
+        ),
+      );
+      await db
+        .updateTable('events')
+        .set({ fanned_out_at: null })
+        .where(
+          'id',
+          'in',
+          events.map((e) => e.id),
+        )
+        .execute();
       await time('webhooks: a fan-out job transaction per event instead (before)', k, async () => {
         for (const e of events) await fanOutEvent(db, e.id, new Date());
       });
@@ -199,13 +229,32 @@ export async function benchBackfillStages() {
   let done = 0;
   let finished!: () => void;
   const all = new Promise<void>((r) => (finished = r));
-  const worker = new Worker('ingest', async () => ({ activities: ['x'], stored: true }), { connection: new Redis(infra.redisUrl, { maxRetriesPerRequest: null }), prefix, concurrency: 2, lockDuration: 30_000, stalledInterval: 30_000 });
+  const worker = new Worker('ingest', async () => ({ activities: ['x'], stored: true }), {
+    connection: new Redis(infra.redisUrl, { maxRetriesPerRequest: null }),
+    prefix,
+    concurrency: 2,
+    lockDuration: 30_000,
+    stalledInterval: 30_000,
+  });
   worker.on('completed', () => {
     if (++done === n) finished();
   });
   await worker.waitUntilReady();
   const t = performance.now();
-  await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'ingest', data: { sourceId: `s${i}` }, opts: { jobId: `s${i}`, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 1000, removeOnFail: 5000, priority: 10 } })));
+  await queue.addBulk(
+    Array.from({ length: n }, (_, i) => ({
+      name: 'ingest',
+      data: { sourceId: `s${i}` },
+      opts: {
+        jobId: `s${i}`,
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 2000 },
+        removeOnComplete: 1000,
+        removeOnFail: 5000,
+        priority: 10,
+      },
+    })),
+  );
   await all;
   const bullMs = (performance.now() - t) / n;
   await worker.close();
@@ -216,11 +265,29 @@ export async function benchBackfillStages() {
 
   const rows = [...stages.entries()].map(([name, s]) => {
     const sorted = [...s.ms].sort((a, b) => a - b);
-    return { stage: name, mean_ms: round2(s.ms.reduce((a, b) => a + b, 0) / s.ms.length), p50_ms: round2(sorted[Math.floor(sorted.length / 2)]!) };
+    return {
+      stage: name,
+      mean_ms: round2(s.ms.reduce((a, b) => a + b, 0) / s.ms.length),
+      p50_ms: round2(sorted[Math.floor(sorted.length / 2)]!),
+    };
   });
-  process.stdout.write(`\n${FILES} synthetic 2 h rides (${SECONDS} records, ${Math.round(files[0]!.byteLength / 1024)} KiB); ${os.cpus().length} cores, Node ${process.version}; load average ${os.loadavg()[0]!.toFixed(1)}\n\n`);
-  process.stdout.write(formatTable(['stage', 'mean ms/file', 'p50 ms'], rows.map((r) => [r.stage, r.mean_ms.toFixed(2), r.p50_ms.toFixed(2)])));
-  const report = { benchmark: 'backfill-stages', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, files: FILES, rows };
+  process.stdout.write(
+    `\n${FILES} synthetic 2 h rides (${SECONDS} records, ${Math.round(files[0]!.byteLength / 1024)} KiB); ${os.cpus().length} cores, Node ${process.version}; load average ${os.loadavg()[0]!.toFixed(1)}\n\n`,
+  );
+  process.stdout.write(
+    formatTable(
+      ['stage', 'mean ms/file', 'p50 ms'],
+      rows.map((r) => [r.stage, r.mean_ms.toFixed(2), r.p50_ms.toFixed(2)]),
+    ),
+  );
+  const report = {
+    benchmark: 'backfill-stages',
+    at: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    files: FILES,
+    rows,
+  };
   process.stdout.write(`wrote ${writeReport('backfill-stages', report)} and bench/results/latest.json\n`);
   return report;
 }

@@ -34,7 +34,11 @@ function naiveLocal(iso: string, offsetSeconds: number): string {
 
 function runChild(env: Record<string, string>): Promise<any> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import=tsx', 'bench/backfill-service.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import=tsx', 'bench/backfill-service.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     child.once('error', reject);
@@ -57,7 +61,14 @@ export async function benchBackfill() {
       );
     }
   }
-  const report = { benchmark: 'backfill', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, files: COUNT, workloads: reports };
+  const report = {
+    benchmark: 'backfill',
+    at: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    files: COUNT,
+    workloads: reports,
+  };
   process.stdout.write(`wrote ${writeReport('backfill', report)} and bench/results/latest.json\n`);
   return report;
 }
@@ -98,14 +109,22 @@ async function benchWorkload(workload: (typeof WORKLOADS)[number]) {
   const rows = [
     { workload: 'baseline: fit-file-parser decode, sequential in-process', seconds: decodeSeconds },
     { workload: 'engine ingest task, sequential in-process (parse + resample + summary + curves)', seconds: engineSeconds },
-    { workload: `backfill: POST archive → completed (${r.concurrency} workers, ${r.engine_threads} engine threads)`, seconds: r.seconds.total },
+    {
+      workload: `backfill: POST archive → completed (${r.concurrency} workers, ${r.engine_threads} engine threads)`,
+      seconds: r.seconds.total,
+    },
     { workload: '  POST → 202 (archive upload)', seconds: r.seconds.accepted },
     { workload: '  202 → scanned (entries read, sources stored, jobs queued)', seconds: r.seconds.scanned - r.seconds.accepted },
     { workload: '  scanned → completed (ingest)', seconds: r.seconds.completed - r.seconds.scanned },
   ].map((row) => ({ ...row, seconds: round2(row.seconds), files_per_second: round2(COUNT / row.seconds) }));
   const baseline = rows[0]!.files_per_second;
   const header = ['workload', 'seconds', 'files/s', 'vs baseline'];
-  const table = rows.map((row) => [row.workload, row.seconds.toFixed(2), row.files_per_second.toFixed(1), `${((row.files_per_second / baseline) * 100).toFixed(0)}%`]);
+  const table = rows.map((row) => [
+    row.workload,
+    row.seconds.toFixed(2),
+    row.files_per_second.toFixed(1),
+    `${((row.files_per_second / baseline) * 100).toFixed(0)}%`,
+  ]);
   process.stdout.write(`\n${COUNT} files (${workload.label}); ${os.cpus().length} cores, Node ${process.version}\n\n`);
   process.stdout.write(formatTable(header, table));
 
@@ -113,7 +132,12 @@ async function benchWorkload(workload: (typeof WORKLOADS)[number]) {
   const rate = rows[2]!.files_per_second;
   const met = rate >= TARGET_FILES_PER_S && m.worker_peak_rss <= TARGET_RSS_MB;
   if (workload.target) {
-    recordTarget({ benchmark: 'backfill', target: `500 × 2 h FIT files: ≥ ${TARGET_FILES_PER_S} files/s, worker peak RSS ≤ ${TARGET_RSS_MB} MB`, figure: `${rate.toFixed(1)} files/s, ${m.worker_peak_rss.toFixed(0)} MB`, met });
+    recordTarget({
+      benchmark: 'backfill',
+      target: `500 × 2 h FIT files: ≥ ${TARGET_FILES_PER_S} files/s, worker peak RSS ≤ ${TARGET_RSS_MB} MB`,
+      figure: `${rate.toFixed(1)} files/s, ${m.worker_peak_rss.toFixed(0)} MB`,
+      met,
+    });
   }
   const newestFirst = c.first_created_rank_by_start < r.concurrency && c.pickup_inversions === 0;
   const ok = (b: boolean) => (b ? 'ok' : 'FAILED');
@@ -153,6 +177,10 @@ async function benchWorkload(workload: (typeof WORKLOADS)[number]) {
     target: workload.target ? { files_per_second: TARGET_FILES_PER_S, rss_mb: TARGET_RSS_MB, met } : null,
     rows,
     service: r,
-    passed: { activities: c.activities === c.expected, newest_first: newestFirst, status_stream: c.status_loaded_until === c.expected_loaded_until },
+    passed: {
+      activities: c.activities === c.expected,
+      newest_first: newestFirst,
+      status_stream: c.status_loaded_until === c.expected_loaded_until,
+    },
   };
 }

@@ -31,7 +31,11 @@ function timedGet(url: string, headers: Record<string, string>): Promise<{ ms: n
       .get(url, { headers }, (res) => {
         let bytes = 0;
         res.on('data', (c: Buffer) => (bytes += c.length));
-        res.on('end', () => (res.statusCode === 200 ? resolve({ ms: performance.now() - t0, bytes, encoding: res.headers['content-encoding'] }) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve({ ms: performance.now() - t0, bytes, encoding: res.headers['content-encoding'] })
+            : reject(new Error(`status ${res.statusCode}`)),
+        );
       })
       .on('error', reject);
   });
@@ -74,14 +78,31 @@ export async function benchCompression() {
         });
       }
     }
-    process.stdout.write(`\n== compression\n\nGET /activities/{id}/data?format=json (4 h ride, ${METRICS.split(',').length} columns), ${RUNS} sequential requests each, loopback, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+    process.stdout.write(
+      `\n== compression\n\nGET /activities/{id}/data?format=json (4 h ride, ${METRICS.split(',').length} columns), ${RUNS} sequential requests each, loopback, ${os.cpus().length} cores, Node ${process.version}\n\n`,
+    );
     process.stdout.write(
       formatTable(
         ['workload', 'bytes', 'of identity', 'p50 ms', 'p95 ms', 'max ms', 'p50 + 100 Mbit/s ms'],
-        rows.map((r) => [r.workload, String(r.bytes), `${(r.ratio * 100).toFixed(1)}%`, r.latency.p50_ms.toFixed(2), r.latency.p95_ms.toFixed(2), r.latency.max_ms.toFixed(2), r.link_100mbit_ms.toFixed(1)]),
+        rows.map((r) => [
+          r.workload,
+          String(r.bytes),
+          `${(r.ratio * 100).toFixed(1)}%`,
+          r.latency.p50_ms.toFixed(2),
+          r.latency.p95_ms.toFixed(2),
+          r.latency.max_ms.toFixed(2),
+          r.link_100mbit_ms.toFixed(1),
+        ]),
       ),
     );
-    const report = { benchmark: 'compression', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, runs: RUNS, rows };
+    const report = {
+      benchmark: 'compression',
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      runs: RUNS,
+      rows,
+    };
     process.stdout.write(`\nwrote ${writeReport('compression', report)} and bench/results/latest.json\n`);
   } finally {
     await service.close();

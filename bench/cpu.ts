@@ -60,9 +60,14 @@ export function threadTicks(pid: number): Map<string, { comm: string; ticks: num
  * whose id is the process id), then `<name>#<tid>` (Node names none of its other threads: engine
  * threads, libuv's pool, V8's, DuckDB's); threads that ended meanwhile are missing.
  */
-export function threadSeconds(pid: number, before: ReturnType<typeof threadTicks>, after: ReturnType<typeof threadTicks>): [string, number][] {
+export function threadSeconds(
+  pid: number,
+  before: ReturnType<typeof threadTicks>,
+  after: ReturnType<typeof threadTicks>,
+): [string, number][] {
   const out: [string, number][] = [];
-  for (const [tid, t] of after) out.push([Number(tid) === pid ? 'main' : `${t.comm}#${tid}`, (t.ticks - (before.get(tid)?.ticks ?? 0)) / 100]);
+  for (const [tid, t] of after)
+    out.push([Number(tid) === pid ? 'main' : `${t.comm}#${tid}`, (t.ticks - (before.get(tid)?.ticks ?? 0)) / 100]);
   return out.sort((a, b) => b[1] - a[1]);
 }
 
@@ -111,7 +116,10 @@ export function measureCpu(): () => CpuSplit {
 }
 
 export function describeCpu(c: CpuSplit): string {
-  const warn = c.other_processes_cores > 0.2 ? ' — the machine was shared: other processes competed for the cores, so these figures are pessimistic' : '';
+  const warn =
+    c.other_processes_cores > 0.2
+      ? ' — the machine was shared: other processes competed for the cores, so these figures are pessimistic'
+      : '';
   return (
     `CPU (cores, of ${c.cores}): this process ${c.this_process_cores.toFixed(2)}, PostgreSQL+Redis ${c.postgres_redis_cores.toFixed(2)}, ` +
     `other processes ${c.other_processes_cores.toFixed(2)} (load average before: ${c.load_average_1m_before})${warn}`

@@ -124,11 +124,26 @@ interface Row {
 export async function storeSynthetic(
   service: TestService,
   userId: string,
-  a: { start: number; channels: Partial<Record<Channel, Float64Array>>; name: string; sport?: string; utcOffsetSeconds?: number; curves?: NewActivity['curves'] },
+  a: {
+    start: number;
+    channels: Partial<Record<Channel, Float64Array>>;
+    name: string;
+    sport?: string;
+    utcOffsetSeconds?: number;
+    curves?: NewActivity['curves'];
+  },
 ): Promise<string> {
   const { db, engine, config } = service.deps;
   const seconds = Object.values(a.channels)[0]!.length;
-  const { source } = await insertSource(db, { user_id: userId, type: 'fit', origin: 'backfill', filename: a.name, content_sha256: randomBytes(32).toString('hex'), size_bytes: 1, sport: null });
+  const { source } = await insertSource(db, {
+    user_id: userId,
+    type: 'fit',
+    origin: 'backfill',
+    filename: a.name,
+    content_sha256: randomBytes(32).toString('hex'),
+    size_bytes: 1,
+    sport: null,
+  });
   const id = activityId(source.id, 0);
   await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start: a.start, length: seconds, channels: a.channels });
   const row: NewActivity = {
@@ -157,7 +172,11 @@ export async function storeSynthetic(
  * One synthetic ride stored the way ingestion stores it (storeSynthetic), with its stored curves:
  * power, speed, heart rate and cadence at 1 Hz.
  */
-export async function seedRide(service: TestService, userId: string, ride: { start: number; seconds: number; seed: number; sport?: string; name?: string }): Promise<string> {
+export async function seedRide(
+  service: TestService,
+  userId: string,
+  ride: { start: number; seconds: number; seed: number; sport?: string; name?: string },
+): Promise<string> {
   const samples = simulateRide({ start: new Date(ride.start), seconds: ride.seconds, seed: ride.seed });
   const channels = {
     power: Float64Array.from(samples, (s) => s.power),
@@ -165,15 +184,32 @@ export async function seedRide(service: TestService, userId: string, ride: { sta
     speed: Float64Array.from(samples, (s) => s.speed),
     cadence: Float64Array.from(samples, (s) => s.cadence),
   };
-  const curves = await service.deps.engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
-  return storeSynthetic(service, userId, { start: ride.start, channels, name: ride.name ?? `ride-${ride.seed}.fit`, sport: ride.sport, utcOffsetSeconds: 3600, curves });
+  const curves = await service.deps.engine.pool.runCurves({
+    power: channels.power.slice(),
+    speed: channels.speed.slice(),
+    heart_rate: channels.heart_rate.slice(),
+  });
+  return storeSynthetic(service, userId, {
+    start: ride.start,
+    channels,
+    name: ride.name ?? `ride-${ride.seed}.fit`,
+    sport: ride.sport,
+    utcOffsetSeconds: 3600,
+    curves,
+  });
 }
 
 export async function seedHistory(service: TestService, userId: string, count: number): Promise<{ seconds: number; newest: number }> {
   const t0 = performance.now();
   const newest = Date.UTC(2026, 9, 31, 7);
   let next = 0;
-  const one = (i: number) => seedRide(service, userId, { start: newest - (count - 1 - i) * DAY, seconds: 1800 + ((i * 7919) % 9000), seed: 1000 + i, sport: i % 5 === 0 ? 'cycling.road' : 'cycling' });
+  const one = (i: number) =>
+    seedRide(service, userId, {
+      start: newest - (count - 1 - i) * DAY,
+      seconds: 1800 + ((i * 7919) % 9000),
+      seed: 1000 + i,
+      sport: i % 5 === 0 ? 'cycling.road' : 'cycling',
+    });
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let i = next++; i < count; i = next++) await one(i);
@@ -184,7 +220,9 @@ export async function seedHistory(service: TestService, userId: string, count: n
 
 export async function benchCurves() {
   // The service under test computes every request: its response cache is off.
-  const service = await startTestService({ env: { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '120000' } });
+  const service = await startTestService({
+    env: { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '120000' },
+  });
   const rows: Row[] = [];
   let size: StoredSize | undefined;
   try {
@@ -200,10 +238,22 @@ export async function benchCurves() {
     const curve = meanMaxAll(zeroFilled(power));
     const awdFast = measure(RUNS * 5, () => accumulatedWorkDuration(power, 1));
     const awdSlow = measure(3, () => awdPlain(power, 1));
-    rows.push({ workload: 'AWD of a 4 h ride (power, 1 W levels)', result: awdFast, baseline: { name: 'per-level count', result: awdSlow }, target: 'p50 ≤ 0.5 ms', met: awdFast.p50 <= 0.5 });
+    rows.push({
+      workload: 'AWD of a 4 h ride (power, 1 W levels)',
+      result: awdFast,
+      baseline: { name: 'per-level count', result: awdSlow },
+      target: 'p50 ≤ 0.5 ms',
+      met: awdFast.p50 <= 0.5,
+    });
     const viFast = measure(RUNS * 5, () => valueIndexed(curve.best, curve.start, 1));
     const viSlow = measure(3, () => valueIndexedPlain(curve.best, 1));
-    rows.push({ workload: 'value-indexed view of a 4 h ride', result: viFast, baseline: { name: 'per-level scan', result: viSlow }, target: 'p50 ≤ 0.5 ms', met: viFast.p50 <= 0.5 });
+    rows.push({
+      workload: 'value-indexed view of a 4 h ride',
+      result: viFast,
+      baseline: { name: 'per-level scan', result: viSlow },
+      target: 'p50 ≤ 0.5 ms',
+      met: viFast.p50 <= 0.5,
+    });
 
     // Longitudinal from stored curves.
     const stored = await curvesOf(service.deps.db, user.id, {}, 'power', 'levels');
@@ -214,7 +264,15 @@ export async function benchCurves() {
     const merge = measure(RUNS, () => mergeStoredLevels(duration, starts));
     // The plain way needs every activity's all-durations curve: computed here from the sample files (not timed).
     const bests = await Promise.all(
-      stored.map(async (r) => meanMaxAll(zeroFilled((await service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power'])).channels.power!)).best),
+      stored.map(
+        async (r) =>
+          meanMaxAll(
+            zeroFilled(
+              (await service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power']))
+                .channels.power!,
+            ),
+          ).best,
+      ),
     );
     const plainMerge = measure(5, () => {
       const longest = bests.reduce((n, b) => Math.max(n, b.length), 0);
@@ -252,7 +310,9 @@ export async function benchCurves() {
     const query = `/api/v1/activities/longitudinal-mean-max?metric=power&start=${startDay}&end=${end}&${afterValues.map((a) => `after=${a}`).join('&')}`;
     const after = await measureAsync(AFTER_RUNS, () => get(query));
     const yearRows = stored.filter((r) => r.start >= seeded.newest - 364 * DAY);
-    const samples = await Promise.all(yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power'])));
+    const samples = await Promise.all(
+      yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power'])),
+    );
     const durations = Int32Array.from(DEFAULT_DURATIONS);
     const thresholds = Float64Array.from(afterValues, (a) => a * 1000);
     const plainAfter = measure(1, () => {
@@ -271,12 +331,17 @@ export async function benchCurves() {
       target: 'p50 ≤ 1.5 s',
       met: after.p50 <= 1500,
     });
-    size = await storedSize(service, user.id, stored.map((r) => r.id));
+    size = await storedSize(
+      service,
+      user.id,
+      stored.map((r) => r.id),
+    );
   } finally {
     await service.close();
   }
 
-  for (const r of rows) recordTarget({ benchmark: 'curves', target: `${r.workload}: ${r.target}`, figure: `p50 ${r.result.p50.toFixed(2)} ms`, met: r.met });
+  for (const r of rows)
+    recordTarget({ benchmark: 'curves', target: `${r.workload}: ${r.target}`, figure: `p50 ${r.result.p50.toFixed(2)} ms`, met: r.met });
   const header = ['workload', 'p50 ms', 'p90 ms', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];
   const table = rows.map((r) => [
     r.workload,
@@ -293,19 +358,46 @@ export async function benchCurves() {
   if (size) {
     const ratio = size.curvesBytes / size.sampleBytes;
     const met = ratio <= 0.2;
-    recordTarget({ benchmark: 'curves', target: 'stored per-activity curves on disk: ≤ 20 % of the sample files', figure: `${(ratio * 100).toFixed(1)} %`, met });
+    recordTarget({
+      benchmark: 'curves',
+      target: 'stored per-activity curves on disk: ≤ 20 % of the sample files',
+      figure: `${(ratio * 100).toFixed(1)} %`,
+      met,
+    });
     process.stdout.write(
       '\n' +
         formatTable(
           ['on disk', 'per ride (bytes)', 'sample file (bytes)', 'of the sample file', 'target', 'met'],
           [
-            [`stored curves, ${size.rides} rides (pg_total_relation_size('activity_curves'): heap, TOAST, index)`, String(Math.round(size.curvesBytes / size.rides)), String(Math.round(size.sampleBytes / size.rides)), `${(ratio * 100).toFixed(1)} %`, '≤ 20 %', met ? 'yes' : 'NO'],
-            [`  of which the rows' arrays (pg_column_size: level_duration, level_start, awd)`, String(Math.round(size.columnBytes / size.rides)), '', `${((size.columnBytes / size.sampleBytes) * 100).toFixed(1)} %`, '', ''],
+            [
+              `stored curves, ${size.rides} rides (pg_total_relation_size('activity_curves'): heap, TOAST, index)`,
+              String(Math.round(size.curvesBytes / size.rides)),
+              String(Math.round(size.sampleBytes / size.rides)),
+              `${(ratio * 100).toFixed(1)} %`,
+              '≤ 20 %',
+              met ? 'yes' : 'NO',
+            ],
+            [
+              `  of which the rows' arrays (pg_column_size: level_duration, level_start, awd)`,
+              String(Math.round(size.columnBytes / size.rides)),
+              '',
+              `${((size.columnBytes / size.sampleBytes) * 100).toFixed(1)} %`,
+              '',
+              '',
+            ],
           ],
         ),
     );
   }
-  const report = { benchmark: 'curves', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, activities: ACTIVITIES, rows, size };
+  const report = {
+    benchmark: 'curves',
+    at: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    activities: ACTIVITIES,
+    rows,
+    size,
+  };
   process.stdout.write(`\nwrote ${writeReport('curves', report)} and bench/results/latest.json\n`);
 }
 
@@ -325,7 +417,9 @@ async function storedSize(service: TestService, userId: string, ids: string[]): 
   await sql`VACUUM activity_curves`.execute(db);
   const total = await sql<{ bytes: string }>`SELECT pg_total_relation_size('activity_curves') AS bytes`.execute(db);
   const columns = await sql<{ bytes: string }>`
-    SELECT sum(coalesce(pg_column_size(level_duration), 0) + coalesce(pg_column_size(level_start), 0) + pg_column_size(awd)) AS bytes FROM activity_curves`.execute(db);
+    SELECT sum(coalesce(pg_column_size(level_duration), 0) + coalesce(pg_column_size(level_start), 0) + pg_column_size(awd)) AS bytes FROM activity_curves`.execute(
+    db,
+  );
   let sampleBytes = 0;
   for (const id of ids) sampleBytes += statSync(samplePath(config.DATA_DIR, userId, id)).size;
   return { rides: ids.length, curvesBytes: Number(total.rows[0]!.bytes), columnBytes: Number(columns.rows[0]!.bytes), sampleBytes };

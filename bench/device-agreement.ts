@@ -31,10 +31,30 @@ export const LABELS: Record<Quantity, string> = {
 };
 
 /** Relative tolerance against the device's value. */
-export const TOLERANCE: Record<Quantity, number> = { timer: 0.01, elapsed: 0.01, distance: 0.01, power: 0.01, np: 0.02, hr: 0.01, cadence: 0.01, speed: 0.01, ascent: 0.01 };
+export const TOLERANCE: Record<Quantity, number> = {
+  timer: 0.01,
+  elapsed: 0.01,
+  distance: 0.01,
+  power: 0.01,
+  np: 0.02,
+  hr: 0.01,
+  cadence: 0.01,
+  speed: 0.01,
+  ascent: 0.01,
+};
 
 /** The resolution of the FIT session field each device value is stored in (profile scale). */
-export const RESOLUTION: Record<Quantity, number> = { timer: 0.001, elapsed: 0.001, distance: 0.01, power: 1, np: 1, hr: 1, cadence: 1, speed: 0.001, ascent: 1 };
+export const RESOLUTION: Record<Quantity, number> = {
+  timer: 0.001,
+  elapsed: 0.001,
+  distance: 0.01,
+  power: 1,
+  np: 1,
+  hr: 1,
+  cadence: 1,
+  speed: 0.001,
+  ascent: 1,
+};
 /** avg_cadence + avg_fractional_cadence: 1/128 rpm. */
 const FRACTIONAL_CADENCE_RESOLUTION = 1 / 128;
 
@@ -119,9 +139,11 @@ export interface Row {
 
 type Fields = Record<string, unknown>;
 const num = (m: Fields, key: string) => (typeof m[key] === 'number' && Number.isFinite(m[key]) ? (m[key] as number) : undefined);
-const ms = (m: Fields, key: string) => (m[key] instanceof Date && Number.isFinite((m[key] as Date).getTime()) ? (m[key] as Date).getTime() : undefined);
+const ms = (m: Fields, key: string) =>
+  m[key] instanceof Date && Number.isFinite((m[key] as Date).getTime()) ? (m[key] as Date).getTime() : undefined;
 const mean = (v: readonly number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-const snake = (v: unknown) => (typeof v === 'string' ? v.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : typeof v === 'number' ? String(v) : undefined);
+const snake = (v: unknown) =>
+  typeof v === 'string' ? v.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : typeof v === 'number' ? String(v) : undefined;
 
 /** Every session of a FIT file as the FIT SDK decodes it, in start order. */
 export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
@@ -135,13 +157,17 @@ export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
   const byTime = new Map<number, Fields>();
   for (const r of (messages.recordMesgs ?? []) as Fields[]) if (ms(r, 'timestamp') !== undefined) byTime.set(ms(r, 'timestamp')!, r);
   const recordTimes = [...byTime.keys()].sort((a, b) => a - b);
-  const sessions = ((messages.sessionMesgs ?? []) as Fields[]).filter((s) => ms(s, 'startTime') !== undefined).sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
+  const sessions = ((messages.sessionMesgs ?? []) as Fields[])
+    .filter((s) => ms(s, 'startTime') !== undefined)
+    .sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
   return sessions.map((s, index) => {
     const start = ms(s, 'startTime')!;
     const timestamp = ms(s, 'timestamp');
     const elapsed = num(s, 'totalElapsedTime');
     // The span engine/ingest/fit.ts gives the session (and test/helpers/fit-reference.ts): to start + elapsed (whole second up) or the timestamp, before the next session.
-    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, timestamp].filter((t): t is number => t !== undefined && t >= start);
+    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, timestamp].filter(
+      (t): t is number => t !== undefined && t >= start,
+    );
     const last = ends.length > 0 ? Math.max(...ends) : Infinity;
     const next = sessions[index + 1] ? ms(sessions[index + 1]!, 'startTime')! : Infinity;
     const mine = recordTimes.filter((t) => t >= start && t <= last && t < next);
@@ -168,7 +194,9 @@ export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
     };
     for (const q of QUANTITIES) if (values[q] === undefined) delete values[q];
     const resolution: DeviceSession['resolution'] = {};
-    for (const q of QUANTITIES) if (values[q] !== undefined) resolution[q] = q === 'cadence' && fraction !== undefined ? FRACTIONAL_CADENCE_RESOLUTION : RESOLUTION[q];
+    for (const q of QUANTITIES)
+      if (values[q] !== undefined)
+        resolution[q] = q === 'cadence' && fraction !== undefined ? FRACTIONAL_CADENCE_RESOLUTION : RESOLUTION[q];
     const sport = snake(s['sport']) ?? 'none';
     const sub = snake(s['subSport']);
     return {
@@ -212,7 +240,10 @@ export function oursOf(a: IngestedActivity): Ours {
  * The activity made of each session: the one whose start (a whole second) lies in the session's
  * second or after it and before the next session's start. Sessions without records have none.
  */
-export function matchActivities(sessions: readonly DeviceSession[], activities: readonly IngestedActivity[]): (IngestedActivity | undefined)[] {
+export function matchActivities(
+  sessions: readonly DeviceSession[],
+  activities: readonly IngestedActivity[],
+): (IngestedActivity | undefined)[] {
   return sessions.map((s, i) => {
     const from = Math.floor(s.start / 1000) * 1000;
     const next = sessions[i + 1]?.start ?? Infinity;
@@ -230,7 +261,8 @@ export function agrees(quantity: Quantity, device: number, ours: number | undefi
 }
 
 /** x within `fraction` of y (relative to y). */
-const near = (x: number | undefined, y: number | undefined, fraction = 0.01) => x !== undefined && y !== undefined && Math.abs(x - y) <= fraction * Math.abs(y) + 1e-9;
+const near = (x: number | undefined, y: number | undefined, fraction = 0.01) =>
+  x !== undefined && y !== undefined && Math.abs(x - y) <= fraction * Math.abs(y) + 1e-9;
 
 /**
  * The spans [start, end) when the file's timer ran, clipped to [from, to]: the state at `from` is
@@ -258,7 +290,9 @@ export function runningSpans(events: readonly TimerEvent[], from: number, to: nu
 
 /** The session's end as the device says it: the later of start + total_elapsed_time and its timestamp. */
 function deviceEnd(s: DeviceSession): number | undefined {
-  const ends = [s.values.elapsed === undefined ? undefined : s.start + s.values.elapsed * 1000, s.timestamp].filter((t): t is number => t !== undefined);
+  const ends = [s.values.elapsed === undefined ? undefined : s.start + s.values.elapsed * 1000, s.timestamp].filter(
+    (t): t is number => t !== undefined,
+  );
   return ends.length ? Math.max(...ends) : undefined;
 }
 
@@ -288,7 +322,8 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'pool-swim-rests',
-    explanation: "a pool swim's device timer time includes the rests its timer stop/start events mark (it is within 1 % of first start → last stop); ours leaves them out (within 1 % of the timer's running time)",
+    explanation:
+      "a pool swim's device timer time includes the rests its timer stop/start events mark (it is within 1 % of first start → last stop); ours leaves them out (within 1 % of the timer's running time)",
     quantities: ['timer'],
     fires: (s, ours) => {
       if (s.poolLength === undefined && !/\/lap_swimming$/.test(s.sport)) return false;
@@ -309,18 +344,23 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'elapsed-short-of-records',
-    explanation: "the device's elapsed time ends more than 1 s before its own last record or timer event (up to the session's timestamp); ours ends there (within 1 s)",
+    explanation:
+      "the device's elapsed time ends more than 1 s before its own last record or timer event (up to the session's timestamp); ours ends there (within 1 s)",
     quantities: ['elapsed'],
     fires: (s, ours) => {
       if (s.values.elapsed === undefined || ours?.values.elapsed === undefined) return false;
-      const last = Math.max(s.records.last ?? -Infinity, ...s.timerEvents.filter((e) => e.t >= s.start && e.t <= (s.timestamp ?? -Infinity)).map((e) => e.t));
+      const last = Math.max(
+        s.records.last ?? -Infinity,
+        ...s.timerEvents.filter((e) => e.t >= s.start && e.t <= (s.timestamp ?? -Infinity)).map((e) => e.t),
+      );
       const deviceStop = s.start + s.values.elapsed * 1000;
       return Number.isFinite(last) && last > deviceStop + 1000 && Math.abs(ours.values.elapsed - (last - s.start) / 1000) <= 1;
     },
   },
   {
     name: 'np-inconsistent',
-    explanation: "the device's NP contradicts its own power: above its max power, or below its average power (a 4th-power mean of 30 s means cannot be below the mean)",
+    explanation:
+      "the device's NP contradicts its own power: above its max power, or below its average power (a 4th-power mean of 30 s means cannot be below the mean)",
     quantities: ['np'],
     fires: (s) => {
       const np = s.values.np;
@@ -330,7 +370,8 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'power-zeros-left-out',
-    explanation: "the device's average power is above its records' mean with zeros (by > 1 %) and not above their mean without zeros (+1 %): it leaves zero readings out ('exclude zeros'); ours includes them (the records' mean with zeros, within 1 %)",
+    explanation:
+      "the device's average power is above its records' mean with zeros (by > 1 %) and not above their mean without zeros (+1 %): it leaves zero readings out ('exclude zeros'); ours includes them (the records' mean with zeros, within 1 %)",
     quantities: ['power'],
     fires: (s, ours) => {
       const device = s.values.power;
@@ -341,7 +382,8 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'cadence-above-records',
-    explanation: "the device's average cadence is above the mean of every non-zero cadence its records hold (by > 1 %): no mean over cadence > 0 of them gives it (it leaves out low cadences too, or averages data the file lacks); ours is that mean (within 1 %)",
+    explanation:
+      "the device's average cadence is above the mean of every non-zero cadence its records hold (by > 1 %): no mean over cadence > 0 of them gives it (it leaves out low cadences too, or averages data the file lacks); ours is that mean (within 1 %)",
     quantities: ['cadence'],
     fires: (s, ours) => {
       const device = s.values.cadence;
@@ -351,7 +393,8 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'not-in-records',
-    explanation: "no record of the session carries the quantity's channel (a pool swim's stroke rate is in its length messages): ours is computed from records, so there is none",
+    explanation:
+      "no record of the session carries the quantity's channel (a pool swim's stroke rate is in its length messages): ours is computed from records, so there is none",
     quantities: ['distance', 'power', 'np', 'hr', 'cadence', 'speed', 'ascent'],
     fires: (s, ours, q) => ours !== undefined && ours.values[q] === undefined && !s.recorded.includes(q),
   },
@@ -374,7 +417,8 @@ export const REASONS: readonly ReasonRule[] = [
   },
   {
     name: 'speed-over-timer',
-    explanation: "the device's average speed is distance / timer time, ours distance / moving time, and the timer ran while stationary: our distance / our timer time is within 1 % of the device's speed",
+    explanation:
+      "the device's average speed is distance / timer time, ours distance / moving time, and the timer ran while stationary: our distance / our timer time is within 1 % of the device's speed",
     quantities: ['speed'],
     fires: (s, ours) => {
       const d = ours?.values.distance;
@@ -396,7 +440,12 @@ export const REASONS: readonly ReasonRule[] = [
 ];
 
 /** The first rule that explains a disagreement of `quantity` in this session, or undefined. */
-export function reasonFor(session: DeviceSession, ours: Ours | undefined, quantity: Quantity, rules: readonly ReasonRule[] = REASONS): ReasonRule | undefined {
+export function reasonFor(
+  session: DeviceSession,
+  ours: Ours | undefined,
+  quantity: Quantity,
+  rules: readonly ReasonRule[] = REASONS,
+): ReasonRule | undefined {
   return rules.find((r) => r.quantities.includes(quantity) && r.fires(session, ours, quantity));
 }
 
@@ -405,7 +454,12 @@ export function compareSession(file: string, session: DeviceSession, ours: Ours 
   const cells = QUANTITIES.map((quantity): Cell => {
     const device = session.values[quantity];
     const mine = ours?.values[quantity];
-    const cell: Cell = { quantity, ...(device === undefined ? {} : { device }), ...(mine === undefined ? {} : { ours: mine }), agrees: false };
+    const cell: Cell = {
+      quantity,
+      ...(device === undefined ? {} : { device }),
+      ...(mine === undefined ? {} : { ours: mine }),
+      agrees: false,
+    };
     if (device === undefined) return cell;
     if (mine !== undefined && device !== 0) cell.diffPct = ((mine - device) / device) * 100;
     cell.agrees = agrees(quantity, device, mine, session.resolution[quantity]);
@@ -421,7 +475,11 @@ export function compareSession(file: string, session: DeviceSession, ours: Ours 
 }
 
 /** Every session of a file, compared: the FIT SDK's decode and the service's ingest of the same bytes. */
-export async function compareFile(file: string, bytes: Uint8Array, ingest: (bytes: Uint8Array) => Promise<{ ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string }>): Promise<Row[]> {
+export async function compareFile(
+  file: string,
+  bytes: Uint8Array,
+  ingest: (bytes: Uint8Array) => Promise<{ ok: true; activities: IngestedActivity[] } | { ok: false; code: string; message: string }>,
+): Promise<Row[]> {
   const sessions = deviceSessions(bytes);
   const result = await ingest(bytes);
   const activities = result.ok ? result.activities : [];
@@ -445,10 +503,12 @@ const CHANNEL_CODES: Record<string, string> = {
   smo2: 'O2',
   respiration_rate: 'RR',
 };
-export const CHANNEL_LEGEND = 'channels: P power, HR heart rate, C cadence, S speed, D distance, A altitude, GPS position, T temperature, CT core temperature, O2 SmO2, RR respiration rate';
+export const CHANNEL_LEGEND =
+  'channels: P power, HR heart rate, C cadence, S speed, D distance, A altitude, GPS position, T temperature, CT core temperature, O2 SmO2, RR respiration rate';
 
 const fmt = (q: Quantity, v: number | undefined) => (v === undefined ? '–' : v.toFixed(DECIMALS[q]));
-const pct = (p: number | undefined) => (p === undefined ? '' : ` ${p >= 0 ? '+' : '−'}${Math.abs(p) < 10 ? Math.abs(p).toFixed(2) : Math.abs(p).toFixed(1)}%`);
+const pct = (p: number | undefined) =>
+  p === undefined ? '' : ` ${p >= 0 ? '+' : '−'}${Math.abs(p) < 10 ? Math.abs(p).toFixed(2) : Math.abs(p).toFixed(1)}%`;
 
 /** A quantity's cell: `device / ours ±diff%`, `*` when a reason explains a disagreement, `!` when nothing does; `·` when the device has no value. */
 export function formatCell(c: Cell): string {
@@ -474,12 +534,21 @@ export function tableRows(rows: readonly Row[]): string[][] {
     r.file,
     String(r.session.index),
     r.session.sport,
-    r.ours ? r.ours.channels.map((c) => CHANNEL_CODES[c] ?? c).filter(Boolean).join(' ') : 'no activity',
+    r.ours
+      ? r.ours.channels
+          .map((c) => CHANNEL_CODES[c] ?? c)
+          .filter(Boolean)
+          .join(' ')
+      : 'no activity',
     ...r.cells.map(formatCell),
     formatStatus(r),
   ]);
 }
 
 export function counts(rows: readonly Row[]): { ok: number; reason: number; missed: number } {
-  return { ok: rows.filter((r) => r.status === 'ok').length, reason: rows.filter((r) => r.status === 'reason').length, missed: rows.filter((r) => r.status === 'MISSED').length };
+  return {
+    ok: rows.filter((r) => r.status === 'ok').length,
+    reason: rows.filter((r) => r.status === 'reason').length,
+    missed: rows.filter((r) => r.status === 'MISSED').length,
+  };
 }

@@ -16,7 +16,9 @@ import { formatTable, recordTarget, round2, writeReport } from './report.ts';
 export async function deviceRows(): Promise<Row[]> {
   const dir = path.join(fixturesDir(), 'fit');
   const rows: Row[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.toLowerCase().endsWith('.fit')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.toLowerCase().endsWith('.fit'))
+    .sort()) {
     const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
     rows.push(...(await compareFile(file, bytes, (b) => ingestFile({ task: 'ingest', format: 'fit', bytes: b, sport: null }))));
   }
@@ -27,8 +29,12 @@ export async function benchDevice() {
   const rows = await deviceRows();
   const { ok, reason, missed } = counts(rows);
   process.stdout.write(`\n== device: each FIT session's own values (FIT SDK) beside the service's ingest of the same file\n\n`);
-  process.stdout.write(`cells: device / ours Δ% (ours − device, of the device's); * a disagreement a reason explains, ! one nothing explains; · the device has no value; – we have none\n`);
-  process.stdout.write(`tolerance: ${Math.round(TOLERANCE.timer * 100)} % (NP ${Math.round(TOLERANCE.np * 100)} %), or half the resolution the device stores the value in\n${CHANNEL_LEGEND}\n\n`);
+  process.stdout.write(
+    `cells: device / ours Δ% (ours − device, of the device's); * a disagreement a reason explains, ! one nothing explains; · the device has no value; – we have none\n`,
+  );
+  process.stdout.write(
+    `tolerance: ${Math.round(TOLERANCE.timer * 100)} % (NP ${Math.round(TOLERANCE.np * 100)} %), or half the resolution the device stores the value in\n${CHANNEL_LEGEND}\n\n`,
+  );
   process.stdout.write(formatTable(TABLE_HEADER, tableRows(rows)));
   const used = new Set(rows.flatMap((r) => r.cells.map((c) => c.reason).filter(Boolean)));
   if (used.size) {
@@ -37,8 +43,15 @@ export async function benchDevice() {
   }
   process.stdout.write(`\n${rows.length} sessions: ${ok} ok, ${reason} with a reason, ${missed} MISSED\n`);
   const met = missed === 0;
-  process.stdout.write(`target: every value within 1 % of the device's (NP 2 %) or a reason: ${met ? 'met' : 'MISSED'} (${missed} MISSED)\n`);
-  recordTarget({ benchmark: 'device', target: 'every FIT fixture session: each value within 1 % of the device (NP 2 %) or a named reason', figure: `${rows.length} sessions: ${ok} ok, ${reason} reason, ${missed} MISSED`, met });
+  process.stdout.write(
+    `target: every value within 1 % of the device's (NP 2 %) or a reason: ${met ? 'met' : 'MISSED'} (${missed} MISSED)\n`,
+  );
+  recordTarget({
+    benchmark: 'device',
+    target: 'every FIT fixture session: each value within 1 % of the device (NP 2 %) or a named reason',
+    figure: `${rows.length} sessions: ${ok} ok, ${reason} reason, ${missed} MISSED`,
+    met,
+  });
   const report = {
     benchmark: 'device',
     at: new Date().toISOString(),
@@ -53,7 +66,18 @@ export async function benchDevice() {
       status: r.status,
       // The quantities the device has: its value, ours (null: none), the difference in %, and the reason of a disagreement.
       values: Object.fromEntries(
-        r.cells.filter((c) => c.device !== undefined).map((c) => [c.quantity, { device: c.device, ours: c.ours ?? null, diff_pct: c.diffPct === undefined ? null : round2(c.diffPct), agrees: c.agrees, ...(c.reason ? { reason: c.reason } : {}) }]),
+        r.cells
+          .filter((c) => c.device !== undefined)
+          .map((c) => [
+            c.quantity,
+            {
+              device: c.device,
+              ours: c.ours ?? null,
+              diff_pct: c.diffPct === undefined ? null : round2(c.diffPct),
+              agrees: c.agrees,
+              ...(c.reason ? { reason: c.reason } : {}),
+            },
+          ]),
       ),
     })),
   };

@@ -55,7 +55,6 @@ const BASELINE_FEW = 5;
 /** The API's default durations (engine/curves/durations.ts). */
 export const DEFAULT_DURATIONS = Int32Array.from(DEFAULTS);
 
-
 /**
  * A ride's power at 1 Hz, whole watts: a slowly varying endurance base (150–300 W) with noise,
  * threshold intervals every ~25 min, sprints (700–1300 W, 5–15 s) every ~10 min, coasting (zeros,
@@ -124,7 +123,11 @@ function adversarial(n: number): Array<[string, Float64Array, string]> {
     ['sawtooth 150 + i mod 97', saw(97), target],
     ['sawtooth 150 + i mod 7', saw(7), target],
     ['square wave 30 s 0 W / 30 s 300 W', Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 0 : 300)), target],
-    ['integer sine, period 61.7 s', Float64Array.from({ length: n }, (_, i) => Math.round(200 + 100 * Math.sin((2 * Math.PI * i) / 61.7))), target],
+    [
+      'integer sine, period 61.7 s',
+      Float64Array.from({ length: n }, (_, i) => Math.round(200 + 100 * Math.sin((2 * Math.PI * i) / 61.7))),
+      target,
+    ],
     ['float sine, period 100 s', floatSine(n, 100), `${target}; ties up to rounding`],
     ['float sine, period 37 s', floatSine(n, 37), `${target}; ties up to rounding`],
     ['float sine, period 7 s', floatSine(n, 7), `${target}; ties up to rounding, the hardest found`],
@@ -132,8 +135,16 @@ function adversarial(n: number): Array<[string, Float64Array, string]> {
     ['ramp 0, 1, 2, …', Float64Array.from({ length: n }, (_, i) => i), target],
     ['ramp down n, n−1, …', Float64Array.from({ length: n }, (_, i) => n - i), target],
     ['ERG intervals 5 min 300 W / 3 min 150 W ± 3 W', ergIntervals(n), noisy],
-    ['sawtooth 150 + i mod 100, + 0..4 W noise', Float64Array.from({ length: n }, (_, i) => 150 + (i % 100) + Math.floor(rand() * 5)), noisy],
-    ['square wave 30 s 100 W / 30 s 300 W ± 5 W', Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5), noisy],
+    [
+      'sawtooth 150 + i mod 100, + 0..4 W noise',
+      Float64Array.from({ length: n }, (_, i) => 150 + (i % 100) + Math.floor(rand() * 5)),
+      noisy,
+    ],
+    [
+      'square wave 30 s 100 W / 30 s 300 W ± 5 W',
+      Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5),
+      noisy,
+    ],
   ];
 }
 
@@ -181,7 +192,14 @@ function times(fn: () => unknown, iterations: number, warmup = WARMUP): number[]
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-function row(workload: string, fast: () => unknown, baseline: (() => unknown) | null, identical: boolean, note?: string, iterations = ITERATIONS): MeanMaxRow {
+function row(
+  workload: string,
+  fast: () => unknown,
+  baseline: (() => unknown) | null,
+  identical: boolean,
+  note?: string,
+  iterations = ITERATIONS,
+): MeanMaxRow {
   const f = times(fast, iterations, iterations < ITERATIONS ? 1 : WARMUP);
   const p50 = quantile(f, 0.5);
   let base50 = Number.NaN;
@@ -191,7 +209,15 @@ function row(workload: string, fast: () => unknown, baseline: (() => unknown) | 
     const slow = performance.now() - t0 > SLOW_BASELINE;
     base50 = quantile(times(baseline, slow ? Math.min(BASELINE_FEW, iterations) : iterations, slow ? 0 : WARMUP - 1), 0.5);
   }
-  return { workload, p50_ms: round3(p50), p90_ms: round3(quantile(f, 0.9)), baseline_p50_ms: round2(base50), speedup: round2(base50 / p50), identical, ...(note ? { note } : {}) };
+  return {
+    workload,
+    p50_ms: round3(p50),
+    p90_ms: round3(quantile(f, 0.9)),
+    baseline_p50_ms: round2(base50),
+    speedup: round2(base50 / p50),
+    identical,
+    ...(note ? { note } : {}),
+  };
 }
 
 function allDurations(n: number): Int32Array {
@@ -216,7 +242,14 @@ function fastCurve(x: Float64Array, durations: Int32Array) {
 function allDurationsRow(workload: string, x: Float64Array, note?: string, iterations = ITERATIONS): MeanMaxRow {
   const durations = allDurations(x.length);
   const identical = sameCurve(meanMaxAll(x), plainCurve(x, durations));
-  return row(workload, () => meanMaxAll(x), () => plainCurve(x, durations), identical, note, iterations);
+  return row(
+    workload,
+    () => meanMaxAll(x),
+    () => plainCurve(x, durations),
+    identical,
+    note,
+    iterations,
+  );
 }
 
 export async function benchMeanMax(): Promise<{ rows: MeanMaxRow[] }> {
@@ -226,7 +259,15 @@ export async function benchMeanMax(): Promise<{ rows: MeanMaxRow[] }> {
   rows.push(allDurationsRow('all durations, synthetic 4 h ride (14,400 s)', ride, 'target p50 ≤ 5 ms'));
 
   const identical19 = sameCurve(fastCurve(ride, DEFAULT_DURATIONS), plainCurve(ride, DEFAULT_DURATIONS));
-  rows.push(row('19 default durations, synthetic 4 h ride', () => fastCurve(ride, DEFAULT_DURATIONS), () => plainCurve(ride, DEFAULT_DURATIONS), identical19, 'target p50 ≤ 1 ms'));
+  rows.push(
+    row(
+      '19 default durations, synthetic 4 h ride',
+      () => fastCurve(ride, DEFAULT_DURATIONS),
+      () => plainCurve(ride, DEFAULT_DURATIONS),
+      identical19,
+      'target p50 ≤ 1 ms',
+    ),
+  );
 
   for (const [file, power] of await fixturePower()) {
     rows.push(allDurationsRow(`all durations, fixture ${file} (${power.length} s)`, power, 'target p50 ≤ 5 ms'));
@@ -246,14 +287,30 @@ export async function benchMeanMax(): Promise<{ rows: MeanMaxRow[] }> {
   const together = meanMaxAfter(ride, durations, cuts);
   const apart = separate();
   const identicalAfter = apart.every((c, j) => sameCurve(c, { best: together.best[j]!, start: together.start[j]! }));
-  rows.push(row('5 after-cuts × all durations, synthetic 4 h ride (one pass)', () => meanMaxAfter(ride, durations, cuts), separate, identicalAfter, 'baseline: 5 separate meanMax({ from }) calls, not the plain scan'));
+  rows.push(
+    row(
+      '5 after-cuts × all durations, synthetic 4 h ride (one pass)',
+      () => meanMaxAfter(ride, durations, cuts),
+      separate,
+      identicalAfter,
+      'baseline: 5 separate meanMax({ from }) calls, not the plain scan',
+    ),
+  );
 
   const day = syntheticRidePower(24 * 3600, 2025);
   rows.push(allDurationsRow('all durations, synthetic 24 h ride (86,400 s)', day, 'target p50 ≤ 60 ms', 5));
 
   for (const hours of [1, 4, 12, 24, 48]) {
     const x = floatSine(hours * 3600, 100);
-    rows.push(hours <= 12 ? allDurationsRow(`growth: float sine (period 100 s), ${hours} h`, x, 'ties up to rounding', 5) : sampledRow(`growth: float sine (period 100 s), ${hours} h`, x, 'ties up to rounding; plain scan not run, identity at 400 durations'));
+    rows.push(
+      hours <= 12
+        ? allDurationsRow(`growth: float sine (period 100 s), ${hours} h`, x, 'ties up to rounding', 5)
+        : sampledRow(
+            `growth: float sine (period 100 s), ${hours} h`,
+            x,
+            'ties up to rounding; plain scan not run, identity at 400 durations',
+          ),
+    );
   }
 
   rows.push(...floorRows());
@@ -264,7 +321,13 @@ export async function benchMeanMax(): Promise<{ rows: MeanMaxRow[] }> {
 function sampledRow(workload: string, x: Float64Array, note: string): MeanMaxRow {
   const all = meanMaxAll(x);
   const n = x.length;
-  const sample = Int32Array.from(new Set([...Array.from({ length: 300 }, (_, k) => 1 + Math.floor((k * (n - 1)) / 299)), ...Array.from({ length: 100 }, (_, k) => n - k)].filter((d) => d >= 1 && d <= n).sort((a, b) => a - b)));
+  const sample = Int32Array.from(
+    new Set(
+      [...Array.from({ length: 300 }, (_, k) => 1 + Math.floor((k * (n - 1)) / 299)), ...Array.from({ length: 100 }, (_, k) => n - k)]
+        .filter((d) => d >= 1 && d <= n)
+        .sort((a, b) => a - b),
+    ),
+  );
   const plain = plainCurve(x, sample);
   const identical = Array.from(sample).every((d, k) => Object.is(all.best[d - 1], plain.best[k]) && all.start[d - 1] === plain.start[k]);
   return row(workload, () => meanMaxAll(x), null, identical, note, 3);
@@ -296,17 +359,24 @@ function floorRows(): MeanMaxRow[] {
   const want = none();
   const got = passed();
   const gotOwn = restricted();
-  const identical = want.best.every((b, j) =>
-    Array.from(b).every((v, k) => {
-      const shown = v > floor[k]! || Number.isNaN(floor[k]!);
-      const wv = shown ? v : Number.NaN;
-      const ws = shown ? want.start[j]![k]! : -1;
-      return Object.is(got.best[j]![k], wv) && got.start[j]![k] === ws && Object.is(gotOwn.best[j]![k], wv) && gotOwn.start[j]![k] === ws;
-    }) && got.best[j]!.subarray(ride.length).every((v) => Number.isNaN(v)),
+  const identical = want.best.every(
+    (b, j) =>
+      Array.from(b).every((v, k) => {
+        const shown = v > floor[k]! || Number.isNaN(floor[k]!);
+        const wv = shown ? v : Number.NaN;
+        const ws = shown ? want.start[j]![k]! : -1;
+        return Object.is(got.best[j]![k], wv) && got.start[j]![k] === ws && Object.is(gotOwn.best[j]![k], wv) && gotOwn.start[j]![k] === ws;
+      }) && got.best[j]!.subarray(ride.length).every((v) => Number.isNaN(v)),
   );
   return [
-    row('floor as longitudinal passes it: 4 h ride, 4 cuts, durations to 5 h, floor NaN past 3 h', passed, none, identical, 'baseline: no floor (must not be slower)'),
-    row('floor restricted to the ride\'s own durations (to 4 h)', restricted, none, identical, 'baseline: no floor'),
+    row(
+      'floor as longitudinal passes it: 4 h ride, 4 cuts, durations to 5 h, floor NaN past 3 h',
+      passed,
+      none,
+      identical,
+      'baseline: no floor (must not be slower)',
+    ),
+    row("floor restricted to the ride's own durations (to 4 h)", restricted, none, identical, 'baseline: no floor'),
   ];
 }
 
@@ -315,7 +385,15 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   console.log(
     formatTable(
       ['workload', 'p50 ms', 'p90 ms', 'plain p50 ms', 'speedup', 'identical', 'note'],
-      rows.map((r) => [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1), Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '']),
+      rows.map((r) => [
+        r.workload,
+        r.p50_ms.toFixed(3),
+        r.p90_ms.toFixed(3),
+        Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1),
+        Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`,
+        String(r.identical),
+        r.note ?? '',
+      ]),
     ),
   );
 }

@@ -28,7 +28,14 @@ const POLL_MS = 10;
 const TARGET_P50_MS = 1000;
 
 /** As engine/ingest/fit.ts calls it (strict: header and CRC checked). */
-const PARSER_OPTIONS = { speedUnit: 'm/s', lengthUnit: 'm', temperatureUnit: 'celsius', elapsedRecordField: true, mode: 'list', force: false } as const;
+const PARSER_OPTIONS = {
+  speedUnit: 'm/s',
+  lengthUnit: 'm',
+  temperatureUnit: 'celsius',
+  elapsedRecordField: true,
+  mode: 'list',
+  force: false,
+} as const;
 
 export function fitFileParserDecode(bytes: Uint8Array): number {
   let records = -1;
@@ -62,7 +69,11 @@ async function uploadAndPoll(service: TestService, token: string, bytes: Uint8Ar
   form.append('files', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), name);
   const sent = Date.now();
   const t0 = performance.now();
-  const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
   const body = (await res.json()) as { sources?: { id: string; status: string }[] };
   const tAccepted = performance.now();
   if (res.status !== 202 || !body.sources?.[0]) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
@@ -84,14 +95,25 @@ async function uploadAndPoll(service: TestService, token: string, bytes: Uint8Ar
   const committed = row.processed_at ? new Date(row.processed_at).getTime() : Number.NaN;
   const queued = job?.timestamp ?? Number.NaN;
   const started = job?.processedOn ?? Number.NaN;
-  return { total_ms: total, upload_ms: tAccepted - t0, to_queue_ms: queued - sent, queue_ms: started - queued, job_ms: committed - started, seen_ms: seen - committed };
+  return {
+    total_ms: total,
+    upload_ms: tAccepted - t0,
+    to_queue_ms: queued - sent,
+    queue_ms: started - queued,
+    job_ms: committed - started,
+    seen_ms: seen - committed,
+  };
 }
 
 export async function benchIngest() {
   process.stdout.write(`\n== ingest: one 2 h FIT file, upload → processed (${FILES} files after ${WARMUP} warm-up uploads)\n`);
   let t = performance.now();
-  const files = Array.from({ length: FILES + WARMUP }, (_, k) => buildRideFit({ start: new Date(Date.UTC(2025, 4, 1 + k, 7, 0, k)), seconds: SECONDS, seed: 42 }));
-  process.stdout.write(`generated ${files.length} synthetic rides (${SECONDS} records, 12 laps, ${Math.round(files[0]!.byteLength / 1024)} KiB each) in ${((performance.now() - t) / 1000).toFixed(1)} s (not measured)\n`);
+  const files = Array.from({ length: FILES + WARMUP }, (_, k) =>
+    buildRideFit({ start: new Date(Date.UTC(2025, 4, 1 + k, 7, 0, k)), seconds: SECONDS, seed: 42 }),
+  );
+  process.stdout.write(
+    `generated ${files.length} synthetic rides (${SECONDS} records, 12 laps, ${Math.round(files[0]!.byteLength / 1024)} KiB each) in ${((performance.now() - t) / 1000).toFixed(1)} s (not measured)\n`,
+  );
 
   // In-process references, single thread, warmed up on the warm-up files first.
   const decode: number[] = [];
@@ -151,14 +173,27 @@ export async function benchIngest() {
     { workload: '  (POST sent → 202 received, overlaps the job)', result: distribution(uploads.map((u) => u.upload_ms)) },
   ];
   const header = ['workload', 'p50 ms', 'p95 ms', 'max ms', 'vs baseline p50'];
-  const table = rows.map(({ workload, result: r }) => [workload, r.p50_ms.toFixed(1), r.p95_ms.toFixed(1), r.max_ms.toFixed(1), `${(r.p50_ms / baseline.p50_ms).toFixed(1)}×`]);
-  process.stdout.write(`\n${FILES} uploads, one at a time, polled every ${POLL_MS} ms; INGEST_CONCURRENCY=2, ENGINE_THREADS=2; ${os.cpus().length} cores, Node ${process.version}\n\n`);
+  const table = rows.map(({ workload, result: r }) => [
+    workload,
+    r.p50_ms.toFixed(1),
+    r.p95_ms.toFixed(1),
+    r.max_ms.toFixed(1),
+    `${(r.p50_ms / baseline.p50_ms).toFixed(1)}×`,
+  ]);
+  process.stdout.write(
+    `\n${FILES} uploads, one at a time, polled every ${POLL_MS} ms; INGEST_CONCURRENCY=2, ENGINE_THREADS=2; ${os.cpus().length} cores, Node ${process.version}\n\n`,
+  );
   process.stdout.write(formatTable(header, table));
   const p50 = rows[3]!.result.p50_ms;
   process.stdout.write(`\nwarm-up uploads (not counted): ${warmups.map((u) => `${u.total_ms.toFixed(0)} ms`).join(', ')}\n`);
   process.stdout.write(`${describeCpu(cpu)}\n`);
   process.stdout.write(`target p50 ≤ ${TARGET_P50_MS} ms: ${p50 <= TARGET_P50_MS ? 'met' : 'NOT MET'} (${p50.toFixed(0)} ms)\n`);
-  recordTarget({ benchmark: 'ingest', target: `2 h FIT upload → processed: p50 ≤ ${TARGET_P50_MS} ms`, figure: `p50 ${p50.toFixed(0)} ms`, met: p50 <= TARGET_P50_MS });
+  recordTarget({
+    benchmark: 'ingest',
+    target: `2 h FIT upload → processed: p50 ≤ ${TARGET_P50_MS} ms`,
+    figure: `p50 ${p50.toFixed(0)} ms`,
+    met: p50 <= TARGET_P50_MS,
+  });
 
   const report = {
     benchmark: 'ingest',

@@ -15,7 +15,10 @@ export interface LoadResult {
  * request when the previous answer arrives, for `seconds` (after a warm-up). Bounded in time and
  * aimed at loopback only.
  */
-export async function load(url: string, opts: { connections: number; seconds: number; warmupSeconds: number; headers?: Record<string, string> }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  opts: { connections: number; seconds: number; warmupSeconds: number; headers?: Record<string, string> },
+): Promise<LoadResult> {
   const target = new URL(url);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) throw new Error('load tests target loopback only');
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
@@ -24,7 +27,9 @@ export async function load(url: string, opts: { connections: number; seconds: nu
       const t0 = process.hrtime.bigint();
       const req = http.request(target, { agent, headers: opts.headers }, (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`)),
+        );
       });
       req.on('error', reject);
       req.end();

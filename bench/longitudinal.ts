@@ -61,7 +61,14 @@ async function seedHistory(service: TestService, userId: string, count: number):
 }
 
 function p50(values: number[]): number {
-  return Math.round(quantile([...values].sort((a, b) => a - b), 0.5) * 10) / 10;
+  return (
+    Math.round(
+      quantile(
+        [...values].sort((a, b) => a - b),
+        0.5,
+      ) * 10,
+    ) / 10
+  );
 }
 
 /** The Python script's answer and wall time (read + compute), or why it could not run. */
@@ -79,7 +86,10 @@ function python<T>(spec: object): T | { error: string } {
   try {
     const input = path.join(dir, 'input.json');
     writeFileSync(input, JSON.stringify(spec));
-    const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
     if (run.status !== 0) return { error: (run.stderr || run.error?.message || 'failed').trim().split('\n').at(-1)! };
     return JSON.parse(run.stdout) as T;
   } finally {
@@ -92,19 +102,29 @@ export async function benchLongitudinal() {
   const notes: string[] = [];
   process.stdout.write('\n== longitudinal (raw streams)\n');
   for (const size of SIZES) {
-    const service = await startTestService({ env: { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '600000' } });
+    const service = await startTestService({
+      env: { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '600000' },
+    });
     try {
       const user = await createTestUser(service);
       const token = await tokenFor(service, user, ['data:read']);
       process.stdout.write(`\nseeding ${size} rides within a year…\n`);
       await seedHistory(service, user.id, size);
-      const listed = await service.deps.db.selectFrom('activities').select(['id', 'samples']).where('user_id', '=', user.id).orderBy('start_time').orderBy('id').execute();
+      const listed = await service.deps.db
+        .selectFrom('activities')
+        .select(['id', 'samples'])
+        .where('user_id', '=', user.id)
+        .orderBy('start_time')
+        .orderBy('id')
+        .execute();
       const samples = listed.reduce((n, a) => n + a.samples, 0);
       const range = `start=${new Date(NEWEST - 364 * DAY).toISOString().slice(0, 10)}&end=${new Date(NEWEST).toISOString().slice(0, 10)}`;
       const after = AFTER.map((a) => `after=${a}`).join('&');
       const get = async (query: string) => {
         const t0 = performance.now();
-        const res = await fetch(`${service.url}/api/v1/activities/longitudinal-mean-max?metric=power&${range}&${after}&${query}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+        const res = await fetch(`${service.url}/api/v1/activities/longitudinal-mean-max?metric=power&${range}&${after}&${query}`, {
+          headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        });
         const body = await res.text();
         if (res.status !== 200) throw new Error(`${res.status} ${body}`);
         return { ms: performance.now() - t0, body: JSON.parse(body) as Record<string, unknown[]> };
@@ -112,11 +132,21 @@ export async function benchLongitudinal() {
       const base = { activities: size, samples };
 
       const cold = await get('by=duration');
-      rows.push({ ...base, workload: 'by duration, first request (channel columns appended at ingestion)', p50_ms: Math.round(cold.ms), runs: 1 });
+      rows.push({
+        ...base,
+        workload: 'by duration, first request (channel columns appended at ingestion)',
+        p50_ms: Math.round(cold.ms),
+        runs: 1,
+      });
       // Without the derived files: every activity of the range read from its sample file and appended.
       await rm(columnsDir(service.config.DATA_DIR, user.id), { recursive: true, force: true });
       const rebuilt = await get('by=duration');
-      rows.push({ ...base, workload: 'by duration, first request without channel columns (rebuilt from the sample files)', p50_ms: Math.round(rebuilt.ms), runs: 1 });
+      rows.push({
+        ...base,
+        workload: 'by duration, first request without channel columns (rebuilt from the sample files)',
+        p50_ms: Math.round(rebuilt.ms),
+        runs: 1,
+      });
       const warm: number[] = [];
       let last = cold.body;
       for (let i = 0; i < RUNS; i++) {
@@ -125,11 +155,17 @@ export async function benchLongitudinal() {
         last = r.body;
       }
       const durations = Array.from(DEFAULT_DURATIONS);
-      const baseline = script(listed.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)), durations);
+      const baseline = script(
+        listed.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)),
+        durations,
+      );
       const baselineRuns = 'error' in baseline ? [] : [baseline.seconds * 1000];
       if (!('error' in baseline)) {
         for (let i = 1; i < 3; i++) {
-          const again = script(listed.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)), durations);
+          const again = script(
+            listed.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)),
+            durations,
+          );
           if (!('error' in again)) baselineRuns.push(again.seconds * 1000);
         }
         // The script's answers, value for value, against the service's rows (duration, power, after).
@@ -150,7 +186,9 @@ export async function benchLongitudinal() {
         p50_ms: warmP50,
         runs: RUNS,
         baseline: scriptP50 === undefined ? undefined : { name: 'DuckDB + numpy script', p50_ms: scriptP50 },
-        ...(size === 1000 ? { target: 'p50 ≤ 50 ms and ≥ 20× the script', met: warmP50 <= 50 && scriptP50 !== undefined && scriptP50 >= 20 * warmP50 } : {}),
+        ...(size === 1000
+          ? { target: 'p50 ≤ 50 ms and ≥ 20× the script', met: warmP50 <= 50 && scriptP50 !== undefined && scriptP50 >= 20 * warmP50 }
+          : {}),
       });
 
       // One more activity, appended to the columns as ingestion does.
@@ -163,13 +201,17 @@ export async function benchLongitudinal() {
       let served = 0;
       for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
-        const res = await fetch(`${service.url}/api/v1/activities/longitudinal-data?metrics=power&${range}`, { headers: { authorization: `Bearer ${token}` } });
+        const res = await fetch(`${service.url}/api/v1/activities/longitudinal-data?metrics=power&${range}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
         const bytes = new Uint8Array(await res.arrayBuffer());
         if (res.status !== 200) throw new Error(`longitudinal-data: ${res.status}`);
         data.push(performance.now() - t0);
         served = bytes.length;
       }
-      const dataPaths = (await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', user.id).execute()).map((a) => samplePath(service.config.DATA_DIR, user.id, a.id));
+      const dataPaths = (await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', user.id).execute()).map((a) =>
+        samplePath(service.config.DATA_DIR, user.id, a.id),
+      );
       const scriptRuns: number[] = [];
       for (let i = 0; i < 3; i++) {
         const r = scriptData(dataPaths);
@@ -203,10 +245,26 @@ export async function benchLongitudinal() {
   for (const r of rows) {
     if (r.target !== undefined) {
       const speedup = r.baseline ? `, ${(r.baseline.p50_ms / r.p50_ms).toFixed(1)}× the script` : '';
-      recordTarget({ benchmark: 'longitudinal', target: `${r.activities} rides, ${r.workload}: ${r.target}`, figure: `p50 ${r.p50_ms.toFixed(0)} ms${speedup}`, met: r.met === true });
+      recordTarget({
+        benchmark: 'longitudinal',
+        target: `${r.activities} rides, ${r.workload}: ${r.target}`,
+        figure: `p50 ${r.p50_ms.toFixed(0)} ms${speedup}`,
+        met: r.met === true,
+      });
     }
   }
-  const header = ['activities', 'samples', 'workload', 'p50 ms', 'µs per 1k samples', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];
+  const header = [
+    'activities',
+    'samples',
+    'workload',
+    'p50 ms',
+    'µs per 1k samples',
+    'baseline',
+    'baseline p50 ms',
+    'speed-up',
+    'target',
+    'met',
+  ];
   const table = rows.map((r) => [
     String(r.activities),
     String(r.samples),
@@ -219,9 +277,21 @@ export async function benchLongitudinal() {
     r.target ?? '',
     r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
   ]);
-  process.stdout.write(`\n${os.cpus().length} cores, Node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n`);
+  process.stdout.write(
+    `\n${os.cpus().length} cores, Node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n\n`,
+  );
   process.stdout.write(formatTable(header, table));
   for (const note of notes) process.stdout.write(`note: ${note}\n`);
-  const report = { benchmark: 'longitudinal', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, load: os.loadavg(), rows };
+  const report = {
+    benchmark: 'longitudinal',
+    at: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    load: os.loadavg(),
+    rows,
+  };
   process.stdout.write(`\nwrote ${writeReport('longitudinal', report)} and bench/results/latest.json\n`);
 }

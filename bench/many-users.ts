@@ -78,7 +78,8 @@ function intEnv(name: string, fallback: number, min = 0): number {
 }
 
 const COUNTS = [...new Set((process.env.BENCH_MANY_USERS ?? '1,20,100,300').split(',').map((s) => Number(s.trim())))].sort((a, b) => a - b);
-if (!COUNTS.length || COUNTS.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_MANY_USERS must list athlete counts ≥ 1, e.g. 1,20,100,300`);
+if (!COUNTS.length || COUNTS.some((n) => !Number.isInteger(n) || n < 1))
+  throw new Error(`BENCH_MANY_USERS must list athlete counts ≥ 1, e.g. 1,20,100,300`);
 const RIDES = intEnv('BENCH_MANY_USERS_RIDES', 300, 1);
 const ROW_SECONDS = intEnv('BENCH_MANY_USERS_ROW_SECONDS', 20, 1);
 const SOAK_SECONDS = intEnv('BENCH_MANY_USERS_SECONDS', 600);
@@ -111,7 +112,17 @@ function permutation<T>(items: readonly T[], k: number): T[] {
 const factorial = (n: number): number => (n <= 1 ? 1 : n * factorial(n - 1));
 
 /** Targets: DESIGN.md §7. */
-const TARGET = { p50_ms: 150, p99_ms: 600, rpsShare: 1 / 3, rssMb: 1024, flat: 1.5, firstMs: 300, curvesShare: 0.2, rawMs: 50, rawSpeedup: 20 };
+const TARGET = {
+  p50_ms: 150,
+  p99_ms: 600,
+  rpsShare: 1 / 3,
+  rssMb: 1024,
+  flat: 1.5,
+  firstMs: 300,
+  curvesShare: 0.2,
+  rawMs: 50,
+  rawSpeedup: 20,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Seeding
@@ -163,7 +174,11 @@ async function ridePool(deps: Deps): Promise<PoolRide[]> {
           speed: Float64Array.from(samples, (s) => s.speed),
           cadence: Float64Array.from(samples, (s) => s.cadence),
         };
-        const curves = await deps.engine.pool.runCurves({ power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() });
+        const curves = await deps.engine.pool.runCurves({
+          power: channels.power.slice(),
+          speed: channels.speed.slice(),
+          heart_rate: channels.heart_rate.slice(),
+        });
         pool[k] = { channels, curves };
       }
     }),
@@ -188,10 +203,17 @@ function ingestDeps(deps: Deps) {
 async function derivedAsIngested(bench: Bench, g: GroupSpec, i: number, userId: string): Promise<void> {
   const pool = await ridePoolOf(bench);
   rmSync(columnsDir(DIR, userId), { recursive: true, force: true });
-  const activities = await bench.deps.db.selectFrom('activities').select(['id', 'samples']).where('user_id', '=', userId).orderBy('start_time').orderBy('id').execute();
+  const activities = await bench.deps.db
+    .selectFrom('activities')
+    .select(['id', 'samples'])
+    .where('user_id', '=', userId)
+    .orderBy('start_time')
+    .orderBy('id')
+    .execute();
   for (let j = 0; j < activities.length; j++) {
     const ride = pool[(i * g.stride + j) % POOL_SIZE]!;
-    if (ride.channels.power.length !== activities[j]!.samples) throw new Error(`athlete ${g.key} #${i}: ride ${j} is not the pool's (${activities[j]!.samples} samples)`);
+    if (ride.channels.power.length !== activities[j]!.samples)
+      throw new Error(`athlete ${g.key} #${i}: ride ${j} is not the pool's (${activities[j]!.samples} samples)`);
     await appendToColumns(ingestDeps(bench.deps), userId, [{ id: activities[j]!.id, channels: ride.channels }]);
   }
 }
@@ -241,7 +263,12 @@ function writeMarker(m: Marker): void {
 }
 
 function latestMigration(): string {
-  return readdirSync(MIGRATIONS_DIR).filter((f) => /\.[jt]s$/.test(f)).sort().at(-1) ?? '';
+  return (
+    readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /\.[jt]s$/.test(f))
+      .sort()
+      .at(-1) ?? ''
+  );
 }
 
 /** `<DATABASE_URL db>_bench_many`, and a name of its own for each other BENCH_MANY_USERS_DIR (a database goes with one directory). */
@@ -291,12 +318,15 @@ async function openBench(): Promise<Bench> {
     marker = undefined;
   } else if (marker && marker.migration !== latestMigration()) {
     // Rows written before a schema change are not what the service writes now (the stored curves' size is one of the rows).
-    process.stdout.write(`the data was seeded at migration ${marker.migration}, the schema is now at ${latestMigration()}: dropping the bench data and seeding again\n`);
+    process.stdout.write(
+      `the data was seeded at migration ${marker.migration}, the schema is now at ${latestMigration()}: dropping the bench data and seeding again\n`,
+    );
     rmSync(DIR, { recursive: true, force: true });
     marker = undefined;
   }
   if (!marker) {
-    if (existsSync(DIR) && readdirSync(DIR).length) throw new Error(`${DIR} is not empty and holds no ${path.basename(MARKER)}: set BENCH_MANY_USERS_DIR to an empty or new directory`);
+    if (existsSync(DIR) && readdirSync(DIR).length)
+      throw new Error(`${DIR} is not empty and holds no ${path.basename(MARKER)}: set BENCH_MANY_USERS_DIR to an empty or new directory`);
     // Whatever the database holds belongs to no marker: start it again.
     await dropDatabase(databaseUrl);
     mkdirSync(DIR, { recursive: true });
@@ -341,7 +371,12 @@ async function seed(bench: Bench): Promise<void> {
   const listed = groups.flatMap((g) => Object.values(marker.groups[g.key]?.athletes ?? {}));
   const counts = new Map<string, number>();
   if (listed.length) {
-    const rows = await db.selectFrom('activities').select(['user_id', sql<string>`count(*)`.as('n')]).where('user_id', 'in', listed).groupBy('user_id').execute();
+    const rows = await db
+      .selectFrom('activities')
+      .select(['user_id', sql<string>`count(*)`.as('n')])
+      .where('user_id', 'in', listed)
+      .groupBy('user_id')
+      .execute();
     for (const r of rows) counts.set(r.user_id, Number(r.n));
   }
   const missing: { g: GroupSpec; i: number }[] = [];
@@ -357,7 +392,9 @@ async function seed(bench: Bench): Promise<void> {
   }
   const total = missing.reduce((n, m) => n + m.g.rides, 0);
   if (missing.length) {
-    process.stdout.write(`seeding ${missing.length} athletes, ${total.toLocaleString('en')} rides into ${DIR} and ${new URL(bench.databaseUrl).pathname.slice(1)} (${SEEDERS} seeders)…\n`);
+    process.stdout.write(
+      `seeding ${missing.length} athletes, ${total.toLocaleString('en')} rides into ${DIR} and ${new URL(bench.databaseUrl).pathname.slice(1)} (${SEEDERS} seeders)…\n`,
+    );
     const pool = await ridePoolOf(bench);
     const service: TestService = { url: '', config: bench.config, deps, clock: new TestClock(), close: async () => undefined };
     const passwordHash = await hashPassword('bench many-users password');
@@ -368,7 +405,9 @@ async function seed(bench: Bench): Promise<void> {
     const progress = setInterval(() => {
       const s = (performance.now() - t0) / 1000;
       const rate = stored / s;
-      process.stdout.write(`  ${stored.toLocaleString('en')} / ${total.toLocaleString('en')} rides, ${rate.toFixed(0)} rides/s (${(1000 / Math.max(rate, 1e-9)).toFixed(1)} s per 1,000), ${((total - stored) / Math.max(rate, 1e-9) / 60).toFixed(1)} min left\n`);
+      process.stdout.write(
+        `  ${stored.toLocaleString('en')} / ${total.toLocaleString('en')} rides, ${rate.toFixed(0)} rides/s (${(1000 / Math.max(rate, 1e-9)).toFixed(1)} s per 1,000), ${((total - stored) / Math.max(rate, 1e-9) / 60).toFixed(1)} min left\n`,
+      );
     }, 10_000);
     try {
       let next = 0;
@@ -403,17 +442,30 @@ async function seed(bench: Bench): Promise<void> {
       clearInterval(progress);
     }
     const seconds = (performance.now() - t0) / 1000;
-    marker.seedings.push({ at: new Date().toISOString(), rides: total, seconds: Math.round(seconds), per_1000_s: Math.round((seconds / total) * 1000 * 10) / 10, seeders: SEEDERS });
+    marker.seedings.push({
+      at: new Date().toISOString(),
+      rides: total,
+      seconds: Math.round(seconds),
+      per_1000_s: Math.round((seconds / total) * 1000 * 10) / 10,
+      seeders: SEEDERS,
+    });
     writeMarker(marker);
     bench.seededNow = { rides: total, seconds };
-    process.stdout.write(`seeded ${total.toLocaleString('en')} rides in ${seconds.toFixed(0)} s: ${((seconds / total) * 1000).toFixed(1)} s per 1,000 rides\n`);
+    process.stdout.write(
+      `seeded ${total.toLocaleString('en')} rides in ${seconds.toFixed(0)} s: ${((seconds / total) * 1000).toFixed(1)} s per 1,000 rides\n`,
+    );
   } else {
     const last = marker.seedings.at(-1);
-    process.stdout.write(`bench data in ${DIR} matches (seed format ${SEED_FORMAT}); ${last ? `last seeded ${last.at}: ${last.rides.toLocaleString('en')} rides, ${last.per_1000_s} s per 1,000` : ''}\n`);
+    process.stdout.write(
+      `bench data in ${DIR} matches (seed format ${SEED_FORMAT}); ${last ? `last seeded ${last.at}: ${last.rides.toLocaleString('en')} rides, ${last.per_1000_s} s per 1,000` : ''}\n`,
+    );
   }
   for (const g of groups) {
     const athletes = marker.groups[g.key]!.athletes;
-    bench.athletes.set(g.key, Array.from({ length: g.athletes }, (_, i) => athletes[String(i)]!));
+    bench.athletes.set(
+      g.key,
+      Array.from({ length: g.athletes }, (_, i) => athletes[String(i)]!),
+    );
   }
 }
 
@@ -450,7 +502,11 @@ async function startApi(bench: Bench, port: number): Promise<ApiProcess> {
   };
   // BENCH_MANY_USERS_API_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the API processes (their engine threads write their own profiles).
   const nodeArgs = (process.env.BENCH_MANY_USERS_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/api.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`api: ${d}`));
   await new Promise<void>((resolve, reject) => {
@@ -464,7 +520,10 @@ async function startApi(bench: Bench, port: number): Promise<ApiProcess> {
         resolve();
       }
     });
-    child.once('exit', (code, signal) => !listening && reject(new Error(`bin/api.ts exited (${code ?? signal}) before listening: ${out.slice(-2000)}`)));
+    child.once(
+      'exit',
+      (code, signal) => !listening && reject(new Error(`bin/api.ts exited (${code ?? signal}) before listening: ${out.slice(-2000)}`)),
+    );
   });
   return {
     child,
@@ -529,7 +588,10 @@ async function mintTokens(bench: Bench, api: ApiProcess, userIds: string[]): Pro
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      for (let k = next++; k < userIds.length; k = next++) tokens[k] = (await createPersonalToken(bench.deps.db, issuer, userIds[k]!, ['data:read'], 'bench many-users')).response.access_token;
+      for (let k = next++; k < userIds.length; k = next++)
+        tokens[k] = (
+          await createPersonalToken(bench.deps.db, issuer, userIds[k]!, ['data:read'], 'bench many-users')
+        ).response.access_token;
     }),
   );
   return tokens;
@@ -560,14 +622,15 @@ function get(agent: http.Agent | undefined, url: string, token: string, accept?:
     const req = http.request(url, { agent, headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - t0) / 1e6, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - t0) / 1e6, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end();
   });
 }
-
 
 interface Tick {
   at_s: number;
@@ -590,7 +653,11 @@ function summarize(latencies: number[]) {
  * athlete's token, when its previous answer is in; `warmupSeconds` first, not counted. A non-200
  * answer or a failed request is an error.
  */
-async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number; warmupSeconds: number; seed: number; path?: string | ((k: number) => string); onTick?: (t: Tick) => void }): Promise<LoadStats> {
+async function drive(
+  api: ApiProcess,
+  tokens: string[],
+  opts: { seconds: number; warmupSeconds: number; seed: number; path?: string | ((k: number) => string); onTick?: (t: Tick) => void },
+): Promise<LoadStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const random = prng(opts.seed); // (the same athlete sequence in every run)
   const pathOf = typeof opts.path === 'function' ? opts.path : () => (opts.path as string | undefined) ?? CURVE_PATH;
@@ -636,7 +703,13 @@ async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number;
         const now = performance.now();
         const w = window;
         window = [];
-        opts.onTick!({ at_s: Math.round((now - t0) / 1000), rps: Math.round(w.length / ((now - last) / 1000)), ...summarize(w), errors, rss_mb: rssMb(api.pid) ?? 0 });
+        opts.onTick!({
+          at_s: Math.round((now - t0) / 1000),
+          rps: Math.round(w.length / ((now - last) / 1000)),
+          ...summarize(w),
+          errors,
+          rss_mb: rssMb(api.pid) ?? 0,
+        });
         last = now;
       }, TICK_SECONDS * 1000);
     }
@@ -645,7 +718,16 @@ async function drive(api: ApiProcess, tokens: string[], opts: { seconds: number;
     const seconds = (performance.now() - t0) / 1000;
     const cpu = apiCpuSeconds(api.pid) - cpu0;
     const requests = latencies.length;
-    const out = { athletes: tokens.length, requests, errors, statuses, seconds: r1(seconds), rps: r1(requests / seconds), ...summarize(latencies), api_cpu_ms_per_request: r1((cpu * 1000) / Math.max(1, requests + errors)) };
+    const out = {
+      athletes: tokens.length,
+      requests,
+      errors,
+      statuses,
+      seconds: r1(seconds),
+      rps: r1(requests / seconds),
+      ...summarize(latencies),
+      api_cpu_ms_per_request: r1((cpu * 1000) / Math.max(1, requests + errors)),
+    };
     latencies = [];
     return out;
   } finally {
@@ -661,7 +743,10 @@ function script(paths: string[], durations: number[], after: number[]): { second
   try {
     const input = path.join(dir, 'input.json');
     writeFileSync(input, JSON.stringify({ paths, thresholds: after.map((a) => a * 1000), durations }));
-    const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const run = spawnSync('python3', [path.join(ROOT, 'bench', 'longitudinal_baseline.py'), input], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
     if (run.status !== 0) return { error: (run.stderr || run.error?.message || 'failed').trim().split('\n').at(-1)! };
     return JSON.parse(run.stdout) as { seconds: number; best: (number | null)[][] };
   } finally {
@@ -701,7 +786,8 @@ function sampleFiles(): { bytes: number; files: number } {
 function dirBytes(dir: string): number {
   if (!existsSync(dir)) return 0;
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? dirBytes(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).size;
+  for (const e of readdirSync(dir, { withFileTypes: true }))
+    n += e.isDirectory() ? dirBytes(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).size;
   return n;
 }
 
@@ -722,7 +808,16 @@ interface LoadStats {
 
 /** The fields of a row measured under load: counts, rate, latencies, the API's peak RSS and CPU per request. */
 function loadFields(stats: LoadStats, rssPeakMb: number) {
-  return { requests: stats.requests, errors: stats.errors, rps: stats.rps, p50_ms: stats.p50_ms, p99_ms: stats.p99_ms, max_ms: stats.max_ms, rss_peak_mb: rssPeakMb, cpu_ms: stats.api_cpu_ms_per_request };
+  return {
+    requests: stats.requests,
+    errors: stats.errors,
+    rps: stats.rps,
+    p50_ms: stats.p50_ms,
+    p99_ms: stats.p99_ms,
+    max_ms: stats.max_ms,
+    rss_peak_mb: rssPeakMb,
+    cpu_ms: stats.api_cpu_ms_per_request,
+  };
 }
 
 interface Row {
@@ -753,7 +848,9 @@ function commit(): string {
 
 export async function benchManyUsers() {
   const t0 = performance.now();
-  process.stdout.write(`\n== many-users: U of ${COUNTS.join(', ')} athletes × ${RIDES} rides, ${CONNECTIONS} connections, random athlete per request\n\n`);
+  process.stdout.write(
+    `\n== many-users: U of ${COUNTS.join(', ')} athletes × ${RIDES} rides, ${CONNECTIONS} connections, random athlete per request\n\n`,
+  );
   const bench = await openBench();
   const rows: Row[] = [];
   const notes: string[] = [];
@@ -763,22 +860,39 @@ export async function benchManyUsers() {
   let ticks: Tick[] = [];
   let soak: { stats: LoadStats; firstThirdMb: number; lastThirdMb: number; series: { t: number; mb: number }[] } | undefined;
   let firstRequests: { group: string; athlete: number; rides: number; cold_ms: number; no_derived_ms: number; derived_mb: number }[] = [];
-  let storage: { curves_bytes: number; grid_bytes: number; activities: number; curve_rows: number; sample_bytes: number; sample_files: number } | undefined;
+  let storage:
+    | { curves_bytes: number; grid_bytes: number; activities: number; curve_rows: number; sample_bytes: number; sample_files: number }
+    | undefined;
   try {
     const many = bench.athletes.get(groupSpecs()[2]!.key)!;
     const most = COUNTS.at(-1)!;
 
     // Stored curves beside the sample files (before any request writes derived files).
-    const size = await sql<{ curves: string; activities: string; rows: string }>`SELECT pg_total_relation_size('activity_curves') AS curves, (SELECT count(*) FROM activities) AS activities, (SELECT count(*) FROM activity_curves) AS rows`.execute(bench.deps.db);
+    const size = await sql<{
+      curves: string;
+      activities: string;
+      rows: string;
+    }>`SELECT pg_total_relation_size('activity_curves') AS curves, (SELECT count(*) FROM activities) AS activities, (SELECT count(*) FROM activity_curves) AS rows`.execute(
+      bench.deps.db,
+    );
     const files = sampleFiles();
     const s = size.rows[0]!;
-    storage = { curves_bytes: Number(s.curves), grid_bytes: gridBytes(), activities: Number(s.activities), curve_rows: Number(s.rows), sample_bytes: files.bytes, sample_files: files.files };
+    storage = {
+      curves_bytes: Number(s.curves),
+      grid_bytes: gridBytes(),
+      activities: Number(s.activities),
+      curve_rows: Number(s.rows),
+      sample_bytes: files.bytes,
+      sample_files: files.files,
+    };
 
     // 1. Many athletes.
     api = await startApi(bench, port);
     rss.watch(api.pid);
     rss.phase = 'first pass';
-    process.stdout.write(`API (pid ${api.pid}) on ${api.url}: default settings, CURVE_CACHE_SECONDS=0, API_RATE_LIMIT=1000000; RSS ${rssMb(api.pid)} MB at start\n`);
+    process.stdout.write(
+      `API (pid ${api.pid}) on ${api.url}: default settings, CURVE_CACHE_SECONDS=0, API_RATE_LIMIT=1000000; RSS ${rssMb(api.pid)} MB at start\n`,
+    );
     await warmProcess(bench, api, many[0]!);
     {
       // Every athlete's first request in this process, 12 at a time (columns loaded, or built from the sample files on the first run).
@@ -801,8 +915,20 @@ export async function benchManyUsers() {
       agent.destroy();
       const wall = (performance.now() - w0) / 1000;
       const d = summarize(ms);
-      rows.push({ workload: `first pass: each athlete's first request in this API process (warmed on athlete 0), ${CONNECTIONS} at a time`, athletes: most, rides: RIDES, requests: ms.length, errors, rps: r1(ms.length / wall), ...d, rss_peak_mb: rss.peak('first pass'), cpu_ms: r1(((apiCpuSeconds(api.pid) - cpu0) * 1000) / Math.max(1, tokens.length)) });
-      process.stdout.write(`first pass over ${most} athletes: ${wall.toFixed(1)} s, p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, ${errors} errors, RSS ${rss.sample()} MB\n`);
+      rows.push({
+        workload: `first pass: each athlete's first request in this API process (warmed on athlete 0), ${CONNECTIONS} at a time`,
+        athletes: most,
+        rides: RIDES,
+        requests: ms.length,
+        errors,
+        rps: r1(ms.length / wall),
+        ...d,
+        rss_peak_mb: rss.peak('first pass'),
+        cpu_ms: r1(((apiCpuSeconds(api.pid) - cpu0) * 1000) / Math.max(1, tokens.length)),
+      });
+      process.stdout.write(
+        `first pass over ${most} athletes: ${wall.toFixed(1)} s, p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, ${errors} errors, RSS ${rss.sample()} MB\n`,
+      );
     }
     let oneRps: number | undefined;
     let oneDistinctRps: number | undefined;
@@ -823,10 +949,17 @@ export async function benchManyUsers() {
           ...loadFields(distinct, rss.peak(rss.phase)),
           note: `statuses ${JSON.stringify(distinct.statuses)}`,
         });
-        process.stdout.write(`U = 1, every request computed: ${distinct.rps} req/s, p50 ${distinct.p50_ms} ms, p99 ${distinct.p99_ms} ms, ${distinct.errors} errors, API ${distinct.api_cpu_ms_per_request} ms CPU per request\n`);
+        process.stdout.write(
+          `U = 1, every request computed: ${distinct.rps} req/s, p50 ${distinct.p50_ms} ms, p99 ${distinct.p99_ms} ms, ${distinct.errors} errors, API ${distinct.api_cpu_ms_per_request} ms CPU per request\n`,
+        );
       }
       const share = oneRps === undefined ? undefined : stats.rps / oneRps;
-      const checks = [stats.errors === 0, stats.p50_ms <= TARGET.p50_ms, stats.p99_ms <= TARGET.p99_ms, u === 1 || (share !== undefined && share >= TARGET.rpsShare)];
+      const checks = [
+        stats.errors === 0,
+        stats.p50_ms <= TARGET.p50_ms,
+        stats.p99_ms <= TARGET.p99_ms,
+        u === 1 || (share !== undefined && share >= TARGET.rpsShare),
+      ];
       const row: Row = {
         workload: `fatigue curves, random athlete of ${u}`,
         athletes: u,
@@ -837,7 +970,9 @@ export async function benchManyUsers() {
         note: `${u === 1 ? '' : share === undefined ? 'no U = 1 row; ' : `${(share * 100).toFixed(0)} % of U = 1's req/s${oneDistinctRps ? ` (${((stats.rps / oneDistinctRps) * 100).toFixed(0)} % of U = 1's with every request computed)` : ''}; `}statuses ${JSON.stringify(stats.statuses)}`,
       };
       rows.push(row);
-      process.stdout.write(`U = ${u}: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, max ${stats.max_ms} ms, ${stats.errors} errors, API ${stats.api_cpu_ms_per_request} ms CPU per request, RSS peak ${row.rss_peak_mb} MB\n`);
+      process.stdout.write(
+        `U = ${u}: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, max ${stats.max_ms} ms, ${stats.errors} errors, API ${stats.api_cpu_ms_per_request} ms CPU per request, RSS peak ${row.rss_peak_mb} MB\n`,
+      );
       if (u === most) {
         recordTarget({
           benchmark: 'many-users',
@@ -860,7 +995,9 @@ export async function benchManyUsers() {
         ...loadFields(stats, rss.peak(rss.phase)),
         note: `${share === undefined ? '' : `${(share * 100).toFixed(0)} % of U = 1's req/s (on the grid); `}statuses ${JSON.stringify(stats.statuses)}`,
       });
-      process.stdout.write(`U = ${most} off the grid: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, max ${stats.max_ms} ms, ${stats.errors} errors, API ${stats.api_cpu_ms_per_request} ms CPU per request\n`);
+      process.stdout.write(
+        `U = ${most} off the grid: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, max ${stats.max_ms} ms, ${stats.errors} errors, API ${stats.api_cpu_ms_per_request} ms CPU per request\n`,
+      );
     }
     if (SOAK_SECONDS > 0) {
       rss.phase = 'soak';
@@ -873,7 +1010,9 @@ export async function benchManyUsers() {
         seed: 7,
         onTick: (t) => {
           ticks.push(t);
-          process.stdout.write(`  ${t.at_s} s: ${t.rps} req/s, p50 ${t.p50_ms} ms, p99 ${t.p99_ms} ms, errors ${t.errors}, RSS ${t.rss_mb} MB\n`);
+          process.stdout.write(
+            `  ${t.at_s} s: ${t.rps} req/s, p50 ${t.p50_ms} ms, p99 ${t.p99_ms} ms, errors ${t.errors}, RSS ${t.rss_mb} MB\n`,
+          );
         },
       });
       const series = rss.series.filter((x) => x.phase === 'soak').map(({ t, mb }) => ({ t, mb }));
@@ -890,7 +1029,9 @@ export async function benchManyUsers() {
         met: lastThirdMb <= TARGET.flat * firstThirdMb && stats.errors === 0,
         note: `RSS max first third ${firstThirdMb} MB → last third ${lastThirdMb} MB; statuses ${JSON.stringify(stats.statuses)}`,
       });
-      process.stdout.write(`soak: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, ${stats.errors} errors; RSS max first third ${firstThirdMb} MB, last third ${lastThirdMb} MB, peak ${rss.peak('soak')} MB\n`);
+      process.stdout.write(
+        `soak: ${stats.rps} req/s, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms, ${stats.errors} errors; RSS max first third ${firstThirdMb} MB, last third ${lastThirdMb} MB, peak ${rss.peak('soak')} MB\n`,
+      );
     }
     const loadPeak = rss.peak();
     await api.stop();
@@ -911,14 +1052,20 @@ export async function benchManyUsers() {
     const d0 = performance.now();
     for (const s of subjects) await derivedAsIngested(bench, s.group === firstGroup!.key ? firstGroup! : denseGroup!, s.i, s.id);
     const derivedMb = new Map(subjects.map((s) => [s.id, r1(dirBytes(columnsDir(DIR, s.id)) / MB)]));
-    process.stdout.write(`\nderived files of the ${subjects.length} athletes with ${FIRST_RIDES} rides appended ride by ride, as the ingest job does, in ${((performance.now() - d0) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `\nderived files of the ${subjects.length} athletes with ${FIRST_RIDES} rides appended ride by ride, as the ingest job does, in ${((performance.now() - d0) / 1000).toFixed(1)} s\n`,
+    );
     let evictError: string | undefined;
     const firstPass = async (label: string) => {
       const proc = await startApi(bench, port);
       rss.watch(proc.pid);
       rss.phase = label;
       await warmProcess(bench, proc, many[0]!);
-      const tokens = await mintTokens(bench, proc, subjects.map((s) => s.id));
+      const tokens = await mintTokens(
+        bench,
+        proc,
+        subjects.map((s) => s.id),
+      );
       const out: number[] = [];
       for (let k = 0; k < subjects.length; k++) {
         evictError ??= evict([columnsDir(DIR, subjects[k]!.id), path.join(DIR, 'users', subjects[k]!.id, 'activities')]);
@@ -933,13 +1080,31 @@ export async function benchManyUsers() {
     for (const s of subjects) rmSync(columnsDir(DIR, s.id), { recursive: true, force: true });
     const bare = await firstPass('no derived files');
     api = bare.proc;
-    firstRequests = subjects.map((s, k) => ({ group: s.group, athlete: s.i, rides: FIRST_RIDES, cold_ms: cold.ms[k]!, no_derived_ms: bare.ms[k]!, derived_mb: derivedMb.get(s.id)! }));
-    if (evictError) notes.push(`the athletes' files could not be dropped from the page cache (${evictError}): the first requests read them from memory`);
-    process.stdout.write(`\nfirst request of an athlete with ${FIRST_RIDES} rides (the last year), one at a time, each in a fresh API process, the athlete's files dropped from the page cache first:\n`);
+    firstRequests = subjects.map((s, k) => ({
+      group: s.group,
+      athlete: s.i,
+      rides: FIRST_RIDES,
+      cold_ms: cold.ms[k]!,
+      no_derived_ms: bare.ms[k]!,
+      derived_mb: derivedMb.get(s.id)!,
+    }));
+    if (evictError)
+      notes.push(`the athletes' files could not be dropped from the page cache (${evictError}): the first requests read them from memory`);
+    process.stdout.write(
+      `\nfirst request of an athlete with ${FIRST_RIDES} rides (the last year), one at a time, each in a fresh API process, the athlete's files dropped from the page cache first:\n`,
+    );
     for (const f of firstRequests) {
-      process.stdout.write(`  ${f.group} #${f.athlete}: ${f.cold_ms} ms (derived files ${f.derived_mb} MB); with no derived files ${f.no_derived_ms} ms\n`);
+      process.stdout.write(
+        `  ${f.group} #${f.athlete}: ${f.cold_ms} ms (derived files ${f.derived_mb} MB); with no derived files ${f.no_derived_ms} ms\n`,
+      );
     }
-    const p50 = (xs: number[]) => r1(quantile([...xs].sort((a, b) => a - b), 0.5));
+    const p50 = (xs: number[]) =>
+      r1(
+        quantile(
+          [...xs].sort((a, b) => a - b),
+          0.5,
+        ),
+      );
     const firstCold = firstRequests.filter((f) => f.group === firstGroup!.key);
     const coldP50 = p50(firstCold.map((f) => f.cold_ms));
     const bareP50 = p50(firstCold.map((f) => f.no_derived_ms));
@@ -965,11 +1130,22 @@ export async function benchManyUsers() {
       max_ms: Math.max(...firstCold.map((f) => f.no_derived_ms)),
       note: `each: ${firstCold.map((f) => f.no_derived_ms).join(', ')} ms; ${FIRST_RIDES} rides within the year: ${firstRequests.at(-1)!.no_derived_ms} ms`,
     });
-    recordTarget({ benchmark: 'many-users', target: `first fatigue-curve request of an athlete with ${FIRST_RIDES} rides nobody asked for yet: p50 ≤ ${TARGET.firstMs} ms`, figure: `p50 ${coldP50} ms over ${firstCold.length} athletes (${firstCold.map((f) => f.cold_ms).join(', ')}); with no derived files ${bareP50} ms`, met: coldP50 <= TARGET.firstMs });
+    recordTarget({
+      benchmark: 'many-users',
+      target: `first fatigue-curve request of an athlete with ${FIRST_RIDES} rides nobody asked for yet: p50 ≤ ${TARGET.firstMs} ms`,
+      figure: `p50 ${coldP50} ms over ${firstCold.length} athletes (${firstCold.map((f) => f.cold_ms).join(', ')}); with no derived files ${bareP50} ms`,
+      met: coldP50 <= TARGET.firstMs,
+    });
 
     // 3. One athlete's fatigue curves over FIRST_RIDES rides within the year, beside the script: on
     //    the grid (the rides' grid entries) and off it (their samples).
-    const listed = await bench.deps.db.selectFrom('activities').select(['id', 'samples']).where('user_id', '=', denseId).orderBy('start_time').orderBy('id').execute();
+    const listed = await bench.deps.db
+      .selectFrom('activities')
+      .select(['id', 'samples'])
+      .where('user_id', '=', denseId)
+      .orderBy('start_time')
+      .orderBy('id')
+      .execute();
     const durations = Array.from(DEFAULT_DURATIONS);
     const paths = listed.map((a) => samplePath(DIR, denseId, a.id));
     const samples = listed.reduce((n, a) => n + a.samples, 0);
@@ -1023,7 +1199,12 @@ export async function benchManyUsers() {
         target: `p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× the script`,
         met,
       });
-      recordTarget({ benchmark: 'many-users', target: `${what}, default durations: p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× a DuckDB + numpy script`, figure: `p50 ${serviceP50} ms${scriptP50 === undefined ? ', no script' : `, script ${scriptP50} ms (${(scriptP50 / serviceP50).toFixed(1)}×)`}`, met });
+      recordTarget({
+        benchmark: 'many-users',
+        target: `${what}, default durations: p50 ≤ ${TARGET.rawMs} ms and ≥ ${TARGET.rawSpeedup}× a DuckDB + numpy script`,
+        figure: `p50 ${serviceP50} ms${scriptP50 === undefined ? ', no script' : `, script ${scriptP50} ms (${(scriptP50 / serviceP50).toFixed(1)}×)`}`,
+        met,
+      });
     }
     await api.stop();
     api = undefined;
@@ -1051,7 +1232,12 @@ export async function benchManyUsers() {
         `${(perActivity / 1024).toFixed(1)} KiB vs ${(perFile / 1024).toFixed(1)} KiB: ${(share * 100).toFixed(1)} % (${(storage.curves_bytes / MB).toFixed(0)} MiB of curves, ${storage.curve_rows.toLocaleString('en')} rows; ${(storage.sample_bytes / MB).toFixed(0)} MiB in ${storage.sample_files.toLocaleString('en')} files)`,
       ),
     );
-    recordTarget({ benchmark: 'many-users', target: `stored per-activity curves ≤ ${TARGET.curvesShare * 100} % of the sample files' size`, figure: `${(perActivity / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB per sample file: ${(share * 100).toFixed(1)} %`, met: share <= TARGET.curvesShare });
+    recordTarget({
+      benchmark: 'many-users',
+      target: `stored per-activity curves ≤ ${TARGET.curvesShare * 100} % of the sample files' size`,
+      figure: `${(perActivity / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB per sample file: ${(share * 100).toFixed(1)} %`,
+      met: share <= TARGET.curvesShare,
+    });
     const gridPer = storage.grid_bytes / Math.max(1, storage.activities);
     const both = (perActivity + gridPer) / perFile;
     rows.push(
@@ -1061,7 +1247,12 @@ export async function benchManyUsers() {
         `grid ${(gridPer / 1024).toFixed(1)} KiB (${((gridPer / perFile) * 100).toFixed(1)} %) + curves ${(perActivity / 1024).toFixed(1)} KiB: ${(both * 100).toFixed(1)} % (${(storage.grid_bytes / MB).toFixed(0)} MiB of grid files)`,
       ),
     );
-    recordTarget({ benchmark: 'many-users', target: `stored per-activity curves and fatigue grid together ≤ ${TARGET.curvesShare * 100} % of the sample files' size`, figure: `${((perActivity + gridPer) / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB: ${(both * 100).toFixed(1)} %`, met: both <= TARGET.curvesShare });
+    recordTarget({
+      benchmark: 'many-users',
+      target: `stored per-activity curves and fatigue grid together ≤ ${TARGET.curvesShare * 100} % of the sample files' size`,
+      figure: `${((perActivity + gridPer) / 1024).toFixed(1)} KiB per activity vs ${(perFile / 1024).toFixed(1)} KiB: ${(both * 100).toFixed(1)} %`,
+      met: both <= TARGET.curvesShare,
+    });
   } finally {
     rss.stop();
     await api?.stop();
@@ -1070,7 +1261,23 @@ export async function benchManyUsers() {
 
   const at = new Date().toISOString();
   const fmt = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '' : String(x));
-  const header = ['workload', 'athletes', 'rides', 'requests', 'errors', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'API CPU ms/req', 'RSS peak MB', 'baseline p50 ms', 'target', 'met', 'note'];
+  const header = [
+    'workload',
+    'athletes',
+    'rides',
+    'requests',
+    'errors',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'API CPU ms/req',
+    'RSS peak MB',
+    'baseline p50 ms',
+    'target',
+    'met',
+    'note',
+  ];
   const table = rows.map((r) => [
     r.workload,
     fmt(r.athletes || undefined),
@@ -1090,8 +1297,15 @@ export async function benchManyUsers() {
   ]);
   const head = commit();
   const seeding = bench.marker.seedings.at(-1);
-  process.stdout.write(`\n${os.cpus().length} cores, Node ${process.version}, commit ${head}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
-  process.stdout.write(`data: ${DIR}; seeding ${bench.seededNow ? `this run: ${bench.seededNow.rides.toLocaleString('en')} rides in ${bench.seededNow.seconds.toFixed(0)} s, ${((bench.seededNow.seconds / bench.seededNow.rides) * 1000).toFixed(1)} s per 1,000` : seeding ? `reused (last: ${seeding.rides.toLocaleString('en')} rides, ${seeding.per_1000_s} s per 1,000)` : 'reused'}\n\n`);
+  process.stdout.write(
+    `\n${os.cpus().length} cores, Node ${process.version}, commit ${head}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
+  process.stdout.write(
+    `data: ${DIR}; seeding ${bench.seededNow ? `this run: ${bench.seededNow.rides.toLocaleString('en')} rides in ${bench.seededNow.seconds.toFixed(0)} s, ${((bench.seededNow.seconds / bench.seededNow.rides) * 1000).toFixed(1)} s per 1,000` : seeding ? `reused (last: ${seeding.rides.toLocaleString('en')} rides, ${seeding.per_1000_s} s per 1,000)` : 'reused'}\n\n`,
+  );
   process.stdout.write(formatTable(header, table));
   for (const note of notes) process.stdout.write(`note: ${note}\n`);
   const report = {
@@ -1101,7 +1315,17 @@ export async function benchManyUsers() {
     cores: os.cpus().length,
     load: os.loadavg(),
     commit: head,
-    settings: { counts: COUNTS, rides: RIDES, row_seconds: ROW_SECONDS, soak_seconds: SOAK_SECONDS, first_rides: FIRST_RIDES, first_athletes: FIRST_ATHLETES, connections: CONNECTIONS, query: CURVE_PATH, dir: DIR },
+    settings: {
+      counts: COUNTS,
+      rides: RIDES,
+      row_seconds: ROW_SECONDS,
+      soak_seconds: SOAK_SECONDS,
+      first_rides: FIRST_RIDES,
+      first_athletes: FIRST_ATHLETES,
+      connections: CONNECTIONS,
+      query: CURVE_PATH,
+      dir: DIR,
+    },
     seeding: { this_run: bench.seededNow ?? null, history: bench.marker.seedings },
     rows,
     first_requests: firstRequests,

@@ -66,7 +66,20 @@ import { benchManyUsers } from './many-users.ts';
  *   (bench/many-users.ts; a persistent bench database and data directory, seeded once). Not run by
  *   default (over 15 minutes, seeding aside): name it.
  */
-const BENCHMARKS = { http: benchHttp, ingest: benchIngest, backfill: benchBackfill, 'backfill-stages': benchBackfillStages, engine: benchEngine, curves: benchCurves, longitudinal: benchLongitudinal, compression: benchCompression, web: benchWeb, device: benchDevice, soak: benchSoak, 'many-users': benchManyUsers } as const;
+const BENCHMARKS = {
+  http: benchHttp,
+  ingest: benchIngest,
+  backfill: benchBackfill,
+  'backfill-stages': benchBackfillStages,
+  engine: benchEngine,
+  curves: benchCurves,
+  longitudinal: benchLongitudinal,
+  compression: benchCompression,
+  web: benchWeb,
+  device: benchDevice,
+  soak: benchSoak,
+  'many-users': benchManyUsers,
+} as const;
 /** Run only when named: each takes more than a few minutes. */
 const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -79,7 +92,11 @@ const POLLED_TARGET = { rps: 2500, p99_ms: 30 };
 
 function startChild(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import=tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import=tsx', entry], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
@@ -101,7 +118,15 @@ async function benchHttp() {
 
   const port = 18000 + Math.floor(Math.random() * 1000);
   // The rate limit is counted (its Redis round trip is part of every figure) but set above the load.
-  const apiEnv = { DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', QUEUE_PREFIX: 'tds_bench', API_RATE_LIMIT: '1000000' };
+  const apiEnv = {
+    DATABASE_URL,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'warn',
+    QUEUE_PREFIX: 'tds_bench',
+    API_RATE_LIMIT: '1000000',
+  };
   const api = await startChild('bin/api.ts', apiEnv);
   // The same API with the read cache off: what a page costs to build.
   const uncachedApi = await startChild('bin/api.ts', { ...apiEnv, PORT: String(port + 1000), READ_CACHE_SECONDS: '0' });
@@ -109,18 +134,33 @@ async function benchHttp() {
 
   try {
     const email = 'bench@example.com';
-    const user = (await findUserByEmail(db, email)) ?? (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
+    const user =
+      (await findUserByEmail(db, email)) ??
+      (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
     const keys = new KeyStore(db, await loadSecretBox(base));
     await keys.init();
-    const { response } = await createPersonalToken(db, { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() }, user.id, ['profile', 'data:read'], 'bench');
+    const { response } = await createPersonalToken(
+      db,
+      { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() },
+      user.id,
+      ['profile', 'data:read'],
+      'bench',
+    );
     const token = response.access_token;
     const issuer = { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() };
     const app =
-      (await db.selectFrom('applications').selectAll().where('owner_id', '=', user.id).where('name', '=', 'Bench coach').executeTakeFirst()) ??
+      (await db
+        .selectFrom('applications')
+        .selectAll()
+        .where('owner_id', '=', user.id)
+        .where('name', '=', 'Bench coach')
+        .executeTakeFirst()) ??
       (await createApplication(db, { owner_id: user.id, name: 'Bench coach', redirect_uris: ['https://coach.example/callback'] }));
     const t0 = performance.now();
     await seedActivityList(db, user.id, app.id, LIST_ACTIVITIES);
-    process.stdout.write(`activities list history: ${LIST_ACTIVITIES} activities ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `activities list history: ${LIST_ACTIVITIES} activities ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    );
     const { grant } = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
     const appToken = (await tokenResponse(issuer, grant)).access_token;
 
@@ -130,15 +170,33 @@ async function benchHttp() {
       const result = await load(url, { ...opts, ...(headers ? { headers } : {}) });
       const met = target ? result.errors === 0 && result.rps >= target.rps && result.p99_ms <= target.p99_ms : false;
       rows.push({ workload, result, ...(target ? { target: { ...target, met } } : {}) });
-      if (target) recordTarget({ benchmark: 'http', target: `${workload}: ≥ ${target.rps} req/s, p99 ≤ ${target.p99_ms} ms`, figure: `${result.rps} req/s, p99 ${result.p99_ms.toFixed(1)} ms, ${result.errors} errors`, met });
+      if (target)
+        recordTarget({
+          benchmark: 'http',
+          target: `${workload}: ≥ ${target.rps} req/s, p99 ≤ ${target.p99_ms} ms`,
+          figure: `${result.rps} req/s, p99 ${result.p99_ms.toFixed(1)} ms, ${result.errors} errors`,
+          met,
+        });
     };
     await measure('baseline: node:http JSON', `http://127.0.0.1:${baseline.port}/`);
     await measure('GET /healthz', `http://127.0.0.1:${port}/healthz`);
-    await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, { authorization: `Bearer ${token}` });
+    await measure('GET /api/v1/oauth/userinfo (bearer JWT + grant row + user row)', `http://127.0.0.1:${port}/api/v1/oauth/userinfo`, {
+      authorization: `Bearer ${token}`,
+    });
     const listOf = `${LIST_ACTIVITIES} activities, traces, app metadata; an application's token`;
-    await measure(`GET /api/v1/activities/?limit=50 (${listOf}), read cache on`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}` }, POLLED_TARGET);
+    await measure(
+      `GET /api/v1/activities/?limit=50 (${listOf}), read cache on`,
+      `http://127.0.0.1:${port}/api/v1/activities/?limit=50`,
+      { authorization: `Bearer ${appToken}` },
+      POLLED_TARGET,
+    );
     // What python requests and most HTTP clients send: the page is compressed for each of them.
-    await measure(`the same, with Accept-Encoding: gzip, deflate (python requests' default)`, `http://127.0.0.1:${port}/api/v1/activities/?limit=50`, { authorization: `Bearer ${appToken}`, 'accept-encoding': 'gzip, deflate' }, POLLED_TARGET);
+    await measure(
+      `the same, with Accept-Encoding: gzip, deflate (python requests' default)`,
+      `http://127.0.0.1:${port}/api/v1/activities/?limit=50`,
+      { authorization: `Bearer ${appToken}`, 'accept-encoding': 'gzip, deflate' },
+      POLLED_TARGET,
+    );
     await measure(
       `GET /api/v1/activities/?limit=50 (${listOf}), READ_CACHE_SECONDS=0: every page built`,
       `http://127.0.0.1:${port + 1000}/api/v1/activities/?limit=50`,
@@ -158,10 +216,20 @@ async function benchHttp() {
       `${((r.rps / baselineRps) * 100).toFixed(0)}%`,
       target ? `≥ ${target.rps} req/s, p99 ≤ ${target.p99_ms} ms: ${target.met ? 'met' : 'MISSED'}` : '',
     ]);
-    process.stdout.write(`\n== http\n\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+    process.stdout.write(
+      `\n== http\n\nHTTP on loopback: ${CONNECTIONS} keep-alive connections, ${SECONDS} s each, ${os.cpus().length} cores, Node ${process.version}\n\n`,
+    );
     process.stdout.write(formatTable(header, table));
 
-    const report = { benchmark: 'http', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, connections: CONNECTIONS, seconds: SECONDS, rows };
+    const report = {
+      benchmark: 'http',
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      rows,
+    };
     process.stdout.write(`\nwrote ${writeReport('http', report)} and bench/results/latest.json\n`);
   } finally {
     api.child.kill('SIGTERM');
@@ -184,14 +252,31 @@ async function benchEngine() {
   };
   for (const r of rows) {
     const t = targetOf(r);
-    if (t) recordTarget({ benchmark: 'engine', target: `${r.workload}: ${t.target}`, figure: `p50 ${r.p50_ms.toFixed(2)} ms${r.identical ? '' : ', NOT identical'}`, met: t.met && r.identical });
+    if (t)
+      recordTarget({
+        benchmark: 'engine',
+        target: `${r.workload}: ${t.target}`,
+        figure: `p50 ${r.p50_ms.toFixed(2)} ms${r.identical ? '' : ', NOT identical'}`,
+        met: t.met && r.identical,
+      });
   }
   const header = ['workload', 'p50 ms', 'p90 ms', 'plain p50 ms', 'speed-up', 'identical', 'note', 'target'];
   const table = rows.map((r) => {
     const t = targetOf(r);
-    return [r.workload, r.p50_ms.toFixed(3), r.p90_ms.toFixed(3), Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1), Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`, String(r.identical), r.note ?? '', t ? (t.met && r.identical ? 'met' : 'MISSED') : ''];
+    return [
+      r.workload,
+      r.p50_ms.toFixed(3),
+      r.p90_ms.toFixed(3),
+      Number.isNaN(r.baseline_p50_ms) ? '—' : r.baseline_p50_ms.toFixed(1),
+      Number.isNaN(r.speedup) ? '—' : `${r.speedup.toFixed(1)}×`,
+      String(r.identical),
+      r.note ?? '',
+      t ? (t.met && r.identical ? 'met' : 'MISSED') : '',
+    ];
   });
-  process.stdout.write(`\n== engine\n\nexact mean-max beside the plain prefix-sum scan, one thread, ${os.cpus().length} cores, Node ${process.version}\n\n`);
+  process.stdout.write(
+    `\n== engine\n\nexact mean-max beside the plain prefix-sum scan, one thread, ${os.cpus().length} cores, Node ${process.version}\n\n`,
+  );
   process.stdout.write(formatTable(header, table));
   const report = { benchmark: 'engine', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, rows };
   process.stdout.write(`\nwrote ${writeReport('engine', report)} and bench/results/latest.json\n`);
@@ -204,7 +289,9 @@ async function main() {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; usage: npm run bench [-- ${Object.keys(BENCHMARKS).join(' ')}]\n`);
     process.exit(2);
   }
-  const selected = names.length ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n)) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => !NAMED_ONLY.has(n));
+  const selected = names.length
+    ? (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => names.includes(n))
+    : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]).filter((n) => !NAMED_ONLY.has(n));
   const started = uptime();
   process.stdout.write(`machine: ${os.cpus().length} cores, Node ${process.version}; uptime at start: ${started}\n`);
   for (const name of selected) await BENCHMARKS[name]();
@@ -212,9 +299,23 @@ async function main() {
   const targets = recordedTargets();
   if (targets.length) {
     process.stdout.write(`\n== targets\n\n`);
-    process.stdout.write(formatTable(['benchmark', 'target', 'this run', ''], targets.map((t) => [t.benchmark, t.target, t.figure, t.met ? 'met' : 'MISSED'])));
-    process.stdout.write(`\n${targets.filter((t) => t.met).length} of ${targets.length} targets met; uptime at start: ${started}; at end: ${ended}\n`);
-    writeReport('targets', { benchmark: 'targets', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, uptime: { start: started, end: ended }, targets });
+    process.stdout.write(
+      formatTable(
+        ['benchmark', 'target', 'this run', ''],
+        targets.map((t) => [t.benchmark, t.target, t.figure, t.met ? 'met' : 'MISSED']),
+      ),
+    );
+    process.stdout.write(
+      `\n${targets.filter((t) => t.met).length} of ${targets.length} targets met; uptime at start: ${started}; at end: ${ended}\n`,
+    );
+    writeReport('targets', {
+      benchmark: 'targets',
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      uptime: { start: started, end: ended },
+      targets,
+    });
   }
 }
 
@@ -223,7 +324,10 @@ function uptime(): string {
   try {
     return execFileSync('uptime', { encoding: 'utf8' }).trim();
   } catch {
-    return `load average: ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}`;
+    return `load average: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}`;
   }
 }
 

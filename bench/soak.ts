@@ -32,7 +32,10 @@ interface Tick {
 
 export async function benchSoak() {
   process.stdout.write(`\n== soak: ${SECONDS} s of reads (${CONNECTIONS} connections) and one upload per second\n\n`);
-  const service = await startTestService({ workers: true, env: { LOG_LEVEL: 'warn', ENGINE_THREADS: '2', INGEST_CONCURRENCY: '2', API_RATE_LIMIT: '1000000' } });
+  const service = await startTestService({
+    workers: true,
+    env: { LOG_LEVEL: 'warn', ENGINE_THREADS: '2', INGEST_CONCURRENCY: '2', API_RATE_LIMIT: '1000000' },
+  });
   try {
     const user = await createTestUser(service);
     const token = await tokenFor(service, user, ['data:read', 'data:write']);
@@ -71,11 +74,18 @@ export async function benchSoak() {
       let i = 0;
       while (performance.now() < until) {
         const next = performance.now() + 1000;
-        const bytes = buildRideFit({ start: new Date(Date.UTC(2025, 0, 1) + i * 3_600_000), seconds: 1800, seed: 9000 + i }, { fast: true });
+        const bytes = buildRideFit(
+          { start: new Date(Date.UTC(2025, 0, 1) + i * 3_600_000), seconds: 1800, seed: 9000 + i },
+          { fast: true },
+        );
         i++;
         const form = new FormData();
         form.append('files', new Blob([bytes]), `ride-${i}.fit`);
-        const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form }).catch(() => undefined);
+        const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: form,
+        }).catch(() => undefined);
         if (res?.status === 202) uploads++;
         else errors++;
         await res?.arrayBuffer().catch(() => undefined);
@@ -106,7 +116,9 @@ export async function benchSoak() {
           redis_keys: keys,
         };
         ticks.push(tick);
-        process.stdout.write(`${tick.at_s} s: ${tick.rps} req/s, p99 ${tick.p99_ms} ms, errors ${tick.errors}, uploads ${tick.uploads}, RSS ${tick.rss_mb} MB (heap ${tick.heap_mb}), Redis ${tick.redis_mb} MB / ${tick.redis_keys} keys\n`);
+        process.stdout.write(
+          `${tick.at_s} s: ${tick.rps} req/s, p99 ${tick.p99_ms} ms, errors ${tick.errors}, uploads ${tick.uploads}, RSS ${tick.rss_mb} MB (heap ${tick.heap_mb}), Redis ${tick.redis_mb} MB / ${tick.redis_keys} keys\n`,
+        );
       }
     })();
     await Promise.all([...readers, uploader, sampler]);
@@ -116,13 +128,36 @@ export async function benchSoak() {
     const early = ticks.slice(0, third);
     const late = ticks.slice(-third);
     const peak = (xs: Tick[], f: (t: Tick) => number) => Math.max(...xs.map(f));
-    const redisFlat = peak(late, (t) => t.redis_mb) <= 1.5 * Math.max(1, peak(early, (t) => t.redis_mb));
+    const redisFlat =
+      peak(late, (t) => t.redis_mb) <=
+      1.5 *
+        Math.max(
+          1,
+          peak(early, (t) => t.redis_mb),
+        );
     const rssFlat = peak(late, (t) => t.rss_mb) <= 1.5 * peak(early, (t) => t.rss_mb);
     process.stdout.write(`\n${os.cpus().length} cores, Node ${process.version}\n\n`);
-    process.stdout.write(formatTable(['s', 'req/s', 'p99 ms', 'errors', 'uploads', 'RSS MB', 'heap MB', 'Redis MB', 'Redis keys'], ticks.map((t) => [t.at_s, t.rps, t.p99_ms, t.errors, t.uploads, t.rss_mb, t.heap_mb, t.redis_mb, t.redis_keys].map(String))));
+    process.stdout.write(
+      formatTable(
+        ['s', 'req/s', 'p99 ms', 'errors', 'uploads', 'RSS MB', 'heap MB', 'Redis MB', 'Redis keys'],
+        ticks.map((t) => [t.at_s, t.rps, t.p99_ms, t.errors, t.uploads, t.rss_mb, t.heap_mb, t.redis_mb, t.redis_keys].map(String)),
+      ),
+    );
     const figure = `Redis ${peak(early, (t) => t.redis_mb)} → ${peak(late, (t) => t.redis_mb)} MB, RSS ${peak(early, (t) => t.rss_mb)} → ${peak(late, (t) => t.rss_mb)} MB (first third → last third), ${ticks.at(-1)?.errors ?? 0} errors`;
-    recordTarget({ benchmark: 'soak', target: `${SECONDS} s of reads and an upload per second: Redis memory and RSS flat (last third ≤ 1.5× the first), no errors`, figure, met: redisFlat && rssFlat && (ticks.at(-1)?.errors ?? 0) === 0 });
-    const report = { benchmark: 'soak', at: new Date().toISOString(), node: process.version, cores: os.cpus().length, seconds: SECONDS, ticks };
+    recordTarget({
+      benchmark: 'soak',
+      target: `${SECONDS} s of reads and an upload per second: Redis memory and RSS flat (last third ≤ 1.5× the first), no errors`,
+      figure,
+      met: redisFlat && rssFlat && (ticks.at(-1)?.errors ?? 0) === 0,
+    });
+    const report = {
+      benchmark: 'soak',
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      seconds: SECONDS,
+      ticks,
+    };
     process.stdout.write(`\nwrote ${writeReport('soak', report)} and bench/results/latest.json\n`);
   } finally {
     await service.close();

@@ -64,7 +64,11 @@ export function simulateRide(spec: RideSpec): Sample[] {
   };
   const n = spec.seconds;
   // Terrain: altitude over distance as a sum of sine waves (rolling hills, some climbs).
-  const waves = Array.from({ length: 4 }, (_, k) => ({ amp: [40, 15, 6, 2][k]! * (0.5 + rand()), len: [9000, 2500, 800, 250][k]! * (0.7 + 0.6 * rand()), phase: rand() * 2 * Math.PI }));
+  const waves = Array.from({ length: 4 }, (_, k) => ({
+    amp: [40, 15, 6, 2][k]! * (0.5 + rand()),
+    len: [9000, 2500, 800, 250][k]! * (0.7 + 0.6 * rand()),
+    phase: rand() * 2 * Math.PI,
+  }));
   const baseAlt = 50 + rand() * 150;
   const altitudeAt = (d: number) => baseAlt + waves.reduce((s, w) => s + w.amp * Math.sin((2 * Math.PI * d) / w.len + w.phase), 0);
   // Efforts: endurance power, with intervals every ~20 min and a café stop somewhere in the middle.
@@ -119,7 +123,16 @@ export function simulateRide(spec: RideSpec): Sample[] {
     hr += (hrTarget - hr) / 40 + gauss() * 0.3;
     cadenceNoise = 0.8 * cadenceNoise + gauss() * 1.5;
     const cadence = power === 0 ? 0 : Math.max(50, Math.min(125, 78 + power / 25 + cadenceNoise));
-    out[i] = { lat, lon, distance: d, speed: v, altitude: altitudeAt(d), power: Math.round(power), heartRate: Math.round(Math.min(195, Math.max(60, hr))), cadence: Math.round(cadence) };
+    out[i] = {
+      lat,
+      lon,
+      distance: d,
+      speed: v,
+      altitude: altitudeAt(d),
+      power: Math.round(power),
+      heartRate: Math.round(Math.min(195, Math.max(60, hr))),
+      cadence: Math.round(cadence),
+    };
   }
   return out;
 }
@@ -156,7 +169,17 @@ function summaryFields(samples: Sample[], from: number, to: number) {
   };
 }
 
-const RECORD_FIELDS = new Set(['timestamp', 'positionLat', 'positionLong', 'distance', 'enhancedSpeed', 'enhancedAltitude', 'power', 'heartRate', 'cadence']);
+const RECORD_FIELDS = new Set([
+  'timestamp',
+  'positionLat',
+  'positionLong',
+  'distance',
+  'enhancedSpeed',
+  'enhancedAltitude',
+  'power',
+  'heartRate',
+  'cadence',
+]);
 
 /**
  * fitsdk's MesgDefinition looks every field of every message up with a linear search over
@@ -168,7 +191,14 @@ const RECORD_FIELDS = new Set(['timestamp', 'positionLat', 'positionLong', 'dist
 function withTrimmedRecordProfile<T>(fn: () => T): T {
   const messages = Profile.messages as unknown as Record<number, { fields: Record<string, { name: string }> }>;
   const original = messages[MesgNum.RECORD]!;
-  messages[MesgNum.RECORD] = { ...original, fields: Object.fromEntries(Object.values(original.fields).filter((f) => RECORD_FIELDS.has(f.name)).map((f) => [f.name, f])) };
+  messages[MesgNum.RECORD] = {
+    ...original,
+    fields: Object.fromEntries(
+      Object.values(original.fields)
+        .filter((f) => RECORD_FIELDS.has(f.name))
+        .map((f) => [f.name, f]),
+    ),
+  };
   try {
     return fn();
   } finally {
@@ -190,10 +220,41 @@ function encodeRide(spec: RideSpec): Uint8Array {
   const encoder = new Encoder();
   const write = (m: FitMessage) => encoder.writeMesg(m as Parameters<Encoder['writeMesg']>[0]);
 
-  write({ mesgNum: MesgNum.FILE_ID, type: 'activity', manufacturer: 'garmin', product: 3122, serialNumber: 3312345678, timeCreated: start });
-  write({ mesgNum: MesgNum.DEVICE_INFO, timestamp: start, deviceIndex: 'creator', manufacturer: 'garmin', product: 3122, softwareVersion: 9.75, sourceType: 'local' });
-  write({ mesgNum: MesgNum.DEVICE_INFO, timestamp: start, deviceIndex: 1, manufacturer: 'garmin', antDeviceNumber: 12345, antplusDeviceType: 'heartRate', sourceType: 'antplus' });
-  write({ mesgNum: MesgNum.DEVICE_INFO, timestamp: start, deviceIndex: 2, manufacturer: 'stagesCycling', antDeviceNumber: 23456, antplusDeviceType: 'bikePower', sourceType: 'antplus' });
+  write({
+    mesgNum: MesgNum.FILE_ID,
+    type: 'activity',
+    manufacturer: 'garmin',
+    product: 3122,
+    serialNumber: 3312345678,
+    timeCreated: start,
+  });
+  write({
+    mesgNum: MesgNum.DEVICE_INFO,
+    timestamp: start,
+    deviceIndex: 'creator',
+    manufacturer: 'garmin',
+    product: 3122,
+    softwareVersion: 9.75,
+    sourceType: 'local',
+  });
+  write({
+    mesgNum: MesgNum.DEVICE_INFO,
+    timestamp: start,
+    deviceIndex: 1,
+    manufacturer: 'garmin',
+    antDeviceNumber: 12345,
+    antplusDeviceType: 'heartRate',
+    sourceType: 'antplus',
+  });
+  write({
+    mesgNum: MesgNum.DEVICE_INFO,
+    timestamp: start,
+    deviceIndex: 2,
+    manufacturer: 'stagesCycling',
+    antDeviceNumber: 23456,
+    antplusDeviceType: 'bikePower',
+    sourceType: 'antplus',
+  });
   write({ mesgNum: MesgNum.EVENT, timestamp: start, event: 'timer', eventType: 'start', eventGroup: 0 });
 
   let lapIndex = 0;
@@ -299,7 +360,13 @@ interface YazlZipFile {
  * Cached under the OS temporary directory, keyed by this module's source, fitsdk's version and the
  * parameters, so only the first run pays for the encoding (~0.1 s per hour of ride).
  */
-export async function syntheticHistory(opts: { count: number; seed?: number; days?: number; seconds?: number; onProgress?: (done: number) => void }): Promise<History> {
+export async function syntheticHistory(opts: {
+  count: number;
+  seed?: number;
+  days?: number;
+  seconds?: number;
+  onProgress?: (done: number) => void;
+}): Promise<History> {
   const require = createRequire(import.meta.url);
   const seed = opts.seed ?? 20240101;
   const days = opts.days ?? 730;
@@ -312,7 +379,12 @@ export async function syntheticHistory(opts: { count: number; seed?: number; day
     .slice(0, 16);
   const dir = path.join(os.tmpdir(), 'tds-bench', `history-${key}`);
   const manifest = path.join(dir, 'manifest.json');
-  if (fs.existsSync(manifest)) return { ...(JSON.parse(fs.readFileSync(manifest, 'utf8')) as Omit<History, 'generated' | 'generateSeconds'>), generated: false, generateSeconds: 0 };
+  if (fs.existsSync(manifest))
+    return {
+      ...(JSON.parse(fs.readFileSync(manifest, 'utf8')) as Omit<History, 'generated' | 'generateSeconds'>),
+      generated: false,
+      generateSeconds: 0,
+    };
 
   const started = performance.now();
   fs.rmSync(dir, { recursive: true, force: true });

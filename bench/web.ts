@@ -80,7 +80,11 @@ export async function benchWeb() {
     const whole = await runs(RUNS, () => timeTo(page, activityUrl, [...channels, '#mean-max-chart[data-drawn]', '#awd-chart[data-drawn]']));
     const seriesData = await runs(RUNS, () => timeFetches(page, apiPaths));
     const curveData = await runs(RUNS, () =>
-      timeFetches(page, [...apiPaths, `/api/v1/activities/${rideId}/mean-max?durations=all&format=json`, `/api/v1/activities/${rideId}/accumulated-work-duration?format=json`]),
+      timeFetches(page, [
+        ...apiPaths,
+        `/api/v1/activities/${rideId}/mean-max?durations=all&format=json`,
+        `/api/v1/activities/${rideId}/accumulated-work-duration?format=json`,
+      ]),
     );
     rows.push({
       workload: `activity page, 4 h ride: ${channels.length} time-series charts × 14,400 points drawn`,
@@ -90,11 +94,18 @@ export async function benchWeb() {
       target: `p50 ≤ ${TARGET_MS} ms`,
       met: series.rest.p50_ms <= TARGET_MS,
     });
-    rows.push({ workload: 'activity page, 4 h ride: every chart drawn (time series, mean-max, AWD)', first_ms: whole.first, result: whole.rest, baseline: { name: 'its API reads by fetch, not drawn', result: curveData.rest } });
+    rows.push({
+      workload: 'activity page, 4 h ride: every chart drawn (time series, mean-max, AWD)',
+      first_ms: whole.first,
+      result: whole.rest,
+      baseline: { name: 'its API reads by fetch, not drawn', result: curveData.rest },
+    });
 
     const curvesUrl = `${service.url}/curves?sport=cycling&metric=power&range=all`;
     const curve = await runs(RUNS, () => timeTo(page, curvesUrl, ['#curve-chart[data-drawn]']));
-    const curveApi = await runs(RUNS, () => timeFetches(page, ['/api/v1/profile/sports/', '/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power&format=json']));
+    const curveApi = await runs(RUNS, () =>
+      timeFetches(page, ['/api/v1/profile/sports/', '/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power&format=json']),
+    );
     const points = await page.$eval('#curve-chart', (el) => (el as unknown as { chart: { data: unknown[][] } }).chart.data[0]!.length);
     rows.push({
       workload: `curves page, all time, ${ACTIVITIES + 1} rides: the curve drawn (${points} points)`,
@@ -109,7 +120,14 @@ export async function benchWeb() {
     await service.close();
   }
 
-  for (const r of rows) if (r.target) recordTarget({ benchmark: 'web', target: `${r.workload}: ${r.target}`, figure: `p50 ${Math.round(r.result.p50_ms)} ms (first load ${Math.round(r.first_ms)} ms)`, met: r.met! });
+  for (const r of rows)
+    if (r.target)
+      recordTarget({
+        benchmark: 'web',
+        target: `${r.workload}: ${r.target}`,
+        figure: `p50 ${Math.round(r.result.p50_ms)} ms (first load ${Math.round(r.first_ms)} ms)`,
+        met: r.met!,
+      });
   const header = ['workload', 'first load ms', 'p50 ms', 'p95 ms', 'baseline', 'baseline p50 ms', 'target', 'met'];
   const table = rows.map((r) => [
     r.workload,
@@ -121,7 +139,12 @@ export async function benchWeb() {
     r.target ?? '',
     r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
   ]);
-  process.stdout.write(`\n${formatTable(header, table)}\n(load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+  process.stdout.write(
+    `\n${formatTable(header, table)}\n(load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})\n`,
+  );
   const file = writeReport('web', { at: new Date().toISOString(), activities: ACTIVITIES, runs: RUNS, rows });
   process.stdout.write(`wrote ${file}\n`);
 }

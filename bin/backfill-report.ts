@@ -86,7 +86,9 @@ export function plainReporter(out: NodeJS.WritableStream, everyMs: number, now: 
     update(s) {
       if (now() - last < everyMs) return;
       last = now();
-      out.write(`${s.status}: ${countsText(s)}, ${s.rate} files/s, ETA ${formatSeconds(s.eta_seconds)}${s.loaded_until ? `, loaded back to ${s.loaded_until}` : ''}\n`);
+      out.write(
+        `${s.status}: ${countsText(s)}, ${s.rate} files/s, ETA ${formatSeconds(s.eta_seconds)}${s.loaded_until ? `, loaded back to ${s.loaded_until}` : ''}\n`,
+      );
     },
     finish(s, failures, backfillError) {
       out.write(summaryText(s, failures, backfillError));
@@ -145,7 +147,12 @@ export function barReporter(out: NodeJS.WriteStream): Reporter {
     fps: 5,
   });
   let started = false;
-  const payload = (s: Snapshot) => ({ loaded: s.counts.loaded, failed: s.counts.failed, rate: s.rate.toFixed(1), eta_text: formatSeconds(s.eta_seconds) });
+  const payload = (s: Snapshot) => ({
+    loaded: s.counts.loaded,
+    failed: s.counts.failed,
+    rate: s.rate.toFixed(1),
+    eta_text: formatSeconds(s.eta_seconds),
+  });
   const show = (s: Snapshot) => {
     if (!started) {
       bar.start(s.counts.total, s.counts.loaded + s.counts.failed, payload(s));

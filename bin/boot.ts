@@ -36,10 +36,13 @@ export async function migrate(config: Config, log: Logger): Promise<void> {
     // Never silently: activities made by older ingest rules keep their numbers until re-derived.
     const older = await countOlderIngestRules(db);
     if (older > 0) {
-      log.warn('activities made by older ingest rules: their details say so (ingest_version); re-derive them with `npm run cli -- reprocess`', {
-        activities: older,
-        current_ingest_version: INGEST_RULES_VERSION,
-      });
+      log.warn(
+        'activities made by older ingest rules: their details say so (ingest_version); re-derive them with `npm run cli -- reprocess`',
+        {
+          activities: older,
+          current_ingest_version: INGEST_RULES_VERSION,
+        },
+      );
     }
   } finally {
     await db.destroy();

@@ -112,8 +112,18 @@ async function userCreate(db: Db, flags: Flags, json: boolean) {
 
 async function userList(db: Db, json: boolean) {
   const users = await listUsers(db);
-  const rows = users.map((u) => ({ id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, created_at: u.created_at.toISOString() }));
-  print(json, rows, rows.length ? rows.map((u) => `${u.id}  ${u.email}  ${u.first_name} ${u.last_name}  ${u.created_at}`).join('\n') : 'No users.');
+  const rows = users.map((u) => ({
+    id: u.id,
+    email: u.email,
+    first_name: u.first_name,
+    last_name: u.last_name,
+    created_at: u.created_at.toISOString(),
+  }));
+  print(
+    json,
+    rows,
+    rows.length ? rows.map((u) => `${u.id}  ${u.email}  ${u.first_name} ${u.last_name}  ${u.created_at}`).join('\n') : 'No users.',
+  );
 }
 
 async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) {
@@ -126,7 +136,13 @@ async function tokenCreate(db: Db, config: Config, flags: Flags, json: boolean) 
   const keys = new KeyStore(db, await loadSecretBox(config));
   await keys.init();
   const label = typeof flags.label === 'string' && flags.label.trim() ? flags.label.trim().slice(0, 100) : 'Command line';
-  const { grant, response } = await createPersonalToken(db, { issuer: config.BASE_URL, keys, now: () => new Date() }, user.id, scopes, label);
+  const { grant, response } = await createPersonalToken(
+    db,
+    { issuer: config.BASE_URL, keys, now: () => new Date() },
+    user.id,
+    scopes,
+    label,
+  );
   print(
     json,
     { ...response, user_id: user.id, token_id: grant.id },
@@ -173,13 +189,19 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
     const started = await startBackfill(db, { user_id: user.id, origin: 'cli', filename: path.basename(path.resolve(target)) });
     if ('busy' in started) {
       reader.close();
-      throw new UsageError(`${email} has a history import in progress (${started.busy.id}, ${started.busy.filename}, ${started.busy.status}): imports of one user run one at a time`);
+      throw new UsageError(
+        `${email} has a history import in progress (${started.busy.id}, ${started.busy.filename}, ${started.busy.status}): imports of one user run one at a time`,
+      );
     }
     const row = started.backfill;
     const log = createLogger('warn');
     let result;
     try {
-      result = await scanHistory({ db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() }, row, reader);
+      result = await scanHistory(
+        { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() },
+        row,
+        reader,
+      );
     } finally {
       reader.close();
     }
@@ -281,7 +303,8 @@ async function eventsFromNow(producer: Redis, queue: Queue, connection: Redis, p
 function finishedJob<T>(events: QueueEvents, jobId: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const completed = (args: { jobId: string; returnvalue: unknown }) => args.jobId === jobId && (stop(), resolve(args.returnvalue as T));
-    const failed = (args: { jobId: string; failedReason: string }) => args.jobId === jobId && (stop(), reject(new Error(args.failedReason)));
+    const failed = (args: { jobId: string; failedReason: string }) =>
+      args.jobId === jobId && (stop(), reject(new Error(args.failedReason)));
     const stop = () => {
       events.off('completed', completed);
       events.off('failed', failed);
@@ -307,9 +330,18 @@ async function curves(db: Db, config: Config, flags: Flags, json: boolean) {
     }
     const jobId = await enqueueCurves(queues, request);
     const who = userId ? String(flags.user) : 'every user';
-    if (!finished) return print(json, { job_id: jobId }, `Queued curve recompute ${jobId} for ${who}; the workers (npm start or npm run worker) run it.`);
+    if (!finished)
+      return print(
+        json,
+        { job_id: jobId },
+        `Queued curve recompute ${jobId} for ${who}; the workers (npm start or npm run worker) run it.`,
+      );
     const result = await finished;
-    print(json, { job_id: jobId, ...result }, `Recomputed the curves of ${result.recomputed} activities for ${who}${result.missing_samples ? ` (${result.missing_samples} without a sample file)` : ''}.`);
+    print(
+      json,
+      { job_id: jobId, ...result },
+      `Recomputed the curves of ${result.recomputed} activities for ${who}${result.missing_samples ? ` (${result.missing_samples} without a sample file)` : ''}.`,
+    );
   } finally {
     await events?.close();
     await eventsRedis?.quit().catch(() => eventsRedis.disconnect());
@@ -334,10 +366,23 @@ async function reprocess(db: Db, config: Config, flags: Flags, json: boolean) {
     if (page.length < REPROCESS_PAGE) break;
     after = page.at(-1)!.source_id;
   }
-  const tally = emptyTally(sources.length, sources.reduce((n, s) => n + s.activities, 0));
-  const reporter = json ? jsonReprocessReporter(process.stdout, REPORT_EVERY_MS) : process.stdout.isTTY ? barReprocessReporter(process.stdout) : plainReprocessReporter(process.stdout, REPORT_EVERY_MS);
+  const tally = emptyTally(
+    sources.length,
+    sources.reduce((n, s) => n + s.activities, 0),
+  );
+  const reporter = json
+    ? jsonReprocessReporter(process.stdout, REPORT_EVERY_MS)
+    : process.stdout.isTTY
+      ? barReprocessReporter(process.stdout)
+      : plainReprocessReporter(process.stdout, REPORT_EVERY_MS);
   const who = userId ? String(flags.user) : 'every user';
-  const queuedLine = { event: 'queued', sources: tally.sources, activities: tally.activities, rules_version: INGEST_RULES_VERSION, all: selection.all === true };
+  const queuedLine = {
+    event: 'queued',
+    sources: tally.sources,
+    activities: tally.activities,
+    rules_version: INGEST_RULES_VERSION,
+    all: selection.all === true,
+  };
   process.stdout.write(
     json
       ? JSON.stringify(queuedLine) + '\n'
@@ -362,7 +407,11 @@ async function reprocess(db: Db, config: Config, flags: Flags, json: boolean) {
     for (let i = 0; i < sources.length; i += REPROCESS_PAGE) {
       const page = sources.slice(i, i + REPROCESS_PAGE);
       for (const s of page) watch.expect(s.source_id, s.activities);
-      await enqueueReprocess(queues, page.map((s) => s.source_id), { all: selection.all === true });
+      await enqueueReprocess(
+        queues,
+        page.map((s) => s.source_id),
+        { all: selection.all === true },
+      );
     }
     process.exitCode = await waitForReprocess(queues, watch, reporter, startedAt);
   } finally {
@@ -407,7 +456,8 @@ function reprocessWatch(tally: ReprocessTally) {
       tally.gone += r.gone;
       // A source deleted (or emptied) since it was listed: its activities are gone.
       if (r.skipped && !r.reprocessed && !r.unchanged && !r.failed && !r.missing_original) tally.gone += job.activities;
-      if (r.error) failures.push({ source_id: job.sourceId, activities: r.failed + r.missing_original, code: r.error.code, message: r.error.message });
+      if (r.error)
+        failures.push({ source_id: job.sourceId, activities: r.failed + r.missing_original, code: r.error.code, message: r.error.message });
     },
     failed(jobId: string, reason: string) {
       const job = finish(jobId);
@@ -427,7 +477,12 @@ function reprocessWatch(tally: ReprocessTally) {
  * Report the jobs' progress until every one is over (or Ctrl-C), then the counts and the failed
  * sources. The exit status: 0 all done, 3 some activities failed or lack their original, 130 interrupted.
  */
-async function waitForReprocess(queues: Queues, watch: ReturnType<typeof reprocessWatch>, reporter: ReprocessReporter, startedAt: number): Promise<number> {
+async function waitForReprocess(
+  queues: Queues,
+  watch: ReturnType<typeof reprocessWatch>,
+  reporter: ReprocessReporter,
+  startedAt: number,
+): Promise<number> {
   const ctrlC = interruptible();
   let sweptAt = Date.now();
   try {

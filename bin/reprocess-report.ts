@@ -49,7 +49,18 @@ export interface ReprocessReporter {
 }
 
 export function emptyTally(sources: number, activities: number): ReprocessTally {
-  return { sources, activities, done: 0, reprocessed: 0, unchanged: 0, failed: 0, missing_original: 0, gone: 0, jobs_failed: 0, unreported: 0 };
+  return {
+    sources,
+    activities,
+    done: 0,
+    reprocessed: 0,
+    unchanged: 0,
+    failed: 0,
+    missing_original: 0,
+    gone: 0,
+    jobs_failed: 0,
+    unreported: 0,
+  };
 }
 
 export function snapshot(tally: ReprocessTally, startedAt: number, at: number): ReprocessSnapshot {
@@ -90,7 +101,8 @@ function summaryText(s: ReprocessSnapshot, failures: ReprocessFailure[]): string
   return lines.join('\n') + '\n';
 }
 
-const interruptText = (s: ReprocessSnapshot) => `Stopped watching at ${s.tally.done}/${s.tally.activities} activities; the workers go on reprocessing.\n`;
+const interruptText = (s: ReprocessSnapshot) =>
+  `Stopped watching at ${s.tally.done}/${s.tally.activities} activities; the workers go on reprocessing.\n`;
 
 /** A plain line at most every `everyMs` (and the summary), for logs and pipes. */
 export function plainReprocessReporter(out: NodeJS.WritableStream, everyMs: number, now: () => number = Date.now): ReprocessReporter {
@@ -134,7 +146,8 @@ export function jsonReprocessReporter(out: NodeJS.WritableStream, everyMs: numbe
 export function barReprocessReporter(out: NodeJS.WriteStream): ReprocessReporter {
   const bar = new SingleBar({
     stream: out,
-    format: '{bar} {value}/{total} activities | reprocessed {reprocessed} | unchanged {unchanged} | failed {failed} | {rate}/s | ETA {eta_text}',
+    format:
+      '{bar} {value}/{total} activities | reprocessed {reprocessed} | unchanged {unchanged} | failed {failed} | {rate}/s | ETA {eta_text}',
     barsize: 30,
     hideCursor: true,
     fps: 5,

@@ -110,7 +110,9 @@ export async function storeActivities(
 }
 
 /** An activity's jsonb columns as PostgreSQL takes them (JSON text; null for an absent value). */
-export function jsonColumns(a: Partial<Record<'summary' | 'laps' | 'implausible_samples' | 'device_summary' | 'dropped_records', unknown>>) {
+export function jsonColumns(
+  a: Partial<Record<'summary' | 'laps' | 'implausible_samples' | 'device_summary' | 'dropped_records', unknown>>,
+) {
   const json = (v: unknown) => (v ? JSON.stringify(v) : null);
   return {
     summary: json(a.summary),
@@ -122,7 +124,17 @@ export function jsonColumns(a: Partial<Record<'summary' | 'laps' | 'implausible_
 }
 
 /** The columns an ActivitySummary shows (laps and the rest are read only for one activity). */
-export const ACTIVITY_SUMMARY_COLUMNS = ['id', 'sport', 'start_time', 'end_time', 'utc_offset_seconds', 'metrics', 'source_id', 'tags', 'summary'] as const;
+export const ACTIVITY_SUMMARY_COLUMNS = [
+  'id',
+  'sport',
+  'start_time',
+  'end_time',
+  'utc_offset_seconds',
+  'metrics',
+  'source_id',
+  'tags',
+  'summary',
+] as const;
 export type ActivitySummaryRow = Pick<ActivityRow, (typeof ACTIVITY_SUMMARY_COLUMNS)[number]>;
 
 /**
@@ -139,7 +151,9 @@ export function listActivitySummaries(
   return db
     .selectFrom('activities')
     .leftJoin('activity_app_metadata as m', (join) =>
-      join.onRef('m.activity_id', '=', 'activities.id').on(applicationId ? sql<SqlBool>`m.application_id = ${applicationId}` : sql<SqlBool>`false`),
+      join
+        .onRef('m.activity_id', '=', 'activities.id')
+        .on(applicationId ? sql<SqlBool>`m.application_id = ${applicationId}` : sql<SqlBool>`false`),
     )
     .select(ACTIVITY_SUMMARY_COLUMNS.map((c) => `activities.${c}` as const))
     .select('m.data as app_metadata')
@@ -170,7 +184,12 @@ export function findActivity(db: Db, userId: string, id: string): Promise<Activi
 /** Delete an activity; its source goes too once it has no activity left. Returns what was removed. */
 export async function deleteActivity(db: Db, userId: string, id: string, now: Date) {
   return db.transaction().execute(async (trx) => {
-    const activity = await trx.deleteFrom('activities').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    const activity = await trx
+      .deleteFrom('activities')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
     if (!activity) return undefined;
     await bumpDataVersion(trx, userId);
     await bumpReadVersion(trx, userId);
@@ -178,7 +197,9 @@ export async function deleteActivity(db: Db, userId: string, id: string, now: Da
     const source = await trx
       .deleteFrom('sources')
       .where('id', '=', activity.source_id)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('activities').select(sql`1`.as('one')).whereRef('activities.source_id', '=', 'sources.id'))))
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('activities').select(sql`1`.as('one')).whereRef('activities.source_id', '=', 'sources.id'))),
+      )
       .returningAll()
       .executeTakeFirst();
     return { activity, source };
@@ -191,7 +212,12 @@ export async function deleteActivity(db: Db, userId: string, id: string, now: Da
  */
 export async function replaceActivityCurves(db: Db, activityId: string, curves: MetricCurves[], now: Date): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const activity = await trx.selectFrom('activities').select(['id', 'user_id']).where('id', '=', activityId).forUpdate().executeTakeFirst();
+    const activity = await trx
+      .selectFrom('activities')
+      .select(['id', 'user_id'])
+      .where('id', '=', activityId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!activity) return false;
     const unchanged = await storedCurvesEqual(trx, activityId, curves);
     await storeCurves(trx, activityId, curves, now);
@@ -222,7 +248,11 @@ const STAMP = sql<number>`floor(extract(epoch from updated_at) * 1000)::float8`;
 /** The activities' stamps (epoch ms), by id. */
 export async function activityStamps(db: Db, ids: string[]): Promise<Map<string, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.selectFrom('activities').select(['id', STAMP.as('stamp')]).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('activities')
+    .select(['id', STAMP.as('stamp')])
+    .where('id', 'in', ids)
+    .execute();
   return new Map(rows.map((r) => [r.id, r.stamp]));
 }
 

@@ -19,7 +19,12 @@ export type AppMetadataOwner = keyof typeof TABLES;
 const untyped = (db: Db | Transaction<Database>) => db as unknown as Kysely<any>;
 
 /** One application's object for each of the given owners (absent when it has none). */
-export async function appMetadataOf(db: Db, owner: AppMetadataOwner, applicationId: string | undefined, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
+export async function appMetadataOf(
+  db: Db,
+  owner: AppMetadataOwner,
+  applicationId: string | undefined,
+  ids: string[],
+): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   if (!applicationId || !ids.length) return found;
   const { table, key } = TABLES[owner];
@@ -34,7 +39,14 @@ export async function appMetadataOf(db: Db, owner: AppMetadataOwner, application
 }
 
 /** Replace one application's object on one owner. */
-export async function putAppMetadata(db: Db, owner: AppMetadataOwner, id: string, applicationId: string, data: Record<string, unknown>, now: Date): Promise<void> {
+export async function putAppMetadata(
+  db: Db,
+  owner: AppMetadataOwner,
+  id: string,
+  applicationId: string,
+  data: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
   const { table, key, owners } = TABLES[owner];
   const json = JSON.stringify(data);
   await db.transaction().execute(async (trx) => {

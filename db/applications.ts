@@ -40,7 +40,10 @@ export async function createApplication(db: Db, app: NewApplication): Promise<Ap
  * A built-in application (no owner), created or brought up to date at start: its fields follow the
  * configuration (the redirect URI holds BASE_URL). Secrets, consents and grants are kept.
  */
-export async function upsertBuiltinApplication(db: Db, app: Omit<NewApplication, 'owner_id' | 'page_slug'> & { id: string }): Promise<void> {
+export async function upsertBuiltinApplication(
+  db: Db,
+  app: Omit<NewApplication, 'owner_id' | 'page_slug'> & { id: string },
+): Promise<void> {
   const { id, ...fields } = app;
   await db
     .insertInto('applications')
@@ -136,7 +139,11 @@ export async function verifyClientSecret(db: Db, applicationId: string, secret: 
 
 export async function deleteClientSecret(db: Db, applicationId: string, secretId: string): Promise<boolean> {
   if (!/^[0-9a-f-]{36}$/i.test(secretId)) return false;
-  const res = await db.deleteFrom('client_secrets').where('application_id', '=', applicationId).where('id', '=', secretId).executeTakeFirst();
+  const res = await db
+    .deleteFrom('client_secrets')
+    .where('application_id', '=', applicationId)
+    .where('id', '=', secretId)
+    .executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
 }
 

@@ -39,6 +39,12 @@ export function watchBackfill(db: Db, id: string, opts: { counts?: boolean } = {
     reported.push(...failed.map((f) => f.id));
     const loaded_until = await backfillLoadedUntil(db, id);
     const counts = opts.counts ? await backfillCounts(db, backfill) : undefined;
-    return { backfill, loaded_until, failed, ...(counts ? { counts } : {}), done: backfill.status === 'completed' || backfill.status === 'failed' };
+    return {
+      backfill,
+      loaded_until,
+      failed,
+      ...(counts ? { counts } : {}),
+      done: backfill.status === 'completed' || backfill.status === 'failed',
+    };
   };
 }

@@ -1,13 +1,23 @@
 import { sql } from 'kysely';
 import type { Backfill, Db, Source } from './database.ts';
 
-export function createBackfill(db: Db, values: { user_id: string; origin: 'api' | 'cli'; filename: string; id?: string }): Promise<Backfill> {
+export function createBackfill(
+  db: Db,
+  values: { user_id: string; origin: 'api' | 'cli'; filename: string; id?: string },
+): Promise<Backfill> {
   return db.insertInto('backfills').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 /** A backfill still being read or loaded: scanning or loading. */
 export function backfillInProgress(db: Db, userId: string): Promise<Backfill | undefined> {
-  return db.selectFrom('backfills').selectAll().where('user_id', '=', userId).where('status', 'in', ['scanning', 'loading']).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('backfills')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('status', 'in', ['scanning', 'loading'])
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /**
@@ -16,7 +26,10 @@ export function backfillInProgress(db: Db, userId: string): Promise<Backfill | u
  * workers to one archive (BACKFILL_MAX_ARCHIVE_BYTES, its entries' limits) at once. Two requests at
  * once are serialised by a per-user transaction lock, so exactly one of them starts.
  */
-export async function startBackfill(db: Db, values: { user_id: string; origin: 'api' | 'cli'; filename: string }): Promise<{ backfill: Backfill } | { busy: Backfill }> {
+export async function startBackfill(
+  db: Db,
+  values: { user_id: string; origin: 'api' | 'cli'; filename: string },
+): Promise<{ backfill: Backfill } | { busy: Backfill }> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('backfill:' || ${values.user_id}))`.execute(trx);
     const busy = await backfillInProgress(trx, values.user_id);
@@ -31,13 +44,22 @@ export async function deleteUnstartedBackfill(db: Db, id: string): Promise<void>
     .deleteFrom('backfills')
     .where('id', '=', id)
     .where('status', '=', 'scanning')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id))))
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id))),
+    )
     .execute();
 }
 
 /** Backfills still `scanning` or `loading` that were started before `before` (housekeeping checks their jobs). */
 export function staleUnfinishedBackfills(db: Db, before: Date): Promise<Pick<Backfill, 'id' | 'status'>[]> {
-  return db.selectFrom('backfills').select(['id', 'status']).where('status', 'in', ['scanning', 'loading']).where('created_at', '<', before).orderBy('created_at').limit(1000).execute();
+  return db
+    .selectFrom('backfills')
+    .select(['id', 'status'])
+    .where('status', 'in', ['scanning', 'loading'])
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(1000)
+    .execute();
 }
 
 export function findBackfill(db: Db, id: string): Promise<Backfill | undefined> {
@@ -45,7 +67,14 @@ export function findBackfill(db: Db, id: string): Promise<Backfill | undefined> 
 }
 
 export function latestBackfill(db: Db, userId: string): Promise<Backfill | undefined> {
-  return db.selectFrom('backfills').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('backfills')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** The archive has been read: its files are sources, queued newest first. */
@@ -59,7 +88,12 @@ export async function markBackfillScanned(db: Db, id: string, counts: { total: n
 }
 
 export async function markBackfillFailed(db: Db, id: string, message: string, now: Date): Promise<void> {
-  await db.updateTable('backfills').set({ status: 'failed', error_message: message.slice(0, 2000), completed_at: now }).where('id', '=', id).where('status', 'in', ['scanning', 'loading']).execute();
+  await db
+    .updateTable('backfills')
+    .set({ status: 'failed', error_message: message.slice(0, 2000), completed_at: now })
+    .where('id', '=', id)
+    .where('status', 'in', ['scanning', 'loading'])
+    .execute();
 }
 
 /**
@@ -73,7 +107,11 @@ export async function completeBackfillIfDone(db: Db, id: string, now: Date): Pro
     .where('id', '=', id)
     .where('status', '=', 'loading')
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id).where('sources.status', '=', 'processing'))),
+      not(
+        exists(
+          selectFrom('sources').select(sql`1`.as('one')).where('sources.backfill_id', '=', id).where('sources.status', '=', 'processing'),
+        ),
+      ),
     )
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
@@ -117,7 +155,11 @@ export async function earliestActivityStart(db: Db, userId: string): Promise<str
 }
 
 /** Files of the backfill that failed, in the order they failed, after the ones already reported. */
-export function failedBackfillSources(db: Db, id: string, notIn: string[]): Promise<Pick<Source, 'id' | 'filename' | 'error_code' | 'error_message'>[]> {
+export function failedBackfillSources(
+  db: Db,
+  id: string,
+  notIn: string[],
+): Promise<Pick<Source, 'id' | 'filename' | 'error_code' | 'error_message'>[]> {
   let q = db
     .selectFrom('sources')
     .select(['id', 'filename', 'error_code', 'error_message'])

@@ -3,7 +3,7 @@ import { isUuid } from '../lib/ids.ts';
 
 /** What an access token is bound to (api/auth/tokens.ts): a grant, or a web session. */
 export type Credential =
-  | { kind: 'grant'; id: string; userId: string; /** The token's client; null for a personal token. */ applicationId: string | null }
+  | { kind: 'grant'; id: string; userId: string /** The token's client; null for a personal token. */; applicationId: string | null }
   | { kind: 'session'; id: string; userId: string; now: Date };
 
 interface Row {

@@ -41,7 +41,10 @@ export function curveRows(activityId: string, curves: MetricCurves[], now: Date)
 export async function storeCurves(trx: Transaction<Database> | Db, activityId: string, curves: MetricCurves[], now: Date): Promise<void> {
   await trx.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
   if (!curves.length) return;
-  await trx.insertInto('activity_curves').values(curveRows(activityId, curves, now)).execute();
+  await trx
+    .insertInto('activity_curves')
+    .values(curveRows(activityId, curves, now))
+    .execute();
 }
 
 /**
@@ -92,7 +95,13 @@ export interface StoredCurveRow {
  * as stored (packStored hands them to the pool, which decodes them). Activities without that metric
  * (or not yet computed) are left out.
  */
-export async function curvesOf(db: Db, userId: string, filter: ActivityFilter, metric: string, what: 'levels' | 'awd'): Promise<StoredCurveRow[]> {
+export async function curvesOf(
+  db: Db,
+  userId: string,
+  filter: ActivityFilter,
+  metric: string,
+  what: 'levels' | 'awd',
+): Promise<StoredCurveRow[]> {
   const rows = await db
     .selectFrom('activities')
     .innerJoin('activity_curves', 'activity_curves.activity_id', 'activities.id')
@@ -113,7 +122,15 @@ export async function curvesOf(db: Db, userId: string, filter: ActivityFilter, m
     .execute();
   return rows
     .filter((r) => r.buffer !== null)
-    .map((r) => ({ id: r.id, sport: r.sport, start: r.start_time.getTime(), utcOffsetSeconds: r.utc_offset_seconds, buffer: r.buffer!, second: r.second, encoding: r.encoding }));
+    .map((r) => ({
+      id: r.id,
+      sport: r.sport,
+      start: r.start_time.getTime(),
+      utcOffsetSeconds: r.utc_offset_seconds,
+      buffer: r.buffer!,
+      second: r.second,
+      encoding: r.encoding,
+    }));
 }
 
 /** Activities whose curves are missing or older than CURVES_VERSION (all of a user's, or everyone's). */
@@ -123,7 +140,14 @@ export async function activitiesNeedingCurves(db: Db, opts: { userId?: string; a
   if (opts.after) q = q.where('activities.id', '>', opts.after);
   if (!opts.all) {
     q = q.where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('activity_curves').select(sql`1`.as('one')).whereRef('activity_curves.activity_id', '=', 'activities.id').where('activity_curves.version', '=', CURVES_VERSION))),
+      not(
+        exists(
+          selectFrom('activity_curves')
+            .select(sql`1`.as('one'))
+            .whereRef('activity_curves.activity_id', '=', 'activities.id')
+            .where('activity_curves.version', '=', CURVES_VERSION),
+        ),
+      ),
     );
   }
   return q.execute();

@@ -24,7 +24,9 @@ export async function upsertDaily(db: Db, daily: NewDaily, now: Date): Promise<S
   return db
     .insertInto('dailies')
     .values({ ...daily, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.columns(['user_id', 'measure', 'day']).doUpdateSet({ value: daily.value, source: daily.source, updated_at: now }))
+    .onConflict((oc) =>
+      oc.columns(['user_id', 'measure', 'day']).doUpdateSet({ value: daily.value, source: daily.source, updated_at: now }),
+    )
     .returning(STORED)
     .executeTakeFirstOrThrow();
 }
@@ -38,7 +40,14 @@ export interface DailiesBetween {
 }
 
 /** A user's values of one measure in `[start, end]` (YYYY-MM-DD, inclusive); with `neighbours`, also the nearest values outside it. */
-export async function dailiesBetween(db: Db, userId: string, measure: string, start: string, end: string, opts: { neighbours?: boolean } = {}): Promise<DailiesBetween> {
+export async function dailiesBetween(
+  db: Db,
+  userId: string,
+  measure: string,
+  start: string,
+  end: string,
+  opts: { neighbours?: boolean } = {},
+): Promise<DailiesBetween> {
   const own = db.selectFrom('dailies').select(STORED).where('user_id', '=', userId).where('measure', '=', measure);
   const [rows, before, after] = await Promise.all([
     own.where('day', '>=', start).where('day', '<=', end).orderBy('day', 'asc').execute(),
@@ -50,12 +59,22 @@ export async function dailiesBetween(db: Db, userId: string, measure: string, st
 
 /** Remove the value of (user, measure, day); false when there was none. */
 export async function deleteDaily(db: Db, userId: string, measure: string, day: string): Promise<boolean> {
-  const res = await db.deleteFrom('dailies').where('user_id', '=', userId).where('measure', '=', measure).where('day', '=', day).executeTakeFirst();
+  const res = await db
+    .deleteFrom('dailies')
+    .where('user_id', '=', userId)
+    .where('measure', '=', measure)
+    .where('day', '=', day)
+    .executeTakeFirst();
   return res.numDeletedRows > 0n;
 }
 
 /** A user's stored values (of one measure, or of all), newest first (by date, then measure). */
-export function listDailies(db: Db, userId: string, measure: string | undefined, page: { limit: number; offset: number }): Promise<DailyRow[]> {
+export function listDailies(
+  db: Db,
+  userId: string,
+  measure: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<DailyRow[]> {
   let query = db.selectFrom('dailies').selectAll().where('user_id', '=', userId);
   if (measure !== undefined) query = query.where('measure', '=', measure);
   return query.orderBy('day', 'desc').orderBy('measure', 'asc').limit(page.limit).offset(page.offset).execute();

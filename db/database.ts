@@ -122,7 +122,11 @@ export interface BackfillsTable {
   /** The archive's or directory's name, for display. */
   filename: string;
   /** scanning (reading the archive) → loading (files queued, newest first) → completed; failed if the archive is unusable. */
-  status: ColumnType<'scanning' | 'loading' | 'completed' | 'failed', 'scanning' | 'loading' | undefined, 'scanning' | 'loading' | 'completed' | 'failed'>;
+  status: ColumnType<
+    'scanning' | 'loading' | 'completed' | 'failed',
+    'scanning' | 'loading' | undefined,
+    'scanning' | 'loading' | 'completed' | 'failed'
+  >;
   error_message: string | null;
   files_total: ColumnType<number, number | undefined, number>;
   /** Entries left out: not FIT/CSV, unsafe names, too large. */
@@ -276,7 +280,11 @@ export interface WebhookDeliveriesTable {
   event_id: string;
   application_id: string;
   endpoint: string;
-  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
+  status: ColumnType<
+    'pending' | 'delivered' | 'failed',
+    'pending' | 'delivered' | 'failed' | undefined,
+    'pending' | 'delivered' | 'failed'
+  >;
   attempts: ColumnType<number, number | undefined, number>;
   last_status_code: number | null;
   last_error: string | null;

@@ -38,9 +38,16 @@ export async function recordEvents(trx: Tx, events: { user_id: string; type: Eve
 }
 
 /** Events not yet fanned out, oldest first, a page at a time: pass the last one of a page to get the next. */
-export function unfannedEvents(db: Db, after?: Pick<EventRow, 'id' | 'occurred_at'>, limit = 500): Promise<Pick<EventRow, 'id' | 'occurred_at'>[]> {
+export function unfannedEvents(
+  db: Db,
+  after?: Pick<EventRow, 'id' | 'occurred_at'>,
+  limit = 500,
+): Promise<Pick<EventRow, 'id' | 'occurred_at'>[]> {
   let q = db.selectFrom('events').select(['id', 'occurred_at']).where('fanned_out_at', 'is', null);
-  if (after) q = q.where((eb) => eb.or([eb('occurred_at', '>', after.occurred_at), eb.and([eb('occurred_at', '=', after.occurred_at), eb('id', '>', after.id)])]));
+  if (after)
+    q = q.where((eb) =>
+      eb.or([eb('occurred_at', '>', after.occurred_at), eb.and([eb('occurred_at', '=', after.occurred_at), eb('id', '>', after.id)])]),
+    );
   return q.orderBy('occurred_at').orderBy('id').limit(limit).execute();
 }
 
@@ -83,13 +90,22 @@ export async function fanOutEvent(db: Db, eventId: string, now: Date): Promise<{
         ON CONFLICT DO NOTHING`.execute(trx);
       await trx.updateTable('events').set({ fanned_out_at: now }).where('id', '=', eventId).execute();
     }
-    const pending = await trx.selectFrom('webhook_deliveries').select('id').where('event_id', '=', eventId).where('status', '=', 'pending').execute();
+    const pending = await trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('event_id', '=', eventId)
+      .where('status', '=', 'pending')
+      .execute();
     return { event, pending: pending.map((p) => p.id) };
   });
 }
 
 /** A test event from an application's owner to that application's endpoints only; returns its deliveries. */
-export async function createTestEvent(db: Db, application: { id: string; owner_id: string | null; webhook_endpoints: string[] }, now: Date): Promise<string[]> {
+export async function createTestEvent(
+  db: Db,
+  application: { id: string; owner_id: string | null; webhook_endpoints: string[] },
+  now: Date,
+): Promise<string[]> {
   const owner = application.owner_id;
   if (!application.webhook_endpoints.length || !owner) return [];
   return db.transaction().execute(async (trx) => {
@@ -100,7 +116,14 @@ export async function createTestEvent(db: Db, application: { id: string; owner_i
       .executeTakeFirstOrThrow();
     const rows = await trx
       .insertInto('webhook_deliveries')
-      .values(application.webhook_endpoints.map((endpoint) => ({ event_id: event.id, application_id: application.id, endpoint, created_at: now })))
+      .values(
+        application.webhook_endpoints.map((endpoint) => ({
+          event_id: event.id,
+          application_id: application.id,
+          endpoint,
+          created_at: now,
+        })),
+      )
       .returning('id')
       .execute();
     return rows.map((r) => r.id);
@@ -161,10 +184,18 @@ export async function recordAttempt(db: Db, deliveryId: string, outcome: Attempt
 
 /** Close a delivery without an attempt (consent withdrawn, endpoint removed, no secret). */
 export async function abandonDelivery(db: Db, deliveryId: string, reason: string, now: Date): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: reason, last_attempt_at: now }).where('id', '=', deliveryId).where('status', '=', 'pending').execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', last_error: reason, last_attempt_at: now })
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
-export type DeliveryLogRow = Pick<WebhookDelivery, 'id' | 'endpoint' | 'status' | 'attempts' | 'last_status_code' | 'last_error' | 'response_excerpt' | 'created_at' | 'last_attempt_at'> & {
+export type DeliveryLogRow = Pick<
+  WebhookDelivery,
+  'id' | 'endpoint' | 'status' | 'attempts' | 'last_status_code' | 'last_error' | 'response_excerpt' | 'created_at' | 'last_attempt_at'
+> & {
   event_type: string;
   resource_id: string;
 };
@@ -174,7 +205,19 @@ export function deliveryLog(db: Db, applicationId: string, limit = 50): Promise<
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(['d.id', 'd.endpoint', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.response_excerpt', 'd.created_at', 'd.last_attempt_at', 'e.type as event_type', 'e.resource_id'])
+    .select([
+      'd.id',
+      'd.endpoint',
+      'd.status',
+      'd.attempts',
+      'd.last_status_code',
+      'd.last_error',
+      'd.response_excerpt',
+      'd.created_at',
+      'd.last_attempt_at',
+      'e.type as event_type',
+      'e.resource_id',
+    ])
     .where('d.application_id', '=', applicationId)
     .orderBy('d.created_at', 'desc')
     .orderBy('d.id', 'desc')
@@ -189,7 +232,14 @@ export async function deleteFinishedEvents(db: Db, before: Date): Promise<number
     .where('occurred_at', '<', before)
     .where('fanned_out_at', 'is not', null)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('webhook_deliveries').select(sql`1`.as('one')).whereRef('webhook_deliveries.event_id', '=', 'events.id').where('status', '=', 'pending'))),
+      not(
+        exists(
+          selectFrom('webhook_deliveries')
+            .select(sql`1`.as('one'))
+            .whereRef('webhook_deliveries.event_id', '=', 'events.id')
+            .where('status', '=', 'pending'),
+        ),
+      ),
     )
     .executeTakeFirst();
   return Number(res.numDeletedRows);
@@ -197,7 +247,12 @@ export async function deleteFinishedEvents(db: Db, before: Date): Promise<number
 
 /** The activities deleted since `since`, by user (from their `activity_deleted` events). */
 export async function activitiesDeletedSince(db: Db, since: Date): Promise<Map<string, string[]>> {
-  const rows = await db.selectFrom('events').select(['user_id', 'resource_id']).where('type', '=', 'activity_deleted').where('occurred_at', '>=', since).execute();
+  const rows = await db
+    .selectFrom('events')
+    .select(['user_id', 'resource_id'])
+    .where('type', '=', 'activity_deleted')
+    .where('occurred_at', '>=', since)
+    .execute();
   const byUser = new Map<string, string[]>();
   for (const r of rows) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r.resource_id]);
   return byUser;

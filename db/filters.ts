@@ -50,7 +50,6 @@ export function userDataFilter(userId: string, f: ActivityFilter, timeColumn: 's
   };
 }
 
-
 /** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */
 export function activityFilter(userId: string, f: ActivityFilter) {
   return userDataFilter(userId, f, 'start_time');

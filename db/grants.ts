@@ -37,7 +37,14 @@ export function listConnectedApplications(db: Db, userId: string): Promise<Conne
   return db
     .selectFrom('consents')
     .innerJoin('applications', 'applications.id', 'consents.application_id')
-    .select(['consents.application_id', 'applications.name', 'applications.image', 'consents.scopes', 'consents.created_at', 'consents.updated_at'])
+    .select([
+      'consents.application_id',
+      'applications.name',
+      'applications.image',
+      'consents.scopes',
+      'consents.created_at',
+      'consents.updated_at',
+    ])
     .where('consents.user_id', '=', userId)
     .orderBy('consents.updated_at', 'desc')
     .execute();
@@ -46,8 +53,17 @@ export function listConnectedApplications(db: Db, userId: string): Promise<Conne
 /** Withdraw consent: the consent row and every grant (refresh token) of the pair. Returns the grant ids. */
 export async function deleteConsent(db: Db, userId: string, applicationId: string): Promise<{ found: boolean; grantIds: string[] }> {
   return db.transaction().execute(async (tx) => {
-    const res = await tx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).executeTakeFirst();
-    const grants = await tx.deleteFrom('grants').where('user_id', '=', userId).where('application_id', '=', applicationId).returning('id').execute();
+    const res = await tx
+      .deleteFrom('consents')
+      .where('user_id', '=', userId)
+      .where('application_id', '=', applicationId)
+      .executeTakeFirst();
+    const grants = await tx
+      .deleteFrom('grants')
+      .where('user_id', '=', userId)
+      .where('application_id', '=', applicationId)
+      .returning('id')
+      .execute();
     return { found: Number(res.numDeletedRows) === 1, grantIds: grants.map((g) => g.id) };
   });
 }
@@ -60,7 +76,14 @@ export async function deleteConsent(db: Db, userId: string, applicationId: strin
  */
 export async function createGrant(
   db: Db,
-  g: { user_id: string; application_id: string | null; scopes: string[]; label?: string | null; withRefreshToken: boolean; clientAuthenticated?: boolean },
+  g: {
+    user_id: string;
+    application_id: string | null;
+    scopes: string[];
+    label?: string | null;
+    withRefreshToken: boolean;
+    clientAuthenticated?: boolean;
+  },
 ): Promise<{ grant: Grant; refreshToken: string | undefined }> {
   const refreshToken = g.withRefreshToken ? newSecret(SECRET_PREFIX.refreshToken) : undefined;
   const grant = await db
@@ -99,7 +122,13 @@ export async function deleteGrant(db: Db, id: string): Promise<boolean> {
 
 /** A user's personal tokens, newest first. */
 export function listPersonalTokens(db: Db, userId: string): Promise<Grant[]> {
-  return db.selectFrom('grants').selectAll().where('user_id', '=', userId).where('application_id', 'is', null).orderBy('created_at', 'desc').execute();
+  return db
+    .selectFrom('grants')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('application_id', 'is', null)
+    .orderBy('created_at', 'desc')
+    .execute();
 }
 
 // Authorization codes ----------------------------------------------------------------------------
@@ -152,10 +181,6 @@ export async function deleteExpiredCodes(db: Db, now: Date): Promise<number> {
  * after that the row is dead weight. `before` is now minus the access token lifetime.
  */
 export async function deleteSpentGrants(db: Db, before: Date): Promise<number> {
-  const res = await db
-    .deleteFrom('grants')
-    .where('refresh_token_hash', 'is', null)
-    .where('created_at', '<', before)
-    .executeTakeFirst();
+  const res = await db.deleteFrom('grants').where('refresh_token_hash', 'is', null).where('created_at', '<', before).executeTakeFirst();
   return Number(res.numDeletedRows);
 }

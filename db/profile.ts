@@ -48,7 +48,12 @@ const OFFSET_SPAN_HOURS = 26;
  * training in the range (it does not matter then: every day's total is 0). An activity counts wholly
  * on the local date of its start, even when it runs past midnight.
  */
-export async function templateWeekDays(db: Db, userId: string, fromDay: string, toDay: string): Promise<{ rows: TrainingDayRow[]; firstDay: string | null }> {
+export async function templateWeekDays(
+  db: Db,
+  userId: string,
+  fromDay: string,
+  toDay: string,
+): Promise<{ rows: TrainingDayRow[]; firstDay: string | null }> {
   const localDay = sql<string>`((start_time AT TIME ZONE 'UTC' + make_interval(secs => utc_offset_seconds))::date)::text`;
   // The earliest local date is among the activities starting within a day and a bit of the first
   // start (offsets span 26 hours), which the (user_id, start_time) index finds.
@@ -60,7 +65,12 @@ export async function templateWeekDays(db: Db, userId: string, fromDay: string, 
   )`;
   const rows = await db
     .selectFrom('activities')
-    .select([localDay.as('day'), 'sport', sql<number>`sum(extract(epoch FROM end_time - start_time))::float8`.as('seconds'), firstDay.as('first_day')])
+    .select([
+      localDay.as('day'),
+      'sport',
+      sql<number>`sum(extract(epoch FROM end_time - start_time))::float8`.as('seconds'),
+      firstDay.as('first_day'),
+    ])
     .where(activityFilter(userId, { fromDay, toDay }))
     .groupBy([localDay, 'sport'])
     .orderBy('day')

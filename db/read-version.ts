@@ -16,7 +16,11 @@ export async function bumpReadVersion(trx: Transaction<Database> | Db, userId: s
  * (db/curves.ts bumpDataVersion: the cached computed results), for a change that moves both.
  */
 export async function bumpDataAndReadVersion(trx: Transaction<Database> | Db, userId: string): Promise<void> {
-  await trx.updateTable('users').set({ data_version: sql`data_version + 1`, read_version: sql`read_version + 1` }).where('id', '=', userId).execute();
+  await trx
+    .updateTable('users')
+    .set({ data_version: sql`data_version + 1`, read_version: sql`read_version + 1` })
+    .where('id', '=', userId)
+    .execute();
 }
 
 /** The user's read version (a bigint, as a string); '0' for an unknown user. */
@@ -27,5 +31,7 @@ export async function readVersion(db: Db, userId: string): Promise<string> {
 
 /** Bump the read version of whoever owns an activity or a trace. */
 export async function bumpReadVersionOf(trx: Transaction<Database>, table: 'activities' | 'traces', id: string): Promise<void> {
-  await sql`UPDATE users SET read_version = read_version + 1 WHERE id = (SELECT user_id FROM ${sql.table(table)} WHERE id = ${id})`.execute(trx);
+  await sql`UPDATE users SET read_version = read_version + 1 WHERE id = (SELECT user_id FROM ${sql.table(table)} WHERE id = ${id})`.execute(
+    trx,
+  );
 }

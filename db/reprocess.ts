@@ -27,7 +27,10 @@ function selected(db: Db, sel: ReprocessSelection) {
 }
 
 /** A page of the selection's sources by id (pass the last one as `after` for the next), each with its selected activities' count. */
-export async function sourcesToReprocess(db: Db, sel: ReprocessSelection & { after?: string; limit: number }): Promise<{ source_id: string; activities: number }[]> {
+export async function sourcesToReprocess(
+  db: Db,
+  sel: ReprocessSelection & { after?: string; limit: number },
+): Promise<{ source_id: string; activities: number }[]> {
   let q = selected(db, sel).select(['source_id', sql<string>`count(*)`.as('activities')]);
   if (sel.after) q = q.where('source_id', '>', sel.after);
   const rows = await q.groupBy('source_id').orderBy('source_id').limit(sel.limit).execute();
@@ -42,7 +45,12 @@ export async function countOlderIngestRules(db: Db): Promise<number> {
 
 /** The activities still stored of a source, by session. */
 export function activitiesOfSource(db: Db, sourceId: string): Promise<Pick<ActivityRow, 'id' | 'session_index' | 'ingest_version'>[]> {
-  return db.selectFrom('activities').select(['id', 'session_index', 'ingest_version']).where('source_id', '=', sourceId).orderBy('session_index').execute();
+  return db
+    .selectFrom('activities')
+    .select(['id', 'session_index', 'ingest_version'])
+    .where('source_id', '=', sourceId)
+    .orderBy('session_index')
+    .execute();
 }
 
 /** The columns a parse derives (everything but identity, ownership and the user's tags). */
@@ -97,7 +105,9 @@ function comparable(d: Derived): string {
   const picked = Object.fromEntries(DERIVED.map((k) => [k, d[k]]));
   const plain = JSON.parse(JSON.stringify({ ...picked, start_time: d.start_time.getTime(), end_time: d.end_time.getTime() })) as unknown;
   return JSON.stringify(plain, (_key, value: unknown) =>
-    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value,
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
   );
 }
 
@@ -137,11 +147,24 @@ export interface ReprocessOutcome {
  *
  * Idempotent: a second run with the same rules finds nothing different and writes nothing.
  */
-export async function replaceDerivedActivities(db: Db, source: { id: string; user_id: string }, rows: NewActivity[], now: Date, hooks: ReprocessHooks): Promise<ReprocessOutcome> {
+export async function replaceDerivedActivities(
+  db: Db,
+  source: { id: string; user_id: string },
+  rows: NewActivity[],
+  now: Date,
+  hooks: ReprocessHooks,
+): Promise<ReprocessOutcome> {
   return db.transaction().execute(async (trx) => {
     const ids = rows.map((r) => r.id);
     const stored = ids.length
-      ? await trx.selectFrom('activities').selectAll().where('source_id', '=', source.id).where('id', 'in', ids).orderBy('id').forUpdate().execute()
+      ? await trx
+          .selectFrom('activities')
+          .selectAll()
+          .where('source_id', '=', source.id)
+          .where('id', 'in', ids)
+          .orderBy('id')
+          .forUpdate()
+          .execute()
       : [];
     const byId = new Map(stored.map((r) => [r.id, r]));
     const present = rows.filter((r) => byId.has(r.id));

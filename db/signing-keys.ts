@@ -34,7 +34,11 @@ export async function activateKey(
       const active = await trx.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).executeTakeFirst();
       if (active) return false;
     }
-    await trx.updateTable('signing_keys').set({ retired_at: sql`now()` as never }).where('retired_at', 'is', null).execute();
+    await trx
+      .updateTable('signing_keys')
+      .set({ retired_at: sql`now()` as never })
+      .where('retired_at', 'is', null)
+      .execute();
     await trx
       .insertInto('signing_keys')
       .values({ ...key, public_jwk: JSON.stringify(key.public_jwk) })
@@ -50,9 +54,18 @@ export async function deleteRetiredKeys(db: Db, retiredBefore: Date): Promise<nu
 
 /** Seal the private keys stored before sealing existed (each row only if it still holds that plaintext). */
 export async function sealStoredKeys(db: Db, seal: (pem: string, kid: string) => string): Promise<number> {
-  const plain = await db.selectFrom('signing_keys').select(['kid', 'private_key_pem']).where('private_key_pem', 'not like', `${SEALED_PREFIX}%`).execute();
+  const plain = await db
+    .selectFrom('signing_keys')
+    .select(['kid', 'private_key_pem'])
+    .where('private_key_pem', 'not like', `${SEALED_PREFIX}%`)
+    .execute();
   for (const row of plain) {
-    await db.updateTable('signing_keys').set({ private_key_pem: seal(row.private_key_pem, row.kid) }).where('kid', '=', row.kid).where('private_key_pem', '=', row.private_key_pem).execute();
+    await db
+      .updateTable('signing_keys')
+      .set({ private_key_pem: seal(row.private_key_pem, row.kid) })
+      .where('kid', '=', row.kid)
+      .where('private_key_pem', '=', row.private_key_pem)
+      .execute();
   }
   return plain.length;
 }

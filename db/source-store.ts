@@ -31,7 +31,14 @@ export async function storeSourceFile(
   return store(db, dataDir, file, (target) => moveInto(file.path, target), values);
 }
 
-type SourceValues = { userId: string; origin: SourceOrigin; sport: string | null; tags: string[]; backfillId?: string; recordedAt?: Date | null };
+type SourceValues = {
+  userId: string;
+  origin: SourceOrigin;
+  sport: string | null;
+  tags: string[];
+  backfillId?: string;
+  recordedAt?: Date | null;
+};
 
 async function store(
   db: Db,

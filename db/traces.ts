@@ -24,7 +24,13 @@ export function createTrace(db: Db, userId: string, fields: TraceFields, now: Da
 /** Replace every field of one of the user's traces; undefined when there is none. */
 export function replaceTrace(db: Db, userId: string, id: string, fields: TraceFields, now: Date): Promise<TraceRow | undefined> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx.updateTable('traces').set({ ...fields, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    const row = await trx
+      .updateTable('traces')
+      .set({ ...fields, updated_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
     if (!row) return undefined;
     await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'trace_updated', resource_id: id }], now);
@@ -84,7 +90,11 @@ const summaryColumns = (alias: string) => sql.join(ACTIVITY_SUMMARY_COLUMNS.map(
  * activity starts no earlier than the trace's time minus the user's longest activity, which bounds
  * each lookup to an index range.
  */
-export async function activitiesContaining(db: Db, userId: string, traces: Pick<TraceRow, 'id' | 'time'>[]): Promise<Map<string, ContainingActivity>> {
+export async function activitiesContaining(
+  db: Db,
+  userId: string,
+  traces: Pick<TraceRow, 'id' | 'time'>[],
+): Promise<Map<string, ContainingActivity>> {
   const found = new Map<string, ContainingActivity>();
   if (!traces.length) return found;
   const { rows } = await activitiesContainingQuery(userId, traces).execute(db);
@@ -139,7 +149,11 @@ export async function tracesWithin(
 }
 
 /** tracesWithin's query (exported for the test of its plan). */
-export function tracesWithinQuery(userId: string, applicationId: string | undefined, activities: Pick<ActivityRow, 'id' | 'start_time' | 'end_time'>[]) {
+export function tracesWithinQuery(
+  userId: string,
+  applicationId: string | undefined,
+  activities: Pick<ActivityRow, 'id' | 'start_time' | 'end_time'>[],
+) {
   return sql<TraceInActivity & { activity_id: string }>`
     SELECT a.activity_id, t.*,
       (SELECT m.data FROM trace_app_metadata m WHERE m.trace_id = t.id AND m.application_id = ${applicationId ?? null}::text) AS app_metadata,

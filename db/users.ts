@@ -32,10 +32,17 @@ export function listUsers(db: Db): Promise<User[]> {
 }
 
 export async function updateUserName(db: Db, id: string, name: { first_name: string; last_name: string }) {
-  await db.updateTable('users').set({ ...name, updated_at: sql`now()` as never }).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ ...name, updated_at: sql`now()` as never })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function updateUserPassword(db: Db, id: string, password_hash: string) {
-  await db.updateTable('users').set({ password_hash, updated_at: sql`now()` as never }).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ password_hash, updated_at: sql`now()` as never })
+    .where('id', '=', id)
+    .execute();
 }
-

@@ -62,8 +62,15 @@ function transferable(value: unknown, buffers: ArrayBuffer[]): unknown {
   if (ArrayBuffer.isView(value) && value.buffer instanceof SharedArrayBuffer) return value;
   if (ArrayBuffer.isView(value)) {
     const a = value as TypedArray;
-    const whole = a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength && !buffers.includes(a.buffer);
-    const mine = whole ? a : a instanceof Float64Array ? new Float64Array(a) : a instanceof Int32Array ? new Int32Array(a) : new Uint8Array(a);
+    const whole =
+      a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength && !buffers.includes(a.buffer);
+    const mine = whole
+      ? a
+      : a instanceof Float64Array
+        ? new Float64Array(a)
+        : a instanceof Int32Array
+          ? new Int32Array(a)
+          : new Uint8Array(a);
     buffers.push(mine.buffer as ArrayBuffer);
     return mine;
   }

@@ -83,7 +83,17 @@ export interface AfterGridNeededTask {
 
 export type { IngestResult, IngestTask };
 
-export type EngineTask = MeanMaxTask | IngestTask | CurvesTask | MergeLevelsTask | AfterTask | AfterColumnTask | AfterGridBuildTask | AfterGridTask | AfterGridNeededTask | DailyAwdTask;
+export type EngineTask =
+  | MeanMaxTask
+  | IngestTask
+  | CurvesTask
+  | MergeLevelsTask
+  | AfterTask
+  | AfterColumnTask
+  | AfterGridBuildTask
+  | AfterGridTask
+  | AfterGridNeededTask
+  | DailyAwdTask;
 
 /** What each task returns. */
 export interface TaskResults {

@@ -48,7 +48,14 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 
-export type ArchiveErrorCode = 'invalid_archive' | 'too_many_entries' | 'too_large' | 'not_found' | 'unsafe_name' | 'unsupported' | 'corrupt_entry';
+export type ArchiveErrorCode =
+  | 'invalid_archive'
+  | 'too_many_entries'
+  | 'too_large'
+  | 'not_found'
+  | 'unsafe_name'
+  | 'unsupported'
+  | 'corrupt_entry';
 
 export class ArchiveError extends Error {
   constructor(
@@ -182,7 +189,11 @@ const ZIP_OPTIONS: yauzl.Options = {
 };
 
 function isSystemError(error: unknown): boolean {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((error as NodeJS.ErrnoException).code!);
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    /^E[A-Z]+$/.test((error as NodeJS.ErrnoException).code!)
+  );
 }
 
 const READ_AHEAD = 64 * 1024;
@@ -225,7 +236,13 @@ class BlockReader extends yauzl.RandomAccessReader {
       },
     });
   }
-  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (err: Error | null, bytesRead?: number) => void,
+  ): void {
     const serve = (block: Buffer, blockStart: number) => {
       const from = position - blockStart;
       const n = Math.max(0, Math.min(length, block.length - from));
@@ -255,7 +272,11 @@ function openZip(file: string): Promise<yauzl.ZipFile> {
     fs.open(file, 'r', (openError, fd) => {
       if (openError) return reject(openError);
       const fail = (error: unknown) => {
-        fs.close(fd, () => reject(isSystemError(error) ? error : new ArchiveError('invalid_archive', `Not a readable zip archive: ${(error as Error).message}`)));
+        fs.close(fd, () =>
+          reject(
+            isSystemError(error) ? error : new ArchiveError('invalid_archive', `Not a readable zip archive: ${(error as Error).message}`),
+          ),
+        );
       };
       fs.fstat(fd, (statError, stats) => {
         if (statError) return fail(statError);
@@ -298,10 +319,15 @@ async function scanZip(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<A
       const { compressedSize, uncompressedSize } = entry;
       const skip = (reason: SkipReason, detail: string) => skipped.push({ name, index, reason, detail });
       if (entry.isEncrypted()) skip('unsupported', 'encrypted entry');
-      else if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) skip('unsupported', `compression method ${entry.compressionMethod} (only stored and deflate are read)`);
-      else if (uncompressedSize > limits.maxEntryBytes) skip('too_large', `declares ${uncompressedSize} bytes; at most ${limits.maxEntryBytes} per file`);
+      else if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8)
+        skip('unsupported', `compression method ${entry.compressionMethod} (only stored and deflate are read)`);
+      else if (uncompressedSize > limits.maxEntryBytes)
+        skip('too_large', `declares ${uncompressedSize} bytes; at most ${limits.maxEntryBytes} per file`);
       else if (uncompressedSize > RATIO_MIN_BYTES && uncompressedSize > limits.maxRatio * compressedSize) {
-        skip('too_large', `compression ratio ${(uncompressedSize / Math.max(1, compressedSize)).toFixed(0)}:1 is over ${limits.maxRatio}:1`);
+        skip(
+          'too_large',
+          `compression ratio ${(uncompressedSize / Math.max(1, compressedSize)).toFixed(0)}:1 is over ${limits.maxRatio}:1`,
+        );
       } else {
         totalBytes += uncompressedSize;
         if (totalBytes > limits.maxTotalBytes) {
@@ -317,7 +343,10 @@ async function scanZip(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<A
   }
   refuseOverlaps(spans);
   if (totalBytes > RATIO_MIN_BYTES && totalBytes > limits.maxRatio * zipfile.fileSize) {
-    throw new ArchiveError('too_large', `The archive's files add up to ${totalBytes} bytes, over ${limits.maxRatio} times the archive's own ${zipfile.fileSize}.`);
+    throw new ArchiveError(
+      'too_large',
+      `The archive's files add up to ${totalBytes} bytes, over ${limits.maxRatio} times the archive's own ${zipfile.fileSize}.`,
+    );
   }
   return { entries, skipped, totalBytes, found };
 }
@@ -335,7 +364,10 @@ function refuseOverlaps(spans: [number, number][]): void {
   spans.sort((a, b) => a[0] - b[0]);
   for (let i = 1; i < spans.length; i++) {
     if (spans[i]![0] < spans[i - 1]![1]) {
-      throw new ArchiveError('invalid_archive', `Entries of the archive overlap (one starts at byte ${spans[i]![0]}, inside the one at ${spans[i - 1]![0]}): refused as a zip bomb.`);
+      throw new ArchiveError(
+        'invalid_archive',
+        `Entries of the archive overlap (one starts at byte ${spans[i]![0]}, inside the one at ${spans[i - 1]![0]}): refused as a zip bomb.`,
+      );
     }
   }
 }
@@ -397,8 +429,16 @@ export async function listArchive(file: string, limits?: Partial<ArchiveLimits>)
  * count applies (the default); sizes are `maxBytes`'s business. Reads the central directory each
  * time: for many entries of one archive, use openArchive.
  */
-export async function readArchiveEntry(file: string, entry: ArchiveEntry | number | string, maxBytes: number = DEFAULT_ARCHIVE_LIMITS.maxEntryBytes): Promise<Buffer> {
-  const archive = await openArchive(file, { maxEntryBytes: Number.MAX_SAFE_INTEGER, maxTotalBytes: Number.MAX_SAFE_INTEGER, maxRatio: Number.MAX_SAFE_INTEGER });
+export async function readArchiveEntry(
+  file: string,
+  entry: ArchiveEntry | number | string,
+  maxBytes: number = DEFAULT_ARCHIVE_LIMITS.maxEntryBytes,
+): Promise<Buffer> {
+  const archive = await openArchive(file, {
+    maxEntryBytes: Number.MAX_SAFE_INTEGER,
+    maxTotalBytes: Number.MAX_SAFE_INTEGER,
+    maxRatio: Number.MAX_SAFE_INTEGER,
+  });
   try {
     return await archive.read(entry, maxBytes);
   } finally {
@@ -435,13 +475,21 @@ async function readZipEntry(zipfile: yauzl.ZipFile, entry: yauzl.Entry, listed: 
   } catch (error) {
     if (error instanceof ArchiveError || isSystemError(error)) throw error;
     const message = (error as Error).message;
-    if (/too many bytes/.test(message)) throw new ArchiveError('too_large', `Entry ${JSON.stringify(listed.name)} holds more bytes than it declares (${entry.uncompressedSize}).`);
+    if (/too many bytes/.test(message))
+      throw new ArchiveError(
+        'too_large',
+        `Entry ${JSON.stringify(listed.name)} holds more bytes than it declares (${entry.uncompressedSize}).`,
+      );
     throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} is corrupt: ${message}`);
   }
   if (size !== entry.uncompressedSize) {
-    throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} has ${size} bytes but declares ${entry.uncompressedSize}.`);
+    throw new ArchiveError(
+      'corrupt_entry',
+      `Entry ${JSON.stringify(listed.name)} has ${size} bytes but declares ${entry.uncompressedSize}.`,
+    );
   }
-  if ((crc >>> 0) !== entry.crc32 >>> 0) throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} fails its CRC-32 check.`);
+  if (crc >>> 0 !== entry.crc32 >>> 0)
+    throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} fails its CRC-32 check.`);
   return Buffer.concat(chunks, size);
 }
 
@@ -536,7 +584,8 @@ export async function readDirectory(dir: string, limits?: Partial<ArchiveLimits>
         continue;
       }
       totalBytes += size;
-      if (totalBytes > l.maxTotalBytes) throw new ArchiveError('too_large', `The directory's files add up to more than ${l.maxTotalBytes} bytes.`);
+      if (totalBytes > l.maxTotalBytes)
+        throw new ArchiveError('too_large', `The directory's files add up to more than ${l.maxTotalBytes} bytes.`);
       entries.push({ name, index, compressedSize: size, uncompressedSize: size, format: c.format, gzip: c.gzip, fileName: c.fileName });
     }
   };
@@ -554,7 +603,11 @@ function inside(root: string, target: string): boolean {
  * `.gz`, at most `maxBytes`. The name is checked like a listed one and the file must resolve
  * (symbolic links included) to a regular file inside `dir`.
  */
-export async function readDirectoryEntry(dir: string, entry: ArchiveEntry | string, maxBytes: number = DEFAULT_ARCHIVE_LIMITS.maxEntryBytes): Promise<Buffer> {
+export async function readDirectoryEntry(
+  dir: string,
+  entry: ArchiveEntry | string,
+  maxBytes: number = DEFAULT_ARCHIVE_LIMITS.maxEntryBytes,
+): Promise<Buffer> {
   const name = typeof entry === 'string' ? entry : entry.name;
   const c = classify(name);
   if (c.kind === 'skip') throw new ArchiveError(c.reason, `${JSON.stringify(name)}: ${c.detail}.`);
@@ -564,7 +617,8 @@ export async function readDirectoryEntry(dir: string, entry: ArchiveEntry | stri
   try {
     target = await realpath(path.join(root, ...name.split('/')));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ArchiveError('not_found', `No file ${JSON.stringify(name)} in the directory.`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ArchiveError('not_found', `No file ${JSON.stringify(name)} in the directory.`);
     throw error;
   }
   if (!inside(root, target)) throw new ArchiveError('unsafe_name', `${JSON.stringify(name)} leads outside the directory.`);

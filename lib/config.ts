@@ -5,9 +5,7 @@ import { decodeSecretsKey } from './secret-box.ts';
  * Every setting the service reads, parsed once from the environment. Defaults work on a developer
  * machine with PostgreSQL and Redis on localhost; docker-compose.yml overrides the hosts.
  */
-const boolean = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const boolean = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export const ConfigSchema = z
   .object({
@@ -16,13 +14,14 @@ export const ConfigSchema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(8000),
     /** Public URL of the service: the OAuth issuer, the origin that web forms must come from. */
     BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
-    DATABASE_URL: z
-      .url({ protocol: /^postgres(ql)?$/ })
-      .default('postgres://postgres@127.0.0.1:5432/training_data'),
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgres://postgres@127.0.0.1:5432/training_data'),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
     REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
     /** Prefix of every BullMQ key, so several deployments (or test files) can share one Redis. */
-    QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('tds'),
+    QUEUE_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only')
+      .default('tds'),
     DATA_DIR: z.string().min(1).default('./data'),
     /** 32 bytes (base64 or base64url) sealing the signing keys and webhook secrets stored in PostgreSQL; default: DATA_DIR/secrets.key, generated on first start. */
     SECRETS_KEY: z
@@ -33,18 +32,35 @@ export const ConfigSchema = z
     /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the API. */
     TRUST_PROXY: boolean.default(false),
     /** Web sessions (cookie `token`) last this long without a new sign-in. */
-    SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 30),
+    SESSION_TTL_HOURS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 365)
+      .default(24 * 30),
     /** Failed sign-ins allowed per email address (and 4× that per client address) in the window. */
     SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
     SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86400).default(900),
     /** Largest JSON or form body accepted, in bytes. */
-    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
     /** How long a graceful shutdown waits for in-flight requests and jobs before closing them. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
     /** Largest activity file accepted by an upload, in bytes (also the cap on a gzip file's decompressed size). */
-    UPLOAD_MAX_FILE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+    UPLOAD_MAX_FILE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(64 * 1024 * 1024),
     /** Largest history archive (zip) accepted by POST /api/v1/activities/backfill, in bytes. */
-    BACKFILL_MAX_ARCHIVE_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024 * 1024),
+    BACKFILL_MAX_ARCHIVE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(4 * 1024 * 1024 * 1024),
     /**
      * A request answered before its body was read (413, 422, 401) has the rest of its body read and
      * discarded, so its keep-alive connection stays usable: at most this many bytes (default 4 ×
@@ -63,9 +79,19 @@ export const ConfigSchema = z
      * stored whose job is gone or over (Redis restarted empty, a worker killed twice, retries spent
      * while PostgreSQL was down); a source whose job waits or runs is never queued twice.
      */
-    STALE_SOURCE_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(15 * 60),
+    STALE_SOURCE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86400)
+      .default(15 * 60),
     /** How often the workers run housekeeping (the schedule is one per deployment, however many worker processes). */
-    HOUSEKEEPING_EVERY_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(3600),
+    HOUSEKEEPING_EVERY_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86400)
+      .default(3600),
     /** How long a job stays claimed without its worker's heartbeat: a killed worker's job runs again after this. */
     JOB_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
     /** Threads of the engine's piscina pool in each process (0: one per CPU). */
@@ -73,9 +99,18 @@ export const ConfigSchema = z
     /** Longest a curve or time-series computation may run before the request is answered 503. */
     COMPUTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     /** How long computed curve responses stay cached in Redis (0: no cache); a change to the user's activities invalidates them at once. */
-    CURVE_CACHE_SECONDS: z.coerce.number().int().min(0).max(7 * 86400).default(600),
+    CURVE_CACHE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 86400)
+      .default(600),
     /** Larger computed responses are not cached. */
-    CURVE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(8 * 1024 * 1024),
+    CURVE_CACHE_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(8 * 1024 * 1024),
     /** How long pages of the activity list (and the latest activity) stay cached in Redis (0: no cache); a change to what they show invalidates them at once. */
     READ_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
     /** Megabytes of those cached pages each API process also keeps in memory, so a repeated poll needs no Redis round trip (0: Redis only). */
@@ -113,7 +148,11 @@ export const ConfigSchema = z
     /** The first retry of a failed delivery waits this long; each next one twice as long… */
     WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
     /** …until the next wait would exceed this: then the delivery has failed. */
-    WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).default(24 * 3600 * 1000),
+    WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(10)
+      .default(24 * 3600 * 1000),
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

@@ -45,7 +45,8 @@ export class Lifecycle {
         let timer: NodeJS.Timeout | undefined;
         try {
           const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-          if ((await Promise.race([close(), late])) === 'late') this.log.warn('close did not finish in time: left behind', { component: name, timeout_ms: timeoutMs });
+          if ((await Promise.race([close(), late])) === 'late')
+            this.log.warn('close did not finish in time: left behind', { component: name, timeout_ms: timeoutMs });
           else this.log.debug('closed', { component: name });
         } catch (err) {
           this.log.error('close failed', { component: name, err });

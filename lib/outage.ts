@@ -4,7 +4,17 @@
  * server shutting down or not yet accepting connections (SQLSTATE class 08, 57P01–57P03, 53300),
  * a pg client whose connection died, and ioredis refusing a command while it is disconnected.
  */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const MESSAGES = [
   /^Connection terminated/, // pg: the server went away

@@ -49,7 +49,12 @@ export function textIssues(value: unknown, maxDepth = MAX_JSON_DEPTH, limit = 10
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!;
       const keyProblem = typeof key === 'string' ? textProblem(key) : undefined;
-      if (keyProblem) issues.push({ path: [...path, key], msg: `The key ${keyProblem}`, type: keyProblem.includes('NUL') ? 'string_nul' : 'string_unicode' });
+      if (keyProblem)
+        issues.push({
+          path: [...path, key],
+          msg: `The key ${keyProblem}`,
+          type: keyProblem.includes('NUL') ? 'string_nul' : 'string_unicode',
+        });
       else stack.push({ value: child, path: [...path, key] });
     }
   }

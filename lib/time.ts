@@ -35,7 +35,9 @@ function wallClock(ms: number): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
   const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
   const m5 = Math.floor((5 * dayOfYear + 2) / 153); // months from March
   const day = dayOfYear - Math.floor((153 * m5 + 2) / 5) + 1;
@@ -78,8 +80,8 @@ const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?
 const MAX_OFFSET_SECONDS = 14 * 3600;
 
 export type ParsedInstant =
-  | { ok: true; /** epoch ms */ t: number; offsetSeconds: number }
-  | { ok: false; /** a valid date-time without an offset: not an instant */ naive: boolean; why: string };
+  | { ok: true /** epoch ms */; t: number; offsetSeconds: number }
+  | { ok: false /** a valid date-time without an offset: not an instant */; naive: boolean; why: string };
 
 /**
  * An instant written with its UTC offset (CSV timestamps, query bounds, trace times). A naive
@@ -90,10 +92,18 @@ export function parseInstant(text: string): ParsedInstant {
   const m = ISO_DATE_TIME.exec(text);
   if (!m) return invalid('is not an ISO 8601 date-time (e.g. 2026-05-18T15:32:00Z)');
   const [, y, mo, d, h, mi, s, fraction, zulu, sign, oh, om] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
   date.setUTCFullYear(year, month - 1, day); // not Date.UTC: it maps years 0–99 to 1900–1999
-  if (month < 1 || month > 12 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return invalid('is not a valid date and time');
+  if (month < 1 || month > 12 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
+    return invalid('is not a valid date and time');
   if (!zulu && !sign) return { ok: false, naive: true, why: 'has no UTC offset (add Z or ±hh:mm)' };
   const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60) + 0 : 0; // + 0: no −0
   if (Number(om ?? 0) > 59 || Math.abs(offsetSeconds) > MAX_OFFSET_SECONDS) return invalid('has a UTC offset beyond ±14:00');

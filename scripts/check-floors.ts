@@ -44,7 +44,9 @@ for (const [key, imports] of edges) {
   problems.push(`${from} and ${to} import each other:\n    ${[...imports, ...back].join('\n    ')}`);
 }
 if (problems.length) {
-  console.error(`Sub-folders of ${FLOORED.join('/ and ')}/ that import each other (move what both need into one of them, or below both):\n  ${problems.join('\n  ')}`);
+  console.error(
+    `Sub-folders of ${FLOORED.join('/ and ')}/ that import each other (move what both need into one of them, or below both):\n  ${problems.join('\n  ')}`,
+  );
   process.exit(1);
 }
 console.log(`✔ no two sub-folders of ${FLOORED.join('/ or ')}/ import each other (${edges.size} folder-to-folder imports)`);

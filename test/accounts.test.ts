@@ -96,7 +96,12 @@ test('weak passwords and bad fields get form errors and create nothing', async (
   ];
   for (const [fields, message] of cases) {
     const address = email();
-    const res = await new WebClient(service.url).postForm('/signup', { first_name: 'Ada', last_name: 'Lovelace', email: address, ...fields });
+    const res = await new WebClient(service.url).postForm('/signup', {
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: address,
+      ...fields,
+    });
     t.is(res.status, 422, JSON.stringify(fields));
     const page = await res.text();
     t.regex(page, message);
@@ -124,7 +129,10 @@ test('next cannot redirect off-site', async (t) => {
 
 test('a wrong password or unknown email is one message, 401', async (t) => {
   const user = await createTestUser(service);
-  for (const fields of [{ email: user.email, password: 'wrong password!' }, { email: email(), password: TEST_PASSWORD }]) {
+  for (const fields of [
+    { email: user.email, password: 'wrong password!' },
+    { email: email(), password: TEST_PASSWORD },
+  ]) {
     const res = await new WebClient(service.url).postForm('/signin', fields);
     t.is(res.status, 401);
     t.regex(await res.text(), /Incorrect email or password/);
@@ -149,7 +157,11 @@ test('repeated failed sign-ins from one address are throttled for that account w
 
 test('cross-origin form posts are refused', async (t) => {
   const user = await createTestUser(service);
-  const evil = await new WebClient(service.url).postForm('/signin', { email: user.email, password: TEST_PASSWORD }, { origin: 'https://evil.example' });
+  const evil = await new WebClient(service.url).postForm(
+    '/signin',
+    { email: user.email, password: TEST_PASSWORD },
+    { origin: 'https://evil.example' },
+  );
   t.is(evil.status, 403);
   const none = await new WebClient(service.url).postForm('/signin', { email: user.email, password: TEST_PASSWORD }, { origin: null });
   t.is(none.status, 403);
@@ -231,8 +243,14 @@ test('a cookie-authenticated API write from another origin is refused', async (t
   const user = await createTestUser(service);
   const web = new WebClient(service.url);
   await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
-  const res = await fetch(`${service.url}/api/v1/oauth/userinfo`, { method: 'POST', headers: { cookie: web.cookieHeader, origin: 'https://evil.example' } });
+  const res = await fetch(`${service.url}/api/v1/oauth/userinfo`, {
+    method: 'POST',
+    headers: { cookie: web.cookieHeader, origin: 'https://evil.example' },
+  });
   t.is(res.status, 403);
-  const same = await fetch(`${service.url}/api/v1/oauth/userinfo`, { method: 'POST', headers: { cookie: web.cookieHeader, origin: service.url } });
+  const same = await fetch(`${service.url}/api/v1/oauth/userinfo`, {
+    method: 'POST',
+    headers: { cookie: web.cookieHeader, origin: service.url },
+  });
   t.is(same.status, 200);
 });

@@ -27,7 +27,10 @@ test.after.always(async () => {
 async function athlete() {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const [appA, appB] = [await createTestApplication(service, user, { name: 'A' }), await createTestApplication(service, user, { name: 'B' })];
+  const [appA, appB] = [
+    await createTestApplication(service, user, { name: 'A' }),
+    await createTestApplication(service, user, { name: 'B' }),
+  ];
   const tokenA = await tokenFor(service, user, ['data:read', 'data:write'], appA.id);
   const tokenB = await tokenFor(service, user, ['data:read', 'data:write'], appB.id);
   return { user, token, tokenA, tokenB };
@@ -72,18 +75,34 @@ test('a page is served from the cache: same body and headers, and a change made 
 test('every change to what the list shows is seen at once by the next identical request (list and latest)', async (t) => {
   const { token, tokenA, tokenB } = await athlete();
   const older = await uploadRide(token, '2026-06-01T08:00:00Z');
-  const views = async () => ({ a: await list(tokenA), b: await list(tokenB), first: await list(token), latest: (await api(service, tokenA, 'GET', '/api/v1/activities/latest')).body });
+  const views = async () => ({
+    a: await list(tokenA),
+    b: await list(tokenB),
+    first: await list(token),
+    latest: (await api(service, tokenA, 'GET', '/api/v1/activities/latest')).body,
+  });
   let seen = await views(); // cache every view
 
   const newer = await uploadRide(token, '2026-06-02T08:00:00Z');
   seen = await views();
-  t.deepEqual(seen.a.map((a) => a.id), [newer, older], 'an uploaded activity');
+  t.deepEqual(
+    seen.a.map((a) => a.id),
+    [newer, older],
+    'an uploaded activity',
+  );
   t.is(seen.latest.id, newer);
 
   const traceId = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-06-02T08:03:00Z', lactate: 2 })).body.id;
   seen = await views();
-  t.deepEqual(seen.a[0]!.traces.map((x) => x.id), [traceId], 'a created trace');
-  t.deepEqual(seen.latest.traces.map((x: { id: string }) => x.id), [traceId]);
+  t.deepEqual(
+    seen.a[0]!.traces.map((x) => x.id),
+    [traceId],
+    'a created trace',
+  );
+  t.deepEqual(
+    seen.latest.traces.map((x: { id: string }) => x.id),
+    [traceId],
+  );
 
   t.is((await api(service, token, 'PUT', `/api/v1/traces/${traceId}`, { timestamp: '2026-06-02T08:03:00Z', lactate: 3.5 })).status, 200);
   seen = await views();
@@ -116,7 +135,11 @@ test('every change to what the list shows is seen at once by the next identical 
 
   t.is((await api(service, token, 'DELETE', `/api/v1/activities/${newer}`)).status, 204);
   seen = await views();
-  t.deepEqual(seen.a.map((a) => a.id), [older], 'a deleted activity');
+  t.deepEqual(
+    seen.a.map((a) => a.id),
+    [older],
+    'a deleted activity',
+  );
   t.is(seen.latest.id, older);
 });
 
@@ -164,7 +187,14 @@ test('pages carry a strong ETag: a matching If-None-Match is answered 304 withou
   const user = await createTestUser(uncached);
   const token = await tokenFor(uncached, user, ['data:read']);
   const built = await fetch(`${uncached.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}` } });
-  t.is((await fetch(`${uncached.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': built.headers.get('etag')! } })).status, 304);
+  t.is(
+    (
+      await fetch(`${uncached.url}/api/v1/activities/`, {
+        headers: { authorization: `Bearer ${token}`, 'if-none-match': built.headers.get('etag')! },
+      })
+    ).status,
+    304,
+  );
 });
 
 test("each API process answers repeated polls from its memory, and sees another process's writes at once", async (t) => {
@@ -180,7 +210,9 @@ test("each API process answers repeated polls from its memory, and sees another 
   const lactate = async (s: TestService) => (await api(s, tokenA, 'GET', '/api/v1/activities/')).body[0].traces[0].lactate;
   t.is(await lactate(service), 1.5);
   t.is(await lactate(other), 1.5);
-  const etags = await Promise.all([service, other].map(async (s) => (await api(s, tokenA, 'GET', '/api/v1/activities/')).headers.get('etag')));
+  const etags = await Promise.all(
+    [service, other].map(async (s) => (await api(s, tokenA, 'GET', '/api/v1/activities/')).headers.get('etag')),
+  );
   t.is(etags[0], etags[1], 'the page read from Redis by the other process has the same ETag');
 
   // Gone from Redis and changed behind the writers: the first process still answers from its memory...

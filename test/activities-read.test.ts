@@ -14,7 +14,13 @@ function session(stamp: string, seconds = 3) {
   const start = Date.parse(stamp);
   const offset = stamp.match(/(Z|[+-]\d{2}:\d{2})$/)![1]!;
   const lines = Array.from({ length: seconds }, (_, i) => {
-    const local = new Date(start + i * 1000 + (offset === 'Z' ? 0 : (offset.startsWith('-') ? -1 : 1) * (Number(offset.slice(1, 3)) * 3600 + Number(offset.slice(4)) * 60) * 1000));
+    const local = new Date(
+      start +
+        i * 1000 +
+        (offset === 'Z'
+          ? 0
+          : (offset.startsWith('-') ? -1 : 1) * (Number(offset.slice(1, 3)) * 3600 + Number(offset.slice(4)) * 60) * 1000),
+    );
     return `${local.toISOString().slice(0, 19)}${offset},${200 + i}`;
   });
   return csv(`timestamp,power\n${lines.join('\n')}\n`);
@@ -37,7 +43,10 @@ test.before(async () => {
     ['row', '2026-03-05T09:00:00Z', 'rowing+stationary', ['erg']],
   ];
   for (const [name, stamp, sport, tags] of plan) {
-    const [source] = await uploadAndWait(service, token, [{ name: `${name}.csv`, bytes: session(stamp) }], { sport, ...(tags.length ? { tags } : {}) });
+    const [source] = await uploadAndWait(service, token, [{ name: `${name}.csv`, bytes: session(stamp) }], {
+      sport,
+      ...(tags.length ? { tags } : {}),
+    });
     if (source.status !== 'processed') throw new Error(JSON.stringify(source));
     ids[name] = source.activity_ids[0];
   }
@@ -147,19 +156,29 @@ test('details: local times from the recorded offset, laps with statistics, dista
   t.true(ride.devices.length > 0);
   t.true(ride.laps.every((l: Record<string, unknown>) => typeof l.duration === 'string' && 'start_local' in l));
   // The Karoo's session: its own values beside ours; ascent is the device's total.
-  t.like(ride.device_summary, { total_timer_time: 4315, total_elapsed_time: 4358, avg_power: 174, normalized_power: 195, total_ascent: 351 });
+  t.like(ride.device_summary, {
+    total_timer_time: 4315,
+    total_elapsed_time: 4358,
+    avg_power: 174,
+    normalized_power: 195,
+    total_ascent: 351,
+  });
   t.is(ride.summary.altitude.gain, 351);
   t.regex(ride.timer_duration, /^PT1H11M5[0-9](\.\d+)?S$/);
   t.true(Math.abs(ride.summary.power.normalized - 195) / 195 < 0.02, `NP ${ride.summary.power.normalized} within 2 % of the device's 195`);
   t.true(ride.summary.power.work > 700 && ride.summary.power.work < 800, `work ${ride.summary.power.work} kJ`);
 
   // Download: the original bytes, as an attachment.
-  const download = await fetch(`${service.url}/api/v1/activities/${source.activity_ids[0]}/download`, { headers: { authorization: `Bearer ${token}` } });
+  const download = await fetch(`${service.url}/api/v1/activities/${source.activity_ids[0]}/download`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   t.is(download.status, 200);
   t.is(download.headers.get('content-type'), 'application/vnd.ant.fit');
   t.regex(download.headers.get('content-disposition') ?? '', /^attachment; filename="karoo.fit"$/);
   t.deepEqual(Buffer.from(await download.arrayBuffer()), fit);
-  const csvDownload = await fetch(`${service.url}/api/v1/activities/${ids.road}/download`, { headers: { authorization: `Bearer ${token}` } });
+  const csvDownload = await fetch(`${service.url}/api/v1/activities/${ids.road}/download`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   t.regex(csvDownload.headers.get('content-type') ?? '', /^text\/csv/);
   t.regex(await csvDownload.text(), /^timestamp,power\n2026-03-01T08:00:00Z,200/);
 });
@@ -186,7 +205,7 @@ test("another user's activity, an unknown id and a malformed id are 404 everywhe
   t.is((await api(service, readOnly, 'DELETE', `/api/v1/activities/${ids.road}`)).status, 403);
 });
 
-test("app metadata: an application sets, reads and deletes only its own; limits; first-party credentials get 403", async (t) => {
+test('app metadata: an application sets, reads and deletes only its own; limits; first-party credentials get 403', async (t) => {
   const owner = await createTestUser(service);
   const appA = await createTestApplication(service, owner);
   const appB = await createTestApplication(service, owner);
@@ -197,8 +216,11 @@ test("app metadata: an application sets, reads and deletes only its own; limits;
   const put = await api(service, a, 'PUT', path, { plan: 'base', zones: [1, 2, { deep: true }] });
   t.is(put.status, 200);
   t.deepEqual(put.body, { plan: 'base', zones: [1, 2, { deep: true }] });
-  t.deepEqual((await api(service, a, 'GET', `/api/v1/activities/${ids.trainer}`)).body.app_metadata, { plan: 'base', zones: [1, 2, { deep: true }] });
-  t.is((await api(service, b, 'GET', `/api/v1/activities/${ids.trainer}`)).body.app_metadata, null, 'B does not see A\'s object');
+  t.deepEqual((await api(service, a, 'GET', `/api/v1/activities/${ids.trainer}`)).body.app_metadata, {
+    plan: 'base',
+    zones: [1, 2, { deep: true }],
+  });
+  t.is((await api(service, b, 'GET', `/api/v1/activities/${ids.trainer}`)).body.app_metadata, null, "B does not see A's object");
   t.is((await api(service, token, 'GET', `/api/v1/activities/${ids.trainer}`)).body.app_metadata, null);
   const listed = (await api(service, a, 'GET', '/api/v1/activities/?sport=cycling')).body;
   t.deepEqual(listed.find((x: { id: string }) => x.id === ids.trainer).app_metadata, { plan: 'base', zones: [1, 2, { deep: true }] });

@@ -14,7 +14,9 @@ import { formatInstant, formatLocal } from '../lib/time.ts';
 import { multipartBody } from './helpers/multipart.ts';
 
 const FIXTURES = join(fixturesDir(), 'fit');
-const FILES = readdirSync(FIXTURES).filter((f) => f.toLowerCase().endsWith('.fit')).sort();
+const FILES = readdirSync(FIXTURES)
+  .filter((f) => f.toLowerCase().endsWith('.fit'))
+  .sort();
 const fixture = (name: string) => new Uint8Array(readFileSync(join(FIXTURES, name)));
 const csv = (text: string) => new TextEncoder().encode(text);
 
@@ -36,8 +38,16 @@ async function storedSources(userId: string) {
 test('every FIT fixture is ingested through the API and agrees with fitsdk: sport, start/end, local times, laps, metrics', async (t) => {
   const { token } = await athlete();
   const sources = [
-    ...(await uploadAndWait(service, token, FILES.slice(0, 10).map((name) => ({ name, bytes: fixture(name) })))),
-    ...(await uploadAndWait(service, token, FILES.slice(10).map((name) => ({ name, bytes: fixture(name) })))),
+    ...(await uploadAndWait(
+      service,
+      token,
+      FILES.slice(0, 10).map((name) => ({ name, bytes: fixture(name) })),
+    )),
+    ...(await uploadAndWait(
+      service,
+      token,
+      FILES.slice(10).map((name) => ({ name, bytes: fixture(name) })),
+    )),
   ];
   t.is(sources.length, FILES.length);
   for (const [i, name] of FILES.entries()) {
@@ -63,7 +73,12 @@ test('every FIT fixture is ingested through the API and agrees with fitsdk: spor
       t.is(a.end_local, formatLocal(Date.parse(a.end), exp.utcOffsetSeconds), `${at}: end_local`);
       t.regex(a.duration, /^PT/);
       t.true(Array.isArray(a.laps) && a.laps.length === Math.max(1, exp.lapStarts.length), `${at}: laps`);
-      if (exp.lapStarts.length) t.deepEqual(a.laps.map((l: { start: string }) => Date.parse(l.start)), exp.lapStarts, `${at}: lap starts`);
+      if (exp.lapStarts.length)
+        t.deepEqual(
+          a.laps.map((l: { start: string }) => Date.parse(l.start)),
+          exp.lapStarts,
+          `${at}: lap starts`,
+        );
       for (const lap of a.laps) t.is(lap.start_local, formatLocal(Date.parse(lap.start), exp.utcOffsetSeconds));
       // A pool swim's speed, cadence and distance come from its length messages (README: How a recording becomes the 1 Hz grid).
       t.deepEqual([...a.metrics].sort(), [...new Set([...Object.keys(exp.channels), ...exp.lengthChannels])].sort(), `${at}: metrics`);
@@ -76,7 +91,17 @@ test('every FIT fixture is ingested through the API and agrees with fitsdk: spor
       t.true(Array.isArray(a.devices));
       t.true(a.distance === null || typeof a.distance === 'number');
       // The sample file exists where the id says.
-      t.true(existsSync(join(service.config.DATA_DIR, 'users', (await service.deps.db.selectFrom('activities').select('user_id').where('id', '=', id).executeTakeFirstOrThrow()).user_id, 'activities', `${id}.parquet`)));
+      t.true(
+        existsSync(
+          join(
+            service.config.DATA_DIR,
+            'users',
+            (await service.deps.db.selectFrom('activities').select('user_id').where('id', '=', id).executeTakeFirstOrThrow()).user_id,
+            'activities',
+            `${id}.parquet`,
+          ),
+        ),
+      );
     }
   }
 });
@@ -94,7 +119,9 @@ test('a multisport FIT file gives one activity per session, in order, with their
   const [source] = await uploadAndWait(service, token, [{ name: 'brick.fit', bytes }]);
   t.is(source.status, 'processed', JSON.stringify(source.error));
   t.is(source.activity_ids.length, 2);
-  const [run, ride] = await Promise.all(source.activity_ids.map((id: string) => api(service, token, 'GET', `/api/v1/activities/${id}`).then((r) => r.body)));
+  const [run, ride] = await Promise.all(
+    source.activity_ids.map((id: string) => api(service, token, 'GET', `/api/v1/activities/${id}`).then((r) => r.body)),
+  );
   t.is(run.sport, 'running');
   t.is(ride.sport, 'cycling.road');
   t.like(run, { start: '2026-05-18T08:00:00Z', start_local: '2026-05-18T09:00:00', duration: 'PT10M' });
@@ -105,7 +132,9 @@ test('a multisport FIT file gives one activity per session, in order, with their
 
 test('CSV uploads: timestamps with offsets give local times; sport from the form or a column; each problem a distinct failure code', async (t) => {
   const { token } = await athlete();
-  const good = csv('timestamp,power,heart_rate\n2026-05-18T17:00:00+02:00,200,120\n2026-05-18T17:00:01+02:00,210,121\n2026-05-18T17:00:02+02:00,220,\n');
+  const good = csv(
+    'timestamp,power,heart_rate\n2026-05-18T17:00:00+02:00,200,120\n2026-05-18T17:00:01+02:00,210,121\n2026-05-18T17:00:02+02:00,220,\n',
+  );
   const withColumn = csv('timestamp,sport,speed\n2026-05-19T06:00:00Z,running.treadmill,3.0\n2026-05-19T06:00:01Z,,3.2\n');
   const cases: [string, Uint8Array, string][] = [
     ['no-timestamp.csv', csv('time,power\n1,2\n'), 'csv_missing_timestamp'],
@@ -114,7 +143,12 @@ test('CSV uploads: timestamps with offsets give local times; sport from the form
     ['bad-number.csv', csv('timestamp,power\n2026-05-18T17:00:00Z,200\n2026-05-18T17:00:01Z,abc\n'), 'csv_bad_number'],
     ['empty.csv', new Uint8Array(0), 'empty_file'],
   ];
-  const res = await upload(service, token, [{ name: 'ride.csv', bytes: good }, { name: 'treadmill.csv', bytes: withColumn }, ...cases.map(([name, bytes]) => ({ name, bytes }))], { sport: 'cycling' });
+  const res = await upload(
+    service,
+    token,
+    [{ name: 'ride.csv', bytes: good }, { name: 'treadmill.csv', bytes: withColumn }, ...cases.map(([name, bytes]) => ({ name, bytes }))],
+    { sport: 'cycling' },
+  );
   t.is(res.status, 202);
   const done = await Promise.all(res.body.sources.map((s: { id: string }) => waitForSource(service, token, s.id)));
   t.like(done[0], { type: 'csv', status: 'processed' });
@@ -142,7 +176,10 @@ test('the same content uploaded again gives the existing source and activities; 
   const { user, token } = await athlete();
   const bytes = fixture('Garmin830_with_Stages.fit');
   const [first] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes }]);
-  const again = await upload(service, token, [{ name: 'copy.fit', bytes }, { name: 'ride.fit.gz', bytes: gzipSync(bytes) }]);
+  const again = await upload(service, token, [
+    { name: 'copy.fit', bytes },
+    { name: 'ride.fit.gz', bytes: gzipSync(bytes) },
+  ]);
   t.is(again.status, 202);
   t.is(again.body.sources[0].id, first.id);
   t.is(again.body.sources[1].id, first.id);
@@ -176,43 +213,59 @@ test('a corrupt file fails alone: truncated and bit-flipped FIT files fail with 
 });
 
 // Serial: it checks that DATA_DIR/tmp is empty afterwards, which a concurrent upload of another test would break.
-test.serial('upload validation: 11 files, no file, an unknown format (refused at once, nothing stored), a bad sport, too large (413)', async (t) => {
-  const { user, token } = await athlete();
-  const one = { name: 'a.fit', bytes: fixture('4078723797.fit') };
-  const eleven = await upload(service, token, Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.csv`, bytes: csv(`timestamp,power\n2026-01-0${1 + (i % 9)}T00:00:0${i % 10}Z,1\n`) })));
-  t.is(eleven.status, 422);
-  t.deepEqual(eleven.body.detail[0].loc, ['body', 'files']);
+test.serial(
+  'upload validation: 11 files, no file, an unknown format (refused at once, nothing stored), a bad sport, too large (413)',
+  async (t) => {
+    const { user, token } = await athlete();
+    const one = { name: 'a.fit', bytes: fixture('4078723797.fit') };
+    const eleven = await upload(
+      service,
+      token,
+      Array.from({ length: 11 }, (_, i) => ({
+        name: `f${i}.csv`,
+        bytes: csv(`timestamp,power\n2026-01-0${1 + (i % 9)}T00:00:0${i % 10}Z,1\n`),
+      })),
+    );
+    t.is(eleven.status, 422);
+    t.deepEqual(eleven.body.detail[0].loc, ['body', 'files']);
 
-  const none = await upload(service, token, [], { sport: 'cycling' });
-  t.is(none.status, 422);
-  t.deepEqual(none.body.detail[0].loc, ['body', 'files']);
+    const none = await upload(service, token, [], { sport: 'cycling' });
+    t.is(none.status, 422);
+    t.deepEqual(none.body.detail[0].loc, ['body', 'files']);
 
-  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
-  const gpx = csv('<?xml version="1.0"?><gpx></gpx>');
-  const unknown = await upload(service, token, [one, { name: 'photo.fit', bytes: png }, { name: 'track.gpx', bytes: gpx }]);
-  t.is(unknown.status, 422);
-  t.deepEqual(unknown.body.detail.map((d: { loc: unknown[] }) => d.loc), [['body', 'files', 1], ['body', 'files', 2]]);
-  t.regex(unknown.body.detail[0].msg, /PNG/);
-  t.is((await storedSources(user.id)).length, 0, 'nothing of a refused request is stored');
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+    const gpx = csv('<?xml version="1.0"?><gpx></gpx>');
+    const unknown = await upload(service, token, [one, { name: 'photo.fit', bytes: png }, { name: 'track.gpx', bytes: gpx }]);
+    t.is(unknown.status, 422);
+    t.deepEqual(
+      unknown.body.detail.map((d: { loc: unknown[] }) => d.loc),
+      [
+        ['body', 'files', 1],
+        ['body', 'files', 2],
+      ],
+    );
+    t.regex(unknown.body.detail[0].msg, /PNG/);
+    t.is((await storedSources(user.id)).length, 0, 'nothing of a refused request is stored');
 
-  const badSport = await upload(service, token, [one], { sport: 'Cycling Road!' });
-  t.is(badSport.status, 422);
-  t.deepEqual(badSport.body.detail[0].loc, ['body', 'sport']);
+    const badSport = await upload(service, token, [one], { sport: 'Cycling Road!' });
+    t.is(badSport.status, 422);
+    t.deepEqual(badSport.body.detail[0].loc, ['body', 'sport']);
 
-  const big = new Uint8Array(4 * 1024 * 1024 + 10);
-  big.set(fixture('4078723797.fit').subarray(0, 14));
-  const tooLarge = await upload(service, token, [{ name: 'big.fit', bytes: big }]);
-  t.is(tooLarge.status, 413);
-  t.regex(tooLarge.body.detail, /bytes/);
-  const bomb = gzipSync(new Uint8Array(5 * 1024 * 1024));
-  const tooLargeInside = await upload(service, token, [{ name: 'bomb.csv.gz', bytes: bomb }]);
-  t.is(tooLargeInside.status, 413);
-  t.is((await storedSources(user.id)).length, 0);
+    const big = new Uint8Array(4 * 1024 * 1024 + 10);
+    big.set(fixture('4078723797.fit').subarray(0, 14));
+    const tooLarge = await upload(service, token, [{ name: 'big.fit', bytes: big }]);
+    t.is(tooLarge.status, 413);
+    t.regex(tooLarge.body.detail, /bytes/);
+    const bomb = gzipSync(new Uint8Array(5 * 1024 * 1024));
+    const tooLargeInside = await upload(service, token, [{ name: 'bomb.csv.gz', bytes: bomb }]);
+    t.is(tooLargeInside.status, 413);
+    t.is((await storedSources(user.id)).length, 0);
 
-  const notMultipart = await api(service, token, 'POST', '/api/v1/activities/upload', { files: [] });
-  t.is(notMultipart.status, 422);
-  t.false(readdirSync(join(service.config.DATA_DIR, 'tmp')).length > 0, 'temporary upload files are removed');
-});
+    const notMultipart = await api(service, token, 'POST', '/api/v1/activities/upload', { files: [] });
+    t.is(notMultipart.status, 422);
+    t.false(readdirSync(join(service.config.DATA_DIR, 'tmp')).length > 0, 'temporary upload files are removed');
+  },
+);
 
 test('a file part without a Content-Type, or with a generic one, is a file: its content decides (.fit, .csv, .csv.gz)', async (t) => {
   const { user, token } = await athlete();
@@ -225,14 +278,26 @@ test('a file part without a Content-Type, or with a generic one, is a file: its 
       { name: 'files', filename: 'ride.csv.gz', type, data: gzipSync(rows(`2026-03-0${day + 1}T09:00:00Z`)) },
       { name: 'sport', data: 'cycling' },
     ]);
-    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as { sources: { id: string; type: string; filename: string }[] } };
   };
   for (const [day, type] of [undefined, 'application/octet-stream', 'text/plain'].entries()) {
     const res = await send(type, day);
     t.is(res.status, 202, `Content-Type ${type ?? 'none'}: ${JSON.stringify(res.body)}`);
-    t.deepEqual(res.body.sources.map((s: { type: string; filename: string }) => [s.type, s.filename]), [['fit', 'ride.fit'], ['csv', 'ride.csv'], ['csv', 'ride.csv']]);
-    for (const source of res.body.sources) t.is((await waitForSource(service, token, source.id)).status, 'processed', `${type ?? 'none'}: ${source.filename}`);
+    t.deepEqual(
+      res.body.sources.map((s: { type: string; filename: string }) => [s.type, s.filename]),
+      [
+        ['fit', 'ride.fit'],
+        ['csv', 'ride.csv'],
+        ['csv', 'ride.csv'],
+      ],
+    );
+    for (const source of res.body.sources)
+      t.is((await waitForSource(service, token, source.id)).status, 'processed', `${type ?? 'none'}: ${source.filename}`);
   }
   t.is((await storedSources(user.id)).length, 9);
 });
@@ -246,24 +311,39 @@ test('a file name with a NUL or another control character is 422 naming the file
       { name: 'files', filename: name, data: good(2) },
       { name: 'sport', data: 'cycling' },
     ]);
-    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      body,
+    });
     t.is(res.status, 422, `name ${i}`);
     const detail = ((await res.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] }).detail;
-    t.deepEqual(detail.map((d) => d.loc), [['body', 'files', 1]], `name ${i}`);
+    t.deepEqual(
+      detail.map((d) => d.loc),
+      [['body', 'files', 1]],
+      `name ${i}`,
+    );
     t.regex(detail[0]!.msg, /files\[1\] contains a control character/);
   }
   t.is((await storedSources(user.id)).length, 0, 'the good file of each request was not stored');
 });
 
-test('a malformed multipart body is 422 in our words, not the parser\'s', async (t) => {
+test("a malformed multipart body is 422 in our words, not the parser's", async (t) => {
   const { token } = await athlete();
-  const { body } = multipartBody([{ name: 'files', filename: 'ride.csv', data: 'timestamp,power\n2026-04-01T08:00:00Z,200\n' }], 'right-boundary');
+  const { body } = multipartBody(
+    [{ name: 'files', filename: 'ride.csv', data: 'timestamp,power\n2026-04-01T08:00:00Z,200\n' }],
+    'right-boundary',
+  );
   for (const [what, contentType, sent] of [
     ['another boundary', 'multipart/form-data; boundary=wrong-boundary', body],
     ['a body cut short', 'multipart/form-data; boundary=right-boundary', body.subarray(0, 60)],
     ['no boundary', 'multipart/form-data', body],
   ] as const) {
-    const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body: sent });
+    const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      body: sent,
+    });
     t.true(res.status === 422 || res.status === 400, `${what}: ${res.status}`);
     const detail = JSON.stringify(((await res.json()) as { detail: unknown }).detail);
     t.notRegex(detail, /MultipartParser|state =|formidable|stream ended unexpectedly/i, `${what}: ${detail}`);
@@ -276,7 +356,8 @@ test('gzip uploads are checked and stored streaming: the stored original is the 
   const { user, token } = await athlete();
   const limit = service.config.UPLOAD_MAX_FILE_BYTES;
   // Ten files, each inflating to just under the limit.
-  const row = (s: number) => `2026-04-01T${String(Math.floor(s / 3600) % 24).padStart(2, '0')}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}Z,200\n`;
+  const row = (s: number) =>
+    `2026-04-01T${String(Math.floor(s / 3600) % 24).padStart(2, '0')}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}Z,200\n`;
   const contents = Array.from({ length: 10 }, (_, i) => {
     const header = `timestamp,power\n${row(i)}`;
     return Buffer.concat([Buffer.from(header), Buffer.alloc(limit - header.length - 1, ' ')]);
@@ -284,7 +365,11 @@ test('gzip uploads are checked and stored streaming: the stored original is the 
   const files = contents.map((c, i) => ({ name: `big-${i}.csv.gz`, bytes: gzipSync(c) }));
   const res = await upload(service, token, files, { sport: 'cycling' });
   t.is(res.status, 202, JSON.stringify(res.body));
-  const rows = await service.deps.db.selectFrom('sources').select(['id', 'content_sha256', 'size_bytes', 'filename']).where('user_id', '=', user.id).execute();
+  const rows = await service.deps.db
+    .selectFrom('sources')
+    .select(['id', 'content_sha256', 'size_bytes', 'filename'])
+    .where('user_id', '=', user.id)
+    .execute();
   t.is(rows.length, 10);
   for (const [i, source] of res.body.sources.entries()) {
     const row = rows.find((r) => r.id === source.id)!;
@@ -299,62 +384,83 @@ test('gzip uploads are checked and stored streaming: the stored original is the 
 function bytesUnder(dir: string): number {
   let total = 0;
   if (!existsSync(dir)) return 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.size ?? 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.size ?? 0;
   return total;
 }
 
 // Serial: it measures DATA_DIR/tmp, which a concurrent upload of another test would add to.
-test.serial('an over-size file is refused as its bytes pass the limit: 413 while it is still being sent, never much more than the limit on disk', async (t) => {
-  const { user, token } = await athlete();
-  const limit = service.config.UPLOAD_MAX_FILE_BYTES;
-  const tmp = join(service.config.DATA_DIR, 'tmp');
-  const boundary = 'over-size-boundary';
-  // Chunked (no Content-Length), so only the bytes themselves can tell.
-  const req = http.request(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } });
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
+test.serial(
+  'an over-size file is refused as its bytes pass the limit: 413 while it is still being sent, never much more than the limit on disk',
+  async (t) => {
+    const { user, token } = await athlete();
+    const limit = service.config.UPLOAD_MAX_FILE_BYTES;
+    const tmp = join(service.config.DATA_DIR, 'tmp');
+    const boundary = 'over-size-boundary';
+    // Chunked (no Content-Length), so only the bytes themselves can tell.
+    const req = http.request(`${service.url}/api/v1/activities/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
     });
-    req.on('error', reject);
-  });
-  let answered = false;
-  void answer.then(() => (answered = true), () => (answered = true));
-  req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`);
-  const chunk = Buffer.alloc(256 * 1024, 'x');
-  let sent = 0;
-  let most = 0;
-  // Send until two chunks past the limit, slowly enough to watch the temporary directory; then send
-  // nothing more: the answer must come while the body is still open (however loaded the machine).
-  while (!answered && sent < limit + 2 * chunk.length) {
-    await new Promise<void>((resolve) => req.write(chunk, () => resolve()));
-    sent += chunk.length;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    most = Math.max(most, bytesUnder(tmp));
-  }
-  for (const deadline = Date.now() + 15_000; !answered && Date.now() < deadline; ) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    most = Math.max(most, bytesUnder(tmp));
-  }
-  t.true(answered, `no answer within 15 s after ${sent} bytes of a body still being sent (limit ${limit})`);
-  req.end(`\r\n--${boundary}--\r\n`);
-  const res = await answer;
-  t.is(res.status, 413, res.body);
-  t.regex(JSON.parse(res.body).detail, /bytes/);
-  t.true(most <= limit + 1024 * 1024, `the temporary directory held ${most} bytes (limit ${limit})`);
-  t.is((await storedSources(user.id)).length, 0);
-});
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+    });
+    let answered = false;
+    void answer.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 'x');
+    let sent = 0;
+    let most = 0;
+    // Send until two chunks past the limit, slowly enough to watch the temporary directory; then send
+    // nothing more: the answer must come while the body is still open (however loaded the machine).
+    while (!answered && sent < limit + 2 * chunk.length) {
+      await new Promise<void>((resolve) => req.write(chunk, () => resolve()));
+      sent += chunk.length;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      most = Math.max(most, bytesUnder(tmp));
+    }
+    for (const deadline = Date.now() + 15_000; !answered && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      most = Math.max(most, bytesUnder(tmp));
+    }
+    t.true(answered, `no answer within 15 s after ${sent} bytes of a body still being sent (limit ${limit})`);
+    req.end(`\r\n--${boundary}--\r\n`);
+    const res = await answer;
+    t.is(res.status, 413, res.body);
+    t.regex(JSON.parse(res.body).detail, /bytes/);
+    t.true(most <= limit + 1024 * 1024, `the temporary directory held ${most} bytes (limit ${limit})`);
+    t.is((await storedSources(user.id)).length, 0);
+  },
+);
 
 test('a declared Content-Length beyond what the files may add up to is 413 before the body is read', async (t) => {
   const { token } = await athlete();
   const declared = 10 * service.config.UPLOAD_MAX_FILE_BYTES + 2 * 1024 * 1024;
   const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(declared) } }, (r) => {
-      let body = '';
-      r.on('data', (c) => (body += c));
-      r.on('end', () => resolve({ status: r.statusCode!, body }));
-    });
+    const req = http.request(
+      `${service.url}/api/v1/activities/upload`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': String(declared),
+        },
+      },
+      (r) => {
+        let body = '';
+        r.on('data', (c) => (body += c));
+        r.on('end', () => resolve({ status: r.statusCode!, body }));
+      },
+    );
     req.on('error', reject);
     req.write('--x\r\n'); // and nothing more: the answer must not wait for the body
   });
@@ -362,7 +468,7 @@ test('a declared Content-Length beyond what the files may add up to is 413 befor
   t.regex(JSON.parse(res.body).detail, /larger than/);
 });
 
-test('upload and source auth: no token 401, read-only 403, write-only may upload, another user\'s source is 404', async (t) => {
+test("upload and source auth: no token 401, read-only 403, write-only may upload, another user's source is 404", async (t) => {
   const one = [{ name: 'a.csv', bytes: csv('timestamp,power\n2026-02-01T00:00:00Z,1\n') }];
   const anonymous = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', body: new FormData() });
   t.is(anonymous.status, 401);
@@ -373,7 +479,14 @@ test('upload and source auth: no token 401, read-only 403, write-only may upload
   const writer = await athlete(['data:write']);
   const accepted = await upload(service, writer.token, one, { sport: 'rowing' });
   t.is(accepted.status, 202);
-  t.like(accepted.body.sources[0], { type: 'csv', origin: 'manual_upload', filename: 'a.csv', status: 'processing', error: null, activity_ids: [] });
+  t.like(accepted.body.sources[0], {
+    type: 'csv',
+    origin: 'manual_upload',
+    filename: 'a.csv',
+    status: 'processing',
+    error: null,
+    activity_ids: [],
+  });
   t.regex(accepted.body.sources[0].created_at, /Z$/);
   t.is((await api(service, writer.token, 'GET', `/api/v1/sources/${accepted.body.sources[0].id}`)).status, 403, 'reading needs data:read');
   const other = await athlete();

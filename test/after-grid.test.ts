@@ -5,7 +5,16 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { AFTER_GRID, afterGridEntry, bracket, gridDurations, gridPoint, mergeAfterGrid, ridesThatCanMatter, type GridShape } from '../engine/curves/after-grid.ts';
+import {
+  AFTER_GRID,
+  afterGridEntry,
+  bracket,
+  gridDurations,
+  gridPoint,
+  mergeAfterGrid,
+  ridesThatCanMatter,
+  type GridShape,
+} from '../engine/curves/after-grid.ts';
 import { longitudinalAfter, workCuts, type Slices } from '../engine/curves/longitudinal.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 
@@ -37,42 +46,52 @@ const zeroed = (x: Float64Array) => x.map((v) => (v === v ? v : 0));
 // Rides from a few power levels (many exact ties) or any whole watts, with gaps (NaN).
 const rideArb = fc.oneof(
   fc.array(fc.constantFrom(0, 100, 200, 250, 300), { minLength: 1, maxLength: 700 }),
-  fc.array(fc.oneof({ weight: 19, arbitrary: fc.integer({ min: 0, max: 900 }) }, { weight: 1, arbitrary: fc.constant(Number.NaN) }), { minLength: 1, maxLength: 1500 }),
+  fc.array(fc.oneof({ weight: 19, arbitrary: fc.integer({ min: 0, max: 900 }) }, { weight: 1, arbitrary: fc.constant(Number.NaN) }), {
+    minLength: 1,
+    maxLength: 1500,
+  }),
 );
 
 test('merged grid entries equal the samples: the plain definition and the kernel, values, starts and owners, older ride on ties', (t) => {
   fc.assert(
-    fc.property(fc.array(rideArb, { minLength: 1, maxLength: 6 }), fc.uniqueArray(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 5 }), (raw, pointList) => {
-      const rides = raw.map((r) => Float64Array.from(r));
-      const points = Int32Array.from(pointList.sort((a, b) => a - b));
-      const longest = Math.max(...rides.map((r) => r.length));
-      const durations = Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest));
-      const columns = gridDurations(durations, SMALL)!;
-      const got = mergeAfterGrid(pack(rides.map((r) => afterGridEntry(r, SMALL))), points, columns, SMALL);
-      const thresholds = Float64Array.from(points, (k) => k * SMALL.step);
-      const kernel = longitudinalAfter({ samples: pack(rides.map(zeroed)), thresholds, durations, step: 1 });
-      if (kernel.kind !== 'duration') throw new Error('by duration');
-      points.forEach((_, j) => {
-        durations.forEach((d, i) => {
-          let want = { best: Number.NaN, start: -1, owner: -1 };
-          rides.forEach((r, a) => {
-            const x = zeroed(r);
-            const cut = workCuts(x, thresholds)[j]!;
-            const p = plain(x, d, cut);
-            if (p.start >= 0 && !(want.best >= p.best)) want = { ...p, owner: a };
+    fc.property(
+      fc.array(rideArb, { minLength: 1, maxLength: 6 }),
+      fc.uniqueArray(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 5 }),
+      (raw, pointList) => {
+        const rides = raw.map((r) => Float64Array.from(r));
+        const points = Int32Array.from(pointList.sort((a, b) => a - b));
+        const longest = Math.max(...rides.map((r) => r.length));
+        const durations = Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest));
+        const columns = gridDurations(durations, SMALL)!;
+        const got = mergeAfterGrid(pack(rides.map((r) => afterGridEntry(r, SMALL))), points, columns, SMALL);
+        const thresholds = Float64Array.from(points, (k) => k * SMALL.step);
+        const kernel = longitudinalAfter({ samples: pack(rides.map(zeroed)), thresholds, durations, step: 1 });
+        if (kernel.kind !== 'duration') throw new Error('by duration');
+        points.forEach((_, j) => {
+          durations.forEach((d, i) => {
+            let want = { best: Number.NaN, start: -1, owner: -1 };
+            rides.forEach((r, a) => {
+              const x = zeroed(r);
+              const cut = workCuts(x, thresholds)[j]!;
+              const p = plain(x, d, cut);
+              if (p.start >= 0 && !(want.best >= p.best)) want = { ...p, owner: a };
+            });
+            const g = got[j]!;
+            const k = kernel.curves[j]!;
+            const where = `point ${points[j]}, d=${d}`;
+            t.true(
+              Object.is(g.best[i], want.best) || Math.abs(g.best[i]! - want.best) < 1e-9,
+              `${where}: ${g.best[i]} vs plain ${want.best}`,
+            );
+            t.is(g.owner[i], want.owner, `${where}: owner`);
+            t.is(g.start[i], want.start, `${where}: start`);
+            t.true(Object.is(g.best[i], k.best[i]), `${where}: the kernel's value exactly`);
+            t.is(g.start[i], k.start[i], `${where}: the kernel's start`);
+            t.is(g.owner[i], k.owner[i], `${where}: the kernel's owner`);
           });
-          const g = got[j]!;
-          const k = kernel.curves[j]!;
-          const where = `point ${points[j]}, d=${d}`;
-          t.true(Object.is(g.best[i], want.best) || Math.abs(g.best[i]! - want.best) < 1e-9, `${where}: ${g.best[i]} vs plain ${want.best}`);
-          t.is(g.owner[i], want.owner, `${where}: owner`);
-          t.is(g.start[i], want.start, `${where}: start`);
-          t.true(Object.is(g.best[i], k.best[i]), `${where}: the kernel's value exactly`);
-          t.is(g.start[i], k.start[i], `${where}: the kernel's start`);
-          t.is(g.owner[i], k.owner[i], `${where}: the kernel's owner`);
         });
-      });
-    }),
+      },
+    ),
     { seed: 25_2026, numRuns: 150 },
   );
 });
@@ -85,15 +104,26 @@ test('an entry: the points the ride reaches before its last sample, start −1 b
   t.is(entry[0], 5, 'points 0, 20, 40, 60, 80 kJ');
   t.is(entry.length, 1 + 5 * 2 * D);
   const d600 = SMALL.durations.indexOf(600);
-  const point = (k: number) => ({ best: Array.from(entry.subarray(1 + k * 2 * D, 1 + k * 2 * D + D)), start: Array.from(entry.subarray(1 + k * 2 * D + D, 1 + (k + 1) * 2 * D)) });
+  const point = (k: number) => ({
+    best: Array.from(entry.subarray(1 + k * 2 * D, 1 + k * 2 * D + D)),
+    start: Array.from(entry.subarray(1 + k * 2 * D + D, 1 + (k + 1) * 2 * D)),
+  });
   t.is(point(0).best[d600], 100);
   t.is(point(0).start[d600], 0);
   t.is(point(2).start[d600], 400, '40 kJ reached after 400 s: 600 s left');
   t.is(point(3).start[d600], -1, '60 kJ: 400 s left, no 600 s window');
   t.is(point(4).start[SMALL.durations.indexOf(1)], 800);
-  t.true(point(4).start.slice(SMALL.durations.indexOf(300)).every((s) => s === -1));
+  t.true(
+    point(4)
+      .start.slice(SMALL.durations.indexOf(300))
+      .every((s) => s === -1),
+  );
   t.deepEqual(Array.from(afterGridEntry(new Float64Array(0), SMALL)), [0], 'an empty ride reaches no point');
-  t.deepEqual(Array.from(afterGridEntry(Float64Array.of(Number.NaN, Number.NaN), SMALL)).slice(0, 1), [1], 'gaps count as 0 W: point 0 only');
+  t.deepEqual(
+    Array.from(afterGridEntry(Float64Array.of(Number.NaN, Number.NaN), SMALL)).slice(0, 1),
+    [1],
+    'gaps count as 0 W: point 0 only',
+  );
 });
 
 test('gridPoint and gridDurations: only whole multiples of 250 kJ up to 10,000 kJ and the default durations', (t) => {
@@ -146,7 +176,11 @@ test('off the grid: the kernel over only the rides the grid cannot rule out give
           const s = some.curves[j]!;
           t.deepEqual(Array.from(s.best), Array.from(c.best), `threshold ${thresholds[j]}: values`);
           t.deepEqual(Array.from(s.start), Array.from(c.start), `threshold ${thresholds[j]}: starts`);
-          t.deepEqual(Array.from(s.owner, (o) => (o < 0 ? o : keep[o]!)), Array.from(c.owner), `threshold ${thresholds[j]}: owners`);
+          t.deepEqual(
+            Array.from(s.owner, (o) => (o < 0 ? o : keep[o]!)),
+            Array.from(c.owner),
+            `threshold ${thresholds[j]}: owners`,
+          );
         });
       },
     ),
@@ -160,11 +194,18 @@ test('off the grid, ties with the floor are kept: a steady ride (the same best a
   const durations = Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= 600));
   const columns = gridDurations(durations, SMALL)!;
   const b = bracket(30_000, SMALL);
-  const needed = (rides: Float64Array[]) => Array.from(ridesThatCanMatter(pack(rides.map((r) => afterGridEntry(r, SMALL))), Int32Array.of(b.lo), Int32Array.of(b.hi), columns, SMALL));
+  const needed = (rides: Float64Array[]) =>
+    Array.from(
+      ridesThatCanMatter(pack(rides.map((r) => afterGridEntry(r, SMALL))), Int32Array.of(b.lo), Int32Array.of(b.hi), columns, SMALL),
+    );
   t.deepEqual(needed([steady]), [1], 'its bound equals the floor it sets: it holds the answer');
   t.deepEqual(needed([steady, steady.slice()]), [1, 1], 'both copies: the older one owns the answer');
   t.deepEqual(needed([steady, new Float64Array(600).fill(100)]), [1, 0], 'a weaker ride is not read');
-  t.deepEqual(needed([new Float64Array(20).fill(900), steady]), [0, 1], 'a ride that never reaches 20 kJ (lo), however strong, is not read');
+  t.deepEqual(
+    needed([new Float64Array(20).fill(900), steady]),
+    [0, 1],
+    'a ride that never reaches 20 kJ (lo), however strong, is not read',
+  );
 });
 
 test('bracket: the grid points around a threshold', (t) => {

@@ -14,7 +14,10 @@ test.after.always(() => service?.close());
 async function call(method: string, path: string, token: string | undefined, body?: unknown) {
   const res = await fetch(service.url + path, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -29,15 +32,40 @@ async function owner(): Promise<{ user: User; token: string }> {
 test('POST creates a private, unpublished application: 201 with every field, the secret once and hashed', async (t) => {
   const { user, token } = await owner();
   const res = await call('POST', '/api/v1/applications', token, {
-    name: 'My tool', description: 'Reads my rides', redirect_uris: ['https://tool.example/cb'], generate_secret: true,
+    name: 'My tool',
+    description: 'Reads my rides',
+    redirect_uris: ['https://tool.example/cb'],
+    generate_secret: true,
   });
   t.is(res.status, 201);
   const app = res.body;
   t.deepEqual(Object.keys(app).sort(), [
-    'client_secret', 'description', 'id', 'image', 'is_clientside_app', 'is_private', 'name', 'page', 'privacy_statement',
-    'published', 'redirect_uris', 'url', 'webhook_endpoints',
+    'client_secret',
+    'description',
+    'id',
+    'image',
+    'is_clientside_app',
+    'is_private',
+    'name',
+    'page',
+    'privacy_statement',
+    'published',
+    'redirect_uris',
+    'url',
+    'webhook_endpoints',
   ]);
-  t.like(app, { name: 'My tool', description: 'Reads my rides', image: null, url: null, privacy_statement: null, published: false, is_private: true, is_clientside_app: false, page: null, webhook_endpoints: [] });
+  t.like(app, {
+    name: 'My tool',
+    description: 'Reads my rides',
+    image: null,
+    url: null,
+    privacy_statement: null,
+    published: false,
+    is_private: true,
+    is_clientside_app: false,
+    page: null,
+    webhook_endpoints: [],
+  });
   t.deepEqual(app.redirect_uris, ['https://tool.example/cb']);
   t.regex(app.client_secret, /^tds_cs_[A-Za-z0-9_-]{43}$/);
   const stored = await service.deps.db.selectFrom('client_secrets').selectAll().where('application_id', '=', app.id).execute();
@@ -61,7 +89,12 @@ test('with no redirect URIs, loopback is registered; a page adds its URL', async
   const paged = await call('POST', '/api/v1/applications', token, { name: 'Paged', page: slug, redirect_uris: ['com.example.tool:/cb'] });
   t.is(paged.status, 201);
   t.deepEqual(paged.body.redirect_uris, ['com.example.tool:/cb', `${service.url}/pages/${slug}/`]);
-  t.deepEqual(paged.body.page, { slug, published: false, application: { id: paged.body.id, name: 'Paged', is_private: true }, url: `${service.url}/pages/${slug}/` });
+  t.deepEqual(paged.body.page, {
+    slug,
+    published: false,
+    application: { id: paged.body.id, name: 'Paged', is_private: true },
+    url: `${service.url}/pages/${slug}/`,
+  });
   // The slug is taken now.
   t.is((await call('POST', '/api/v1/applications', token, { name: 'Again', page: slug })).status, 409);
 });
@@ -95,8 +128,15 @@ test('POST validation: name and description lengths, each redirect URI rule, slu
   const own = await call('POST', '/api/v1/applications', token, { name: 'ok', redirect_uris: ['https://x.example/cb?iss=me'] });
   t.regex(own.body.detail[0].msg, /must not carry its own iss query parameter/);
   const good = await call('POST', '/api/v1/applications', token, {
-    name: 'x'.repeat(100), description: 'd'.repeat(500),
-    redirect_uris: ['https://ok.example/cb', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://[::1]/cb', 'com.example.app:/oauth'],
+    name: 'x'.repeat(100),
+    description: 'd'.repeat(500),
+    redirect_uris: [
+      'https://ok.example/cb',
+      'http://localhost:8080/cb',
+      'http://127.0.0.1/cb',
+      'http://[::1]/cb',
+      'com.example.app:/oauth',
+    ],
   });
   t.is(good.status, 201);
   t.regex(good.body.redirect_uris[0], /^https/);
@@ -122,7 +162,12 @@ test('PUT page: idempotent, 409 for a different slug or one of another applicati
   const slug = `paged-${Date.now()}`;
   const first = await call('PUT', `/api/v1/applications/${app.id}/page`, token, { slug });
   t.is(first.status, 200);
-  t.deepEqual(first.body, { slug, published: false, application: { id: app.id, name: 'Paged', is_private: true }, url: `${service.url}/pages/${slug}/` });
+  t.deepEqual(first.body, {
+    slug,
+    published: false,
+    application: { id: app.id, name: 'Paged', is_private: true },
+    url: `${service.url}/pages/${slug}/`,
+  });
   const again = await call('PUT', `/api/v1/applications/${app.id}/page`, token, { slug });
   t.is(again.status, 200);
   t.deepEqual(again.body, first.body);
@@ -149,7 +194,11 @@ test('the page is published once the application is published; is_private and is
   const { user, token } = await owner();
   const slug = `live-${Date.now()}`;
   const app = await createTestApplication(service, user, {
-    name: 'Live', page_slug: slug, description: 'd', url: 'https://live.example', image: 'https://live.example/i.png',
+    name: 'Live',
+    page_slug: slug,
+    description: 'd',
+    url: 'https://live.example',
+    image: 'https://live.example/i.png',
     privacy_statement: `${service.url}/privacy/client-side`,
   });
   await service.deps.db.updateTable('applications').set({ published: true }).where('id', '=', app.id).execute();
@@ -169,8 +218,16 @@ test('application endpoints need a first-party credential: the web session or a 
   t.is((await call('GET', '/api/v1/applications', appToken)).status, 403);
   // The web session (cookie) works, with the Origin check for writes.
   const web = await signedIn(service, user);
-  const viaCookie = await fetch(`${service.url}/api/v1/applications`, { method: 'POST', headers: { cookie: web.cookieHeader, 'content-type': 'application/json', origin: service.url }, body: JSON.stringify({ name: 'From the web' }) });
+  const viaCookie = await fetch(`${service.url}/api/v1/applications`, {
+    method: 'POST',
+    headers: { cookie: web.cookieHeader, 'content-type': 'application/json', origin: service.url },
+    body: JSON.stringify({ name: 'From the web' }),
+  });
   t.is(viaCookie.status, 201);
-  const crossSite = await fetch(`${service.url}/api/v1/applications`, { method: 'POST', headers: { cookie: web.cookieHeader, 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ name: 'CSRF' }) });
+  const crossSite = await fetch(`${service.url}/api/v1/applications`, {
+    method: 'POST',
+    headers: { cookie: web.cookieHeader, 'content-type': 'application/json', origin: 'https://evil.example' },
+    body: JSON.stringify({ name: 'CSRF' }),
+  });
   t.is(crossSite.status, 403);
 });

@@ -196,7 +196,10 @@ test('a normal archive: nested folders, case-insensitive extensions, litter left
   t.is(rideEntry.uncompressedSize, ride.length);
   t.true(rideEntry.compressedSize > 0);
   t.is(listing.entries[1]!.compressedSize, run.length, 'stored');
-  t.is(listing.totalBytes, listing.entries.reduce((n, e) => n + e.uncompressedSize, 0));
+  t.is(
+    listing.totalBytes,
+    listing.entries.reduce((n, e) => n + e.uncompressedSize, 0),
+  );
 
   t.deepEqual(await readArchiveEntry(file, '2024/01/ride.fit'), ride);
   t.deepEqual(await readArchiveEntry(file, listing.entries[1]!.index), run);
@@ -214,7 +217,10 @@ test('a normal archive: nested folders, case-insensitive extensions, litter left
   const archive = await openArchive(file);
   try {
     const all = await Promise.all(archive.entries.map((e) => archive.read(e)));
-    t.deepEqual(all.map((b) => b.length), [ride.length, run.length, csvBytes.length, inner.length, csvBytes.length, ride.length]);
+    t.deepEqual(
+      all.map((b) => b.length),
+      [ride.length, run.length, csvBytes.length, inner.length, csvBytes.length, ride.length],
+    );
   } finally {
     archive.close();
   }
@@ -238,10 +244,19 @@ test('hostile names are skipped (or refused on read) and nothing is written anyw
   const file = await save(rawZip([...names.map((name) => ({ name, data: content })), { name: 'good/ok.fit', data: content }]));
   const before = await readdir(path.dirname(dir));
   const listing = await listArchive(file);
-  t.deepEqual(listing.entries.map((e) => e.name), ['good/ok.fit']);
+  t.deepEqual(
+    listing.entries.map((e) => e.name),
+    ['good/ok.fit'],
+  );
   t.is(listing.skipped.length, names.length);
-  t.true(listing.skipped.every((s) => s.reason === 'unsafe_name'), JSON.stringify(listing.skipped));
-  t.deepEqual(listing.skipped.map((s) => s.index), names.map((_, i) => i));
+  t.true(
+    listing.skipped.every((s) => s.reason === 'unsafe_name'),
+    JSON.stringify(listing.skipped),
+  );
+  t.deepEqual(
+    listing.skipped.map((s) => s.index),
+    names.map((_, i) => i),
+  );
 
   await rejects(t, readArchiveEntry(file, '../evil.fit'), 'unsafe_name');
   await rejects(t, readArchiveEntry(file, 2), 'unsafe_name');
@@ -251,11 +266,23 @@ test('hostile names are skipped (or refused on read) and nothing is written anyw
   await rejects(t, readArchiveEntry(file, forged), 'unsafe_name');
 
   // Nothing is ever extracted: no evil.fit next to the archive, above it, at the root or in the cwd.
-  t.deepEqual(before.filter((n) => n.includes('evil')), []);
-  t.deepEqual((await readdir(path.dirname(dir))).filter((n) => n.includes('evil')), []);
+  t.deepEqual(
+    before.filter((n) => n.includes('evil')),
+    [],
+  );
+  t.deepEqual(
+    (await readdir(path.dirname(dir))).filter((n) => n.includes('evil')),
+    [],
+  );
   t.false((await readdir(path.join(dir, 'zips'))).some((n) => n.includes('evil')));
   for (const p of ['/evil.fit', '/etc/evil.fit', path.resolve('evil.fit'), path.join(dir, 'evil.fit')]) {
-    t.false(await stat(p).then(() => true, () => false), p);
+    t.false(
+      await stat(p).then(
+        () => true,
+        () => false,
+      ),
+      p,
+    );
   }
 });
 
@@ -274,7 +301,10 @@ test.serial('zip bombs: skipped by declared size or ratio; a lying header or a g
     ]),
   );
   const listing = await listArchive(file);
-  t.deepEqual(listing.entries.map((e) => e.name), ['liar.fit', 'bomb.fit.gz', 'fine.fit']);
+  t.deepEqual(
+    listing.entries.map((e) => e.name),
+    ['liar.fit', 'bomb.fit.gz', 'fine.fit'],
+  );
   t.deepEqual(
     listing.skipped.map((s) => [s.name, s.reason]),
     [
@@ -318,7 +348,10 @@ test('corrupt entries: bad CRC, bad deflate data, bad gzip, encrypted, unknown m
     ]),
   );
   const listing = await listArchive(file);
-  t.deepEqual(listing.entries.map((e) => e.name), ['crc.fit', 'deflate.fit', 'bad.fit.gz', 'short.fit']);
+  t.deepEqual(
+    listing.entries.map((e) => e.name),
+    ['crc.fit', 'deflate.fit', 'bad.fit.gz', 'short.fit'],
+  );
   t.deepEqual(
     listing.skipped.map((s) => [s.name, s.reason]),
     [
@@ -336,7 +369,9 @@ test('corrupt entries: bad CRC, bad deflate data, bad gzip, encrypted, unknown m
 test('zip bombs: entries over the same data are refused whole; files adding up to over maxRatio × the archive are too_large', async (t) => {
   // 1 MiB of zeros deflates to ~1 KiB: 40 central records over it would inflate to 40 MiB.
   const zeros = await deflatedZeros(1);
-  const bomb = rawZip([{ name: 'a.fit', data: zeros.data, method: 8, crc: zeros.crc, size: zeros.size }], { aliases: Array.from({ length: 40 }, (_, i) => ({ name: `b${i}.fit`, of: 0 })) });
+  const bomb = rawZip([{ name: 'a.fit', data: zeros.data, method: 8, crc: zeros.crc, size: zeros.size }], {
+    aliases: Array.from({ length: 40 }, (_, i) => ({ name: `b${i}.fit`, of: 0 })),
+  });
   await rejects(t, listArchive(await save(bomb)), 'invalid_archive');
   const error = await t.throwsAsync(listArchive(await save(bomb)));
   t.regex(error!.message, /overlap/);
@@ -344,7 +379,15 @@ test('zip bombs: entries over the same data are refused whole; files adding up t
   // Without overlap, the same ratio over several honest entries: each under the per-entry ratio check
   // (below RATIO_MIN_BYTES), together far over maxRatio × the archive.
   const small = zlib.deflateRawSync(Buffer.alloc(900 * 1024));
-  const honest = rawZip(Array.from({ length: 12 }, (_, i) => ({ name: `r${i}.fit`, data: small, method: 8, crc: zlib.crc32(Buffer.alloc(900 * 1024)), size: 900 * 1024 })));
+  const honest = rawZip(
+    Array.from({ length: 12 }, (_, i) => ({
+      name: `r${i}.fit`,
+      data: small,
+      method: 8,
+      crc: zlib.crc32(Buffer.alloc(900 * 1024)),
+      size: 900 * 1024,
+    })),
+  );
   await rejects(t, listArchive(await save(honest)), 'too_large');
   // A normal archive of the same files, stored: listed.
   const stored = rawZip(Array.from({ length: 3 }, (_, i) => ({ name: `s${i}.fit`, data: fitBytes(4096) })));
@@ -359,7 +402,11 @@ test('entry count: 20,000 entries are listed, 20,001 refused before reading them
   t.log(`listing 20,000 entries took ${(performance.now() - t0).toFixed(0)} ms`);
   t.is(listing.entries.length, 20_000);
   await rejects(t, listArchive(await save(rawZip(entries(20_001)))), 'too_many_entries');
-  await rejects(t, listArchive(await save(await yazlZip(entries(30).map((e) => ({ ...e, data: Buffer.from('x') })))), { maxEntries: 29 }), 'too_many_entries');
+  await rejects(
+    t,
+    listArchive(await save(await yazlZip(entries(30).map((e) => ({ ...e, data: Buffer.from('x') })))), { maxEntries: 29 }),
+    'too_many_entries',
+  );
   t.is((await listArchive(ok, { maxEntries: 20_000 })).entries.length, 20_000);
 });
 
@@ -419,18 +466,15 @@ test('the directory reader: same shape and rules, symlinks never lead out', asyn
       ['link-in.fit', 'fit', false, 'link-in.fit', 2000],
     ],
   );
-  t.deepEqual(
-    listing.skipped.map((s) => [s.name, s.reason]).sort(),
-    [
-      ['back\\slash.fit', 'unsafe_name'],
-      ['big.fit', 'too_large'],
-      ['broken.fit', 'unsupported'],
-      ['link-out.fit', 'unsafe_name'],
-      ['linkdir', 'unsafe_name'],
-      ['linkdir-in', 'unsupported'],
-      ['notes.txt', 'unsupported'],
-    ],
-  );
+  t.deepEqual(listing.skipped.map((s) => [s.name, s.reason]).sort(), [
+    ['back\\slash.fit', 'unsafe_name'],
+    ['big.fit', 'too_large'],
+    ['broken.fit', 'unsupported'],
+    ['link-out.fit', 'unsafe_name'],
+    ['linkdir', 'unsafe_name'],
+    ['linkdir-in', 'unsupported'],
+    ['notes.txt', 'unsupported'],
+  ]);
   t.true(listing.entries.every((e) => e.compressedSize === e.uncompressedSize));
 
   t.deepEqual(await readDirectoryEntry(root, '2024/01/ride.fit'), ride);

@@ -26,7 +26,8 @@ function refresh(from: string, refreshToken: string) {
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
   });
 }
-const list = (from: string, token: string) => fetch(`${service.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': from } });
+const list = (from: string, token: string) =>
+  fetch(`${service.url}/api/v1/activities/`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': from } });
 
 async function personal() {
   const user = await createTestUser(service);
@@ -60,7 +61,7 @@ test('the token endpoint: refused requests count per address, past the limit 429
 
   const owner = address();
   const ok = await refresh(owner, good!);
-  t.is(ok.status, 200, 'the token\'s owner, from another address');
+  t.is(ok.status, 200, "the token's owner, from another address");
   t.like(rateHeaders(ok), { limit: String(LIMIT), remaining: String(LIMIT) });
   for (let i = 0; i < LIMIT * 2; i++) t.is((await refresh(owner, good!)).status, 200, 'successes never count');
 });

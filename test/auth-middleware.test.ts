@@ -17,10 +17,54 @@ const whoAmI = (ctx: Ctx) => {
   ctx.body = { userId: p.userId, clientId: p.clientId ?? null, via: p.via };
 };
 const probes = [
-  defineRoute({ method: 'get', path: '/api/v1/probe/read', operationId: 'probe_read', summary: 'read', tags: ['operations'], auth: { scopes: ['data:read'] }, responses: {} }, whoAmI),
-  defineRoute({ method: 'post', path: '/api/v1/probe/write', operationId: 'probe_write', summary: 'write', tags: ['operations'], auth: { scopes: ['data:write'] }, responses: {} }, whoAmI),
-  defineRoute({ method: 'put', path: '/api/v1/probe/app-only', operationId: 'probe_app', summary: 'app', tags: ['operations'], auth: { scopes: ['data:write'], appOnly: true }, responses: {} }, whoAmI),
-  defineRoute({ method: 'get', path: '/api/v1/probe/first-party', operationId: 'probe_first', summary: 'first', tags: ['operations'], auth: { scopes: [], firstParty: true }, responses: {} }, whoAmI),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/api/v1/probe/read',
+      operationId: 'probe_read',
+      summary: 'read',
+      tags: ['operations'],
+      auth: { scopes: ['data:read'] },
+      responses: {},
+    },
+    whoAmI,
+  ),
+  defineRoute(
+    {
+      method: 'post',
+      path: '/api/v1/probe/write',
+      operationId: 'probe_write',
+      summary: 'write',
+      tags: ['operations'],
+      auth: { scopes: ['data:write'] },
+      responses: {},
+    },
+    whoAmI,
+  ),
+  defineRoute(
+    {
+      method: 'put',
+      path: '/api/v1/probe/app-only',
+      operationId: 'probe_app',
+      summary: 'app',
+      tags: ['operations'],
+      auth: { scopes: ['data:write'], appOnly: true },
+      responses: {},
+    },
+    whoAmI,
+  ),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/api/v1/probe/first-party',
+      operationId: 'probe_first',
+      summary: 'first',
+      tags: ['operations'],
+      auth: { scopes: [], firstParty: true },
+      responses: {},
+    },
+    whoAmI,
+  ),
 ];
 
 test.before(async () => {

@@ -31,7 +31,12 @@ async function athlete(): Promise<{ user: User; traceId: string }> {
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
   const start = Date.parse('2026-05-01T08:00:00Z');
   const lines = Array.from({ length: 300 }, (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)}`);
-  const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: new TextEncoder().encode(`timestamp,power\n${lines.join('\n')}\n`) }], { sport: 'cycling' });
+  const [source] = await uploadAndWait(
+    service,
+    token,
+    [{ name: 'ride.csv', bytes: new TextEncoder().encode(`timestamp,power\n${lines.join('\n')}\n`) }],
+    { sport: 'cycling' },
+  );
   if (source.status !== 'processed') throw new Error(JSON.stringify(source));
   const trace = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-01T08:02:00Z', lactate: 1.5 });
   if (trace.status !== 201) throw new Error(JSON.stringify(trace.body));
@@ -68,7 +73,11 @@ test('revoking an access token (RFC 7009) refuses the very next poll on the same
   t.teardown(() => conn.close());
   const page = await pollFromCache(t, conn, traceId);
 
-  const revoked = await postToken(service.url, { token: appToken, token_type_hint: 'access_token', client_id: app.id }, { path: '/api/v1/oauth/revoke' });
+  const revoked = await postToken(
+    service.url,
+    { token: appToken, token_type_hint: 'access_token', client_id: app.id },
+    { path: '/api/v1/oauth/revoke' },
+  );
   t.is(revoked.status, 200);
   assertRefused(t, await conn.get(LIST), /revoked/);
   assertRefused(t, await conn.get(LIST, { 'if-none-match': page.headers.etag! }), /revoked/);
@@ -76,12 +85,17 @@ test('revoking an access token (RFC 7009) refuses the very next poll on the same
   t.is(conn.sockets.size, 1, 'one keep-alive connection throughout');
 });
 
-test("revoking a connected application in Settings refuses its very next poll on the same connection", async (t) => {
+test('revoking a connected application in Settings refuses its very next poll on the same connection', async (t) => {
   const { user, traceId } = await athlete();
   const web = await signedIn(service, user);
   const app = await createTestApplication(service, await createTestUser(service), { name: 'Coach Bot' });
   await recordConsent(service.deps.db, user.id, app.id, ['data:read']);
-  const { grant } = await createGrant(service.deps.db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: true });
+  const { grant } = await createGrant(service.deps.db, {
+    user_id: user.id,
+    application_id: app.id,
+    scopes: ['data:read'],
+    withRefreshToken: true,
+  });
   const conn = new KeepAliveConnection(service.url, bearer((await tokenResponse(service.deps.tokens, grant)).access_token));
   t.teardown(() => conn.close());
   await pollFromCache(t, conn, traceId);
@@ -125,7 +139,11 @@ test('under concurrent polling, every request sent after the revocation was answ
   });
   const deadline = Date.now() + 30_000;
   while (log.filter((r) => r.status === 200).length < 30 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  const res = await postToken(service.url, { token: appToken, token_type_hint: 'access_token', client_id: app.id }, { path: '/api/v1/oauth/revoke' });
+  const res = await postToken(
+    service.url,
+    { token: appToken, token_type_hint: 'access_token', client_id: app.id },
+    { path: '/api/v1/oauth/revoke' },
+  );
   revokedAt = performance.now();
   t.is(res.status, 200);
   await Promise.all(pollers);
@@ -142,14 +160,30 @@ test('requests checked together are each answered for their own credential', asy
   const other = await createTestUser(service);
   const app = await createTestApplication(service, user);
   const otherApp = await createTestApplication(service, user);
-  const { grant } = await createGrant(service.deps.db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
-  const { grant: othersGrant } = await createGrant(service.deps.db, { user_id: other.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
-  const { grant: revokedGrant } = await createGrant(service.deps.db, { user_id: user.id, application_id: otherApp.id, scopes: ['data:read'], withRefreshToken: false });
+  const { grant } = await createGrant(service.deps.db, {
+    user_id: user.id,
+    application_id: app.id,
+    scopes: ['data:read'],
+    withRefreshToken: false,
+  });
+  const { grant: othersGrant } = await createGrant(service.deps.db, {
+    user_id: other.id,
+    application_id: app.id,
+    scopes: ['data:read'],
+    withRefreshToken: false,
+  });
+  const { grant: revokedGrant } = await createGrant(service.deps.db, {
+    user_id: user.id,
+    application_id: otherApp.id,
+    scopes: ['data:read'],
+    withRefreshToken: false,
+  });
   const live = await tokenFor(service, user, ['data:read'], app.id);
   const personal = await tokenFor(service, user, ['data:read']);
   const revoked = (await tokenResponse(service.deps.tokens, revokedGrant)).access_token;
   await service.deps.db.deleteFrom('grants').where('id', '=', revokedGrant.id).execute();
-  const mint = async (claims: { sub: string; aud?: string; gid?: string; sid?: string }) => (await mintAccessToken(service.deps.tokens, { scopes: ['data:read'], ...claims })).token;
+  const mint = async (claims: { sub: string; aud?: string; gid?: string; sid?: string }) =>
+    (await mintAccessToken(service.deps.tokens, { scopes: ['data:read'], ...claims })).token;
   const signedInWeb = await signedIn(service, user);
   const signedOutWeb = await signedIn(service, user);
   const endedCookie = signedOutWeb.cookieHeader;
@@ -164,7 +198,16 @@ test('requests checked together are each answered for their own credential', asy
     ["the grant's user, another client", bearer(await mint({ sub: user.id, aud: otherApp.id, gid: grant.id })), 401],
     ['a grant of an application, presented as a personal token', bearer(await mint({ sub: user.id, gid: grant.id })), 401],
     ['an ended web session', { cookie: endedCookie }, 401],
-    ["another user's session", bearer(await mint({ sub: other.id, sid: JSON.parse(Buffer.from(signedInWeb.cookies.get('token')!.split('.')[1]!, 'base64url').toString()).sid })), 401],
+    [
+      "another user's session",
+      bearer(
+        await mint({
+          sub: other.id,
+          sid: JSON.parse(Buffer.from(signedInWeb.cookies.get('token')!.split('.')[1]!, 'base64url').toString()).sid,
+        }),
+      ),
+      401,
+    ],
     ['a grant id that is no grant', bearer(await mint({ sub: user.id, gid: '00000000-0000-4000-8000-000000000000' })), 401],
   ];
   for (let round = 0; round < 5; round++) {

@@ -96,7 +96,8 @@ const DEVICE = {
 };
 
 const text = (page: Page, selector: string) => page.$eval(selector, (el) => (el.textContent ?? '').replace(/\s+/g, ' ').trim());
-const texts = (page: Page, selector: string) => page.$$eval(selector, (els) => els.map((el) => (el.textContent ?? '').replace(/\s+/g, ' ').trim()));
+const texts = (page: Page, selector: string) =>
+  page.$$eval(selector, (els) => els.map((el) => (el.textContent ?? '').replace(/\s+/g, ' ').trim()));
 
 async function open(user: User, id: string) {
   const { page, csp } = await openPage(suite.browser);
@@ -120,7 +121,13 @@ async function fits(t: { true: (v: boolean, m?: string) => void }, page: Page, n
 
 test('version 2: elapsed, timer and moving time, NP and work, the device values that differ by more than 1 %, the records and samples left out', async (t) => {
   const user = await createTestUser(suite.service);
-  const lap = (start: number, end: number, timer: number, moving: number) => ({ start: START + start * 1000, end: START + end * 1000, timer_seconds: timer, moving_seconds: moving, power: { mean: 200 } });
+  const lap = (start: number, end: number, timer: number, moving: number) => ({
+    start: START + start * 1000,
+    end: START + end * 1000,
+    timer_seconds: timer,
+    moving_seconds: moving,
+    power: { mean: 200 },
+  });
   const id = await storeOne(user, {
     summary: SUMMARY,
     laps: [lap(0, 1800, 1700, 1620), lap(1800, ELAPSED, TIMER - 1700, MOVING - 1620)],
@@ -145,14 +152,32 @@ test('version 2: elapsed, timer and moving time, NP and work, the device values 
   t.is(await text(page, '#activity-duration'), '1:02:05');
   t.is(await text(page, '#activity-timer'), '58:00');
   t.is(await text(page, '#activity-moving'), '55:00');
-  t.deepEqual(await texts(page, '#activity dt'), ['Sport', 'Start', 'End', 'Elapsed', 'Timer', 'Moving', 'Distance', 'Normalized power', 'Work', 'Devices', 'Metrics', 'Id']);
+  t.deepEqual(await texts(page, '#activity dt'), [
+    'Sport',
+    'Start',
+    'End',
+    'Elapsed',
+    'Timer',
+    'Moving',
+    'Distance',
+    'Normalized power',
+    'Work',
+    'Devices',
+    'Metrics',
+    'Id',
+  ]);
   t.is(await text(page, '#activity-np'), '231 W');
   t.is(await text(page, '#activity-work'), '696 kJ');
   t.is(await page.$('#ingest-version'), null, 'the current rules: no version note');
 
   // The device table: exactly the rows that differ by more than 1 %, in their order.
   t.deepEqual(await texts(page, '#device-comparison thead th'), ['', 'Device says', 'We compute', 'Why it may differ']);
-  t.deepEqual(await page.$$eval('#device-comparison tbody tr', (els) => els.map((el) => el.getAttribute('data-compare'))), ['avg_power', 'avg_cadence', 'avg_speed', 'ascent']);
+  t.deepEqual(await page.$$eval('#device-comparison tbody tr', (els) => els.map((el) => el.getAttribute('data-compare'))), [
+    'avg_power',
+    'avg_cadence',
+    'avg_speed',
+    'ascent',
+  ]);
   const row = (key: string) => texts(page, `#device-comparison tr[data-compare="${key}"] > *`);
   const [powerLabel, powerDevice, powerOurs, powerWhy] = await row('avg_power');
   t.is(powerLabel, 'Average power');
@@ -167,8 +192,12 @@ test('version 2: elapsed, timer and moving time, NP and work, the device values 
   t.regex(speedWhy!, /distance \/ moving time.*distance \/ timer time/);
   t.deepEqual((await row('ascent')).slice(0, 3), ['Ascent', '450 m', '412 m (−8.4 %)']);
   const table = await text(page, '#device-comparison');
-  for (const agreeing of ['Timer time', 'Elapsed time', 'Distance', 'Normalized power', 'Average heart rate']) t.false(table.includes(agreeing), `${agreeing} agrees: no row`);
-  t.is(await text(page, '#device-agreeing'), 'Within 1 % of the device: timer time, elapsed time, distance, normalized power, average heart rate.');
+  for (const agreeing of ['Timer time', 'Elapsed time', 'Distance', 'Normalized power', 'Average heart rate'])
+    t.false(table.includes(agreeing), `${agreeing} agrees: no row`);
+  t.is(
+    await text(page, '#device-agreeing'),
+    'Within 1 % of the device: timer time, elapsed time, distance, normalized power, average heart rate.',
+  );
   t.is(await page.$('#device-agrees'), null);
 
   // The records left out and the samples stored as missing, each with its reason.
@@ -192,7 +221,13 @@ test('version 2: elapsed, timer and moving time, NP and work, the device values 
 test("when every compared value is within 1 % of the device's: one line, no table; nothing left out: one line", async (t) => {
   const user = await createTestUser(suite.service);
   const id = await storeOne(user, {
-    summary: { ...SUMMARY, power: { mean: 186, max: 905, normalized: 232, work: 647 }, cadence: { mean: 82.4, max: 121 }, speed: { mean: 8.66, max: 15.3 }, altitude: { gain: 450 } },
+    summary: {
+      ...SUMMARY,
+      power: { mean: 186, max: 905, normalized: 232, work: 647 },
+      cadence: { mean: 82.4, max: 121 },
+      speed: { mean: 8.66, max: 15.3 },
+      altitude: { gain: 450 },
+    },
     ingest_version: 2,
     timer_seconds: TIMER,
     moving_seconds: TIMER,
@@ -202,7 +237,10 @@ test("when every compared value is within 1 % of the device's: one line, no tabl
   });
   const { page, csp, errors } = await open(user, id);
   t.is(await page.$('#device-comparison'), null);
-  t.regex(await text(page, '#device-agrees'), /^Agrees with the device's own summary \(within 1 %: timer time, elapsed time, distance, average power, normalized power, average heart rate, average cadence, average speed, ascent\)\.$/);
+  t.regex(
+    await text(page, '#device-agrees'),
+    /^Agrees with the device's own summary \(within 1 %: timer time, elapsed time, distance, average power, normalized power, average heart rate, average cadence, average speed, ascent\)\.$/,
+  );
   t.is(await page.$('#record-checks'), null);
   t.is(await text(page, '#record-checks-clean'), 'Every record of the file was used, and every sample was within its plausible range.');
   await page.context().close();
@@ -222,7 +260,15 @@ test('version 1 (nulls): no timer or moving time, no device table, the version n
 
   const { page, csp, errors } = await open(user, id);
   t.is(await text(page, '#activity-duration'), '1:02:05');
-  for (const absent of ['#activity-timer', '#activity-moving', '#activity-np', '#activity-work', '#device-comparison', '#device-agrees', '#record-checks'])
+  for (const absent of [
+    '#activity-timer',
+    '#activity-moving',
+    '#activity-np',
+    '#activity-work',
+    '#device-comparison',
+    '#device-agrees',
+    '#record-checks',
+  ])
     t.is(await page.$(absent), null, absent);
   t.regex(await text(page, '#ingest-version'), /^Made by version 1 of the ingest rules \(current: 2\):.*npm run cli -- reprocess/);
   // Nothing is known about dropped records then; the samples were checked.

@@ -16,11 +16,16 @@ const CHARTED = ['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'tempera
 
 type Frame = Record<string, (number | string | null)[]>;
 
-
 async function chartState(page: Page, selector: string) {
   return page.$eval(selector, (el) => {
     const chart = (el as any).chart;
-    return { series: chart.series.length as number, x: Array.from(chart.data[0] as ArrayLike<number>), y: Array.from(chart.data[1] as ArrayLike<number | null>), min: chart.scales.x.min as number, max: chart.scales.x.max as number };
+    return {
+      series: chart.series.length as number,
+      x: Array.from(chart.data[0] as ArrayLike<number>),
+      y: Array.from(chart.data[1] as ArrayLike<number | null>),
+      min: chart.scales.x.min as number,
+      max: chart.scales.x.max as number,
+    };
   });
 }
 
@@ -32,11 +37,21 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   const activity = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}`)).body;
   const channels = CHARTED.filter((c) => activity.metrics.includes(c));
   t.deepEqual(channels, ['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'temperature']);
-  const frame: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/data?format=json&metrics=${[...channels, 'latitude', 'longitude'].join(',')}`)).body;
+  const frame: Frame = (
+    await api(
+      suite.service,
+      token,
+      'GET',
+      `/api/v1/activities/${id}/data?format=json&metrics=${[...channels, 'latitude', 'longitude'].join(',')}`,
+    )
+  ).body;
   const rows = frame.timestamp!.length;
   t.is(rows, 8357);
-  const meanMax: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/mean-max?format=json&durations=all&metric=power`)).body;
-  const awd: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=power`)).body;
+  const meanMax: Frame = (
+    await api(suite.service, token, 'GET', `/api/v1/activities/${id}/mean-max?format=json&durations=all&metric=power`)
+  ).body;
+  const awd: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=power`))
+    .body;
 
   const { page, csp } = await openPage(suite.browser);
   const errors = collectErrors(page);
@@ -50,7 +65,12 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   t.true(await page.$eval('#charts-status', (el) => (el as unknown as { hidden: boolean }).hidden));
 
   // One chart per recorded channel, each with every row of the API's frame (pauses as gaps).
-  t.deepEqual(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel)), channels);
+  t.deepEqual(
+    await page.$$eval('#timeseries .ts-chart', (els) =>
+      els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel),
+    ),
+    channels,
+  );
   const t0 = Date.parse(activity.start);
   for (const c of channels) {
     const state = await chartState(page, `#${c}-chart`);
@@ -66,7 +86,10 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   const positions = frame.latitude!.filter((v, i) => v !== null && frame.longitude![i] !== null).length;
   t.true(positions > 8000);
   t.is(await page.$$eval('#route svg polyline', (els) => els.length), 1);
-  t.is(await page.$eval('#route svg polyline', (el) => (el as unknown as { points: { numberOfItems: number } }).points.numberOfItems), positions);
+  t.is(
+    await page.$eval('#route svg polyline', (el) => (el as unknown as { points: { numberOfItems: number } }).points.numberOfItems),
+    positions,
+  );
 
   // The mean-max curve: every duration of the API's frame, on a log axis; the AWD: every level.
   const mm = await chartState(page, '#mean-max-chart');
@@ -91,7 +114,10 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   t.is(await legend('heart_rate'), frame.heart_rate![idx] === null ? '–' : (frame.heart_rate![idx] as number).toFixed(0));
   t.is(await legend('speed'), frame.speed![idx] === null ? '–' : ((frame.speed![idx] as number) * 3.6).toFixed(1));
   t.is(await page.$eval('#heart_rate-chart', (el) => (el as any).chart.cursor.idx), idx, 'the cursors are synced');
-  t.is(await page.$eval('#route .route-cursor', (el) => el.getAttribute('visibility')), frame.latitude![idx] === null ? 'hidden' : 'visible');
+  t.is(
+    await page.$eval('#route .route-cursor', (el) => el.getAttribute('visibility')),
+    frame.latitude![idx] === null ? 'hidden' : 'visible',
+  );
 
   // Click the 5-minute point of the mean-max curve: every time-series chart shows that best's window.
   // (Durations are every 5 s around 5 min, under a pixel apart on the log axis: the row the cursor
@@ -120,7 +146,10 @@ test('a ride with power, heart rate and GPS: every channel over time, the route,
   t.true(await page.isVisible('#best-window'));
   const m = Math.floor(duration / 60);
   const label = `${m}:${String(duration % 60).padStart(2, '0')}`;
-  t.regex((await page.textContent('#best-window-text')) ?? '', new RegExp(`^Best ${label}: ${Math.round(meanMax.power![picked] as number)} W`));
+  t.regex(
+    (await page.textContent('#best-window-text')) ?? '',
+    new RegExp(`^Best ${label}: ${Math.round(meanMax.power![picked] as number)} W`),
+  );
 
   // "Whole activity" shows every row again.
   await page.click('#reset-zoom');
@@ -169,16 +198,26 @@ test('a ride without power: laps as bands, the speed mean-max curve, heart rate 
   t.is(activity.laps.length, 8);
   const speed: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/mean-max?format=json&durations=all`)).body;
   t.truthy(speed.speed, 'the API falls back to speed');
-  const hrAwd: Frame = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=heart_rate`)).body;
+  const hrAwd: Frame = (
+    await api(suite.service, token, 'GET', `/api/v1/activities/${id}/accumulated-work-duration?format=json&metric=heart_rate`)
+  ).body;
 
   const { page, csp } = await openPage(suite.browser);
   const errors = collectErrors(page);
   await signIn(page, suite.service.url, user.email, `/activities/${id}`);
   await page.waitForSelector('#mean-max-chart[data-drawn]');
   await page.waitForSelector('#awd-chart[data-drawn]');
-  t.is(await page.$$eval('#timeseries .ts-chart', (els) => els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel).join(',')), 'heart_rate,speed,altitude,temperature');
+  t.is(
+    await page.$$eval('#timeseries .ts-chart', (els) =>
+      els.map((el) => (el as unknown as { dataset: Record<string, string> }).dataset.channel).join(','),
+    ),
+    'heart_rate,speed,altitude,temperature',
+  );
   t.is(await page.getAttribute('#heart_rate-chart', 'data-laps'), '8');
-  t.is(await page.$$eval('#mean-max-metric option', (els) => els.map((el) => (el as unknown as { value: string }).value).join(',')), 'speed');
+  t.is(
+    await page.$$eval('#mean-max-metric option', (els) => els.map((el) => (el as unknown as { value: string }).value).join(',')),
+    'speed',
+  );
   const mm = await chartState(page, '#mean-max-chart');
   t.deepEqual(mm.x, speed.duration);
   t.deepEqual(

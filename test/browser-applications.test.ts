@@ -35,7 +35,11 @@ test('a developer creates, secures and publishes an application; another person 
   await page.click('button:has-text("Create secret")');
   const secret = (await page.textContent('#new-secret'))!;
   t.regex(secret, /^tds_cs_/);
-  const stored = await suite.service.deps.db.selectFrom('client_secrets').select('secret_hash').where('application_id', '=', clientId).executeTakeFirstOrThrow();
+  const stored = await suite.service.deps.db
+    .selectFrom('client_secrets')
+    .select('secret_hash')
+    .where('application_id', '=', clientId)
+    .executeTakeFirstOrThrow();
   t.is(stored.secret_hash, sha256(secret));
   await page.reload();
   t.false((await page.content()).includes(secret));

@@ -45,7 +45,8 @@ function seriesPoints(chart: ChartState, series: number): { x: number; y: number
   return out;
 }
 
-const curvePath = (start: string | null, extra = '') => `/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power${start ? `&start=${start}` : ''}&end=${daysAgo(0)}${extra}`;
+const curvePath = (start: string | null, extra = '') =>
+  `/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power${start ? `&start=${start}` : ''}&end=${daysAgo(0)}${extra}`;
 
 test.serial('presets change the range in the URL and the chart, which draws what the API answers; back returns', async (t) => {
   const { page } = await openPage(suite.browser);
@@ -62,7 +63,10 @@ test.serial('presets change the range in the URL and the chart, which draws what
   t.is(url.searchParams.get('range'), '90d');
   t.deepEqual(chart.labels, ['Duration', 'Last 90 days']);
   const ninety = expectedCurve(await frame(curvePath(daysAgo(89))));
-  t.deepEqual(seriesPoints(chart, 1), ninety.map((p) => ({ x: p.duration, y: p.value })));
+  t.deepEqual(
+    seriesPoints(chart, 1),
+    ninety.map((p) => ({ x: p.duration, y: p.value })),
+  );
   t.is(Math.max(...ninety.map((p) => p.value)), Math.round(800 * RIDES[2].scale), 'the 90 days hold the ride of 60 days ago');
   t.regex((await page.textContent('#curve-status')) ?? '', /points come from 1 activity \(last 90 days\)/);
 
@@ -72,7 +76,10 @@ test.serial('presets change the range in the URL and the chart, which draws what
   t.is(await page.getAttribute('#range-presets button[data-range="6w"]', 'aria-pressed'), 'true');
   t.is(await page.inputValue('#start'), daysAgo(41));
   const sixWeeks = expectedCurve(await frame(curvePath(daysAgo(41))));
-  t.deepEqual(seriesPoints(chart, 1), sixWeeks.map((p) => ({ x: p.duration, y: p.value })));
+  t.deepEqual(
+    seriesPoints(chart, 1),
+    sixWeeks.map((p) => ({ x: p.duration, y: p.value })),
+  );
   t.is(Math.max(...seriesPoints(chart, 1).map((p) => p.y)), 800);
 
   await page.click('#range-presets button:has-text("This year")');
@@ -84,7 +91,10 @@ test.serial('presets change the range in the URL and the chart, which draws what
   chart = await drawnChart(page);
   t.is(new URL(page.url()).searchParams.get('range'), 'all');
   const all = expectedCurve(await frame(curvePath(null)));
-  t.deepEqual(seriesPoints(chart, 1), all.map((p) => ({ x: p.duration, y: p.value })));
+  t.deepEqual(
+    seriesPoints(chart, 1),
+    all.map((p) => ({ x: p.duration, y: p.value })),
+  );
   t.is(Math.max(...all.map((p) => p.value)), Math.round(800 * RIDES[4].scale));
   t.true((await screenshot(page, 'curves-desktop')) > 0);
 
@@ -125,24 +135,51 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
 
   const sixWeeks = expectedCurve(await frame(curvePath(daysAgo(41))));
   const all = expectedCurve(await frame(curvePath(null)));
-  t.deepEqual(seriesPoints(chart, 1), sixWeeks.map((p) => ({ x: p.duration, y: p.value })));
-  t.deepEqual(seriesPoints(chart, 2), all.map((p) => ({ x: p.duration, y: p.value })));
+  t.deepEqual(
+    seriesPoints(chart, 1),
+    sixWeeks.map((p) => ({ x: p.duration, y: p.value })),
+  );
+  t.deepEqual(
+    seriesPoints(chart, 2),
+    all.map((p) => ({ x: p.duration, y: p.value })),
+  );
 
   // Fatigue states: the API's by=duration frame at durations=all, one series per state.
   const after = await frame(curvePath(daysAgo(41), '&after=100,300&by=duration&durations=all'));
-  for (const [series, state] of [[3, 100], [4, 300]] as const) {
+  for (const [series, state] of [
+    [3, 100],
+    [4, 300],
+  ] as const) {
     const rows = (after.after as number[]).map((a, i) => i).filter((i) => after.after![i] === state && after.power![i] !== null);
     t.true(rows.length > 10);
-    t.deepEqual(seriesPoints(chart, series), rows.map((i) => ({ x: after.duration![i] as number, y: after.power![i] as number })), `after ${state} kJ`);
+    t.deepEqual(
+      seriesPoints(chart, series),
+      rows.map((i) => ({ x: after.duration![i] as number, y: after.power![i] as number })),
+      `after ${state} kJ`,
+    );
   }
 
   // The model: its curve and its parameters, as the API gives them.
-  const model = await api(suite.service, seed.token, 'GET', `/api/v1/profile/intensity-duration-model?metric=power&date=${daysAgo(0)}&sport=cycling`);
+  const model = await api(
+    suite.service,
+    seed.token,
+    'GET',
+    `/api/v1/profile/intensity-duration-model?metric=power&date=${daysAgo(0)}&sport=cycling`,
+  );
   t.is(model.status, 200);
   t.truthy(model.body.parameters, 'enough efforts to fit');
-  t.deepEqual(seriesPoints(chart, 5), model.body.curve.map((p: { duration: number; intensity: number }) => ({ x: p.duration, y: p.intensity })));
-  t.is(await page.textContent('#model-parameters [data-parameter="critical"]'), `${Math.round(model.body.parameters.critical_intensity)} W`);
-  t.is(await page.textContent('#model-parameters [data-parameter="work-capacity"]'), `${(model.body.parameters.work_capacity / 1000).toFixed(1)} kJ`);
+  t.deepEqual(
+    seriesPoints(chart, 5),
+    model.body.curve.map((p: { duration: number; intensity: number }) => ({ x: p.duration, y: p.intensity })),
+  );
+  t.is(
+    await page.textContent('#model-parameters [data-parameter="critical"]'),
+    `${Math.round(model.body.parameters.critical_intensity)} W`,
+  );
+  t.is(
+    await page.textContent('#model-parameters [data-parameter="work-capacity"]'),
+    `${(model.body.parameters.work_capacity / 1000).toFixed(1)} kJ`,
+  );
   t.is(await page.textContent('#model-parameters [data-parameter="max"]'), `${Math.round(model.body.parameters.max_intensity)} W`);
   t.is(await page.textContent('#model-parameters [data-parameter="efforts"]'), String(model.body.parameters.efforts));
 
@@ -154,7 +191,11 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
   await page.mouse.move(box.x + at.left + 1, box.y + at.top);
   await page.waitForSelector('#curve-readout li a.readout-activity');
   const lines = await page.$$eval('#curve-readout li', (lis: any[]) =>
-    lis.map((li) => ({ text: li.textContent ?? '', href: li.querySelector('a')?.getAttribute('href') ?? null, duration: li.dataset.duration as string })),
+    lis.map((li) => ({
+      text: li.textContent ?? '',
+      href: li.querySelector('a')?.getAttribute('href') ?? null,
+      duration: li.dataset.duration as string,
+    })),
   );
   t.is(lines.length, 5);
   t.is(lines[0]!.duration, String(sixWeeks[0]!.duration), "the curve's point nearest 1 s: its shortest");
@@ -240,8 +281,14 @@ test.serial('choosing a sport without power draws its speed curve, with fatigue 
   let url = new URL(page.url());
   t.is(url.searchParams.get('sport'), 'running');
   t.is(url.searchParams.get('metric'), 'speed', 'speed is the metric of a sport other than cycling');
-  const speed = expectedCurve(await frame(`/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}`), 'speed');
-  t.deepEqual(seriesPoints(chart, 1), speed.map((p) => ({ x: p.duration, y: p.value })));
+  const speed = expectedCurve(
+    await frame(`/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}`),
+    'speed',
+  );
+  t.deepEqual(
+    seriesPoints(chart, 1),
+    speed.map((p) => ({ x: p.duration, y: p.value })),
+  );
   t.is(Math.max(...speed.map((p) => p.value)), 5, 'the run holds 5 m/s for a minute');
   t.is(speed.find((p) => p.value === 5)!.duration, 60);
 
@@ -251,8 +298,13 @@ test.serial('choosing a sport without power draws its speed curve, with fatigue 
   url = new URL(page.url());
   t.is(url.searchParams.get('after'), '1000');
   t.deepEqual(chart.labels, ['Duration', 'Last 90 days', 'after 1000 m']);
-  const after = await frame(`/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}&after=1000&by=intensity`);
-  t.deepEqual(seriesPoints(chart, 2), expectedCurve(after, 'speed').map((p) => ({ x: p.duration, y: p.value })));
+  const after = await frame(
+    `/api/v1/activities/longitudinal-mean-max?sport=running&metric=speed&start=${daysAgo(89)}&end=${daysAgo(0)}&after=1000&by=intensity`,
+  );
+  t.deepEqual(
+    seriesPoints(chart, 2),
+    expectedCurve(after, 'speed').map((p) => ({ x: p.duration, y: p.value })),
+  );
   t.is(await page.textContent('#after-unit'), 'm');
   await page.context().close();
   t.deepEqual(errors, []);
@@ -267,119 +319,149 @@ function afterPart(f: Frame, state: number): Frame {
 /** A by=duration part as the value-indexed view draws it: x the value ascending, y the longest duration held at it. */
 function sampledByValue(part: Frame, metric: string): { x: number; y: number }[] {
   const byValue = new Map<number, number>();
-  (part[metric] as (number | null)[]).forEach((v, i) => v !== null && byValue.set(v, Math.max(byValue.get(v) ?? 0, part.duration![i] as number)));
+  (part[metric] as (number | null)[]).forEach(
+    (v, i) => v !== null && byValue.set(v, Math.max(byValue.get(v) ?? 0, part.duration![i] as number)),
+  );
   return [...byValue].sort((a, b) => a[0] - b[0]).map(([x, y]) => ({ x, y }));
 }
 
-test.serial('fatigue states by duration or by intensity: typical states per unit, the API answer drawn, the URL round trip, the readout naming the state', async (t) => {
-  const { page } = await openPage(suite.browser);
-  const errors = collectErrors(page);
-  await page.setViewportSize(DESKTOP);
-  await signIn(page, suite.service.url, seed.user.email, '/curves?sport=cycling&metric=power&range=6w');
-  await drawnChart(page);
-  t.is(await page.inputValue('#after-by'), 'duration', "power's fatigue curves come by duration first");
-  t.is(await page.textContent('#after-typical'), '500, 1000, 1500 kJ');
-  t.is(await page.getAttribute('#after', 'placeholder'), 'e.g. 500, 1000');
+test.serial(
+  'fatigue states by duration or by intensity: typical states per unit, the API answer drawn, the URL round trip, the readout naming the state',
+  async (t) => {
+    const { page } = await openPage(suite.browser);
+    const errors = collectErrors(page);
+    await page.setViewportSize(DESKTOP);
+    await signIn(page, suite.service.url, seed.user.email, '/curves?sport=cycling&metric=power&range=6w');
+    await drawnChart(page);
+    t.is(await page.inputValue('#after-by'), 'duration', "power's fatigue curves come by duration first");
+    t.is(await page.textContent('#after-typical'), '500, 1000, 1500 kJ');
+    t.is(await page.getAttribute('#after', 'placeholder'), 'e.g. 500, 1000');
 
-  // The typical states of the unit, by duration: the API's by=duration frame, one series per state.
-  await page.click('#after-defaults');
-  let chart = await drawnChart(page);
-  let url = new URL(page.url());
-  t.is(url.searchParams.get('after'), '500,1000,1500');
-  t.is(url.searchParams.get('after_by'), null, 'the default orientation stays out of the URL');
-  t.is(await page.inputValue('#after'), '500, 1000, 1500');
-  t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 500 kJ', 'after 1000 kJ', 'after 1500 kJ']);
-  const path = curvePath(daysAgo(41), '&after=500,1000,1500');
-  const sampled = await frame(`${path}&by=duration&durations=all`);
-  for (const [series, state] of [[2, 500], [3, 1000], [4, 1500]] as const) {
-    const part = afterPart(sampled, state);
-    const rows = (part.power as (number | null)[]).map((p, i) => ({ x: part.duration![i] as number, y: p })).filter((p) => p.y !== null);
-    t.deepEqual(seriesPoints(chart, series), rows, `after ${state} kJ by duration`);
-  }
-  t.true(seriesPoints(chart, 2).length > 10, 'a ride of about 890 kJ has a curve after 500 kJ');
-  t.deepEqual(seriesPoints(chart, 3), [], 'and none after 1000 kJ');
-  t.regex((await page.textContent('#curve-status')) ?? '', /No activity reached 1000, 1500 kJ/);
+    // The typical states of the unit, by duration: the API's by=duration frame, one series per state.
+    await page.click('#after-defaults');
+    let chart = await drawnChart(page);
+    let url = new URL(page.url());
+    t.is(url.searchParams.get('after'), '500,1000,1500');
+    t.is(url.searchParams.get('after_by'), null, 'the default orientation stays out of the URL');
+    t.is(await page.inputValue('#after'), '500, 1000, 1500');
+    t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 500 kJ', 'after 1000 kJ', 'after 1500 kJ']);
+    const path = curvePath(daysAgo(41), '&after=500,1000,1500');
+    const sampled = await frame(`${path}&by=duration&durations=all`);
+    for (const [series, state] of [
+      [2, 500],
+      [3, 1000],
+      [4, 1500],
+    ] as const) {
+      const part = afterPart(sampled, state);
+      const rows = (part.power as (number | null)[]).map((p, i) => ({ x: part.duration![i] as number, y: p })).filter((p) => p.y !== null);
+      t.deepEqual(seriesPoints(chart, series), rows, `after ${state} kJ by duration`);
+    }
+    t.true(seriesPoints(chart, 2).length > 10, 'a ride of about 890 kJ has a curve after 500 kJ');
+    t.deepEqual(seriesPoints(chart, 3), [], 'and none after 1000 kJ');
+    t.regex((await page.textContent('#curve-status')) ?? '', /No activity reached 1000, 1500 kJ/);
 
-  // By intensity: the API's value-indexed rows per state, drawn as a duration curve.
-  await page.selectOption('#after-by', 'intensity');
-  chart = await drawnChart(page);
-  url = new URL(page.url());
-  t.is(url.searchParams.get('after_by'), 'intensity');
-  t.is(url.searchParams.get('after'), '500,1000,1500');
-  t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 500 kJ', 'after 1000 kJ', 'after 1500 kJ']);
-  const levels = await frame(`${path}&by=intensity`);
-  const after500 = expectedCurve(afterPart(levels, 500));
-  t.true(after500.length > 3);
-  t.deepEqual(seriesPoints(chart, 2), after500.map((p) => ({ x: p.duration, y: p.value })), 'after 500 kJ by intensity');
-  t.deepEqual(seriesPoints(chart, 3), expectedCurve(afterPart(levels, 1000)).map((p) => ({ x: p.duration, y: p.value })));
+    // By intensity: the API's value-indexed rows per state, drawn as a duration curve.
+    await page.selectOption('#after-by', 'intensity');
+    chart = await drawnChart(page);
+    url = new URL(page.url());
+    t.is(url.searchParams.get('after_by'), 'intensity');
+    t.is(url.searchParams.get('after'), '500,1000,1500');
+    t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 500 kJ', 'after 1000 kJ', 'after 1500 kJ']);
+    const levels = await frame(`${path}&by=intensity`);
+    const after500 = expectedCurve(afterPart(levels, 500));
+    t.true(after500.length > 3);
+    t.deepEqual(
+      seriesPoints(chart, 2),
+      after500.map((p) => ({ x: p.duration, y: p.value })),
+      'after 500 kJ by intensity',
+    );
+    t.deepEqual(
+      seriesPoints(chart, 3),
+      expectedCurve(afterPart(levels, 1000)).map((p) => ({ x: p.duration, y: p.value })),
+    );
 
-  // The readout names the state, its value, duration and the activity that owns it.
-  const logGap = (i: number) => Math.min(...[after500[i - 1], after500[i + 1]].filter(Boolean).map((p) => Math.abs(Math.log(p!.duration / after500[i]!.duration))));
-  const pick = after500.map((_, i) => i).sort((a, b) => logGap(b) - logGap(a))[0]!;
-  const point = after500[pick]!;
-  const at = await page.$eval('#curve-chart', (el: any, d: number) => ({ left: el.chart.valToPos(d, 'x'), top: el.chart.valToPos(300, 'y') }), point.duration);
-  const over = (await page.$('#curve-chart .u-over'))!;
-  await over.scrollIntoViewIfNeeded();
-  const box = (await over.boundingBox())!;
-  await page.mouse.move(box.x + at.left, box.y + at.top);
-  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#curve-readout li[data-duration]').length === 2);
-  const line = await page.$eval('#curve-readout li:nth-child(2)', (li: any) => ({ text: li.textContent as string, duration: li.dataset.duration as string, href: li.querySelector('a')?.getAttribute('href') }));
-  t.is(line.duration, String(point.duration));
-  t.true(line.text.startsWith(`after 500 kJ: ${point.value} W for `), line.text);
-  t.is(line.href, `/activities/${point.activity}`);
+    // The readout names the state, its value, duration and the activity that owns it.
+    const logGap = (i: number) =>
+      Math.min(...[after500[i - 1], after500[i + 1]].filter(Boolean).map((p) => Math.abs(Math.log(p!.duration / after500[i]!.duration))));
+    const pick = after500.map((_, i) => i).sort((a, b) => logGap(b) - logGap(a))[0]!;
+    const point = after500[pick]!;
+    const at = await page.$eval(
+      '#curve-chart',
+      (el: any, d: number) => ({ left: el.chart.valToPos(d, 'x'), top: el.chart.valToPos(300, 'y') }),
+      point.duration,
+    );
+    const over = (await page.$('#curve-chart .u-over'))!;
+    await over.scrollIntoViewIfNeeded();
+    const box = (await over.boundingBox())!;
+    await page.mouse.move(box.x + at.left, box.y + at.top);
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#curve-readout li[data-duration]').length === 2);
+    const line = await page.$eval('#curve-readout li:nth-child(2)', (li: any) => ({
+      text: li.textContent as string,
+      duration: li.dataset.duration as string,
+      href: li.querySelector('a')?.getAttribute('href'),
+    }));
+    t.is(line.duration, String(point.duration));
+    t.true(line.text.startsWith(`after 500 kJ: ${point.value} W for `), line.text);
+    t.is(line.href, `/activities/${point.activity}`);
 
-  // The value-indexed view, by intensity: the rows as they are; by duration: each sampled value with its longest duration.
-  await page.check('#view-value');
-  chart = await drawnChart(page);
-  const part500 = afterPart(levels, 500);
-  t.deepEqual(
-    seriesPoints(chart, 2),
-    (part500.power as number[]).map((p, i) => ({ x: p, y: part500.duration![i] as number })).filter((p) => p.y >= 1),
-  );
-  const intensityQuery = page.url();
-  await page.selectOption('#after-by', 'duration');
-  chart = await drawnChart(page);
-  t.is(new URL(page.url()).searchParams.get('after_by'), null);
-  t.deepEqual(seriesPoints(chart, 2), sampledByValue(afterPart(sampled, 500), 'power'));
+    // The value-indexed view, by intensity: the rows as they are; by duration: each sampled value with its longest duration.
+    await page.check('#view-value');
+    chart = await drawnChart(page);
+    const part500 = afterPart(levels, 500);
+    t.deepEqual(
+      seriesPoints(chart, 2),
+      (part500.power as number[]).map((p, i) => ({ x: p, y: part500.duration![i] as number })).filter((p) => p.y >= 1),
+    );
+    const intensityQuery = page.url();
+    await page.selectOption('#after-by', 'duration');
+    chart = await drawnChart(page);
+    t.is(new URL(page.url()).searchParams.get('after_by'), null);
+    t.deepEqual(seriesPoints(chart, 2), sampledByValue(afterPart(sampled, 500), 'power'));
 
-  // Back returns to by intensity; a reload of that URL shows the same choices.
-  await page.goBack();
-  chart = await drawnChart(page);
-  t.is(page.url(), intensityQuery);
-  t.is(await page.inputValue('#after-by'), 'intensity');
-  await page.reload();
-  chart = await drawnChart(page);
-  t.is(await page.inputValue('#after-by'), 'intensity');
-  t.is(await page.inputValue('#after'), '500,1000,1500');
-  t.true(await page.isChecked('#view-value'));
-  t.is(chart.labels[2], 'after 500 kJ');
+    // Back returns to by intensity; a reload of that URL shows the same choices.
+    await page.goBack();
+    chart = await drawnChart(page);
+    t.is(page.url(), intensityQuery);
+    t.is(await page.inputValue('#after-by'), 'intensity');
+    await page.reload();
+    chart = await drawnChart(page);
+    t.is(await page.inputValue('#after-by'), 'intensity');
+    t.is(await page.inputValue('#after'), '500,1000,1500');
+    t.true(await page.isChecked('#view-value'));
+    t.is(chart.labels[2], 'after 500 kJ');
 
-  // Speed: the states become metres (a ride's typical distances), by intensity only.
-  await page.check('#view-duration');
-  await drawnChart(page);
-  await page.selectOption('#metric', 'speed');
-  chart = await drawnChart(page);
-  url = new URL(page.url());
-  t.is(url.searchParams.get('metric'), 'speed');
-  t.is(url.searchParams.get('after'), '20000,50000,100000', 'kJ typed for power mean nothing in metres');
-  t.is(url.searchParams.get('after_by'), null);
-  t.is(await page.inputValue('#after-by'), 'intensity');
-  t.true(await page.$eval('#after-by option[value="duration"]', (o: any) => o.disabled as boolean));
-  t.is(await page.textContent('#after-unit'), 'm');
-  t.is(await page.textContent('#after-typical'), '20000, 50000, 100000 m');
-  t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 20000 m', 'after 50000 m', 'after 100000 m']);
-  const speedLevels = await frame(`/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=speed&start=${daysAgo(41)}&end=${daysAgo(0)}&after=20000,50000,100000&by=intensity`);
-  const after20k = expectedCurve(afterPart(speedLevels, 20000), 'speed');
-  t.true(after20k.length > 3, 'a ride of about 25 km has a curve after 20 km');
-  t.deepEqual(seriesPoints(chart, 2), after20k.map((p) => ({ x: p.duration, y: p.value })));
+    // Speed: the states become metres (a ride's typical distances), by intensity only.
+    await page.check('#view-duration');
+    await drawnChart(page);
+    await page.selectOption('#metric', 'speed');
+    chart = await drawnChart(page);
+    url = new URL(page.url());
+    t.is(url.searchParams.get('metric'), 'speed');
+    t.is(url.searchParams.get('after'), '20000,50000,100000', 'kJ typed for power mean nothing in metres');
+    t.is(url.searchParams.get('after_by'), null);
+    t.is(await page.inputValue('#after-by'), 'intensity');
+    t.true(await page.$eval('#after-by option[value="duration"]', (o: any) => o.disabled as boolean));
+    t.is(await page.textContent('#after-unit'), 'm');
+    t.is(await page.textContent('#after-typical'), '20000, 50000, 100000 m');
+    t.deepEqual(chart.labels, ['Duration', 'Last 6 weeks', 'after 20000 m', 'after 50000 m', 'after 100000 m']);
+    const speedLevels = await frame(
+      `/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=speed&start=${daysAgo(41)}&end=${daysAgo(0)}&after=20000,50000,100000&by=intensity`,
+    );
+    const after20k = expectedCurve(afterPart(speedLevels, 20000), 'speed');
+    t.true(after20k.length > 3, 'a ride of about 25 km has a curve after 20 km');
+    t.deepEqual(
+      seriesPoints(chart, 2),
+      after20k.map((p) => ({ x: p.duration, y: p.value })),
+    );
 
-  await page.setViewportSize(PHONE);
-  await chartsResized(page);
-  t.true((await overflow(page)) <= 0, 'no horizontal overflow at 390 px');
-  t.true((await screenshot(page, 'curves-after-phone')) > 0);
-  await page.setViewportSize(DESKTOP);
-  await chartsResized(page);
-  t.true((await screenshot(page, 'curves-after-desktop')) > 0);
-  await page.context().close();
-  t.deepEqual(errors, []);
-});
+    await page.setViewportSize(PHONE);
+    await chartsResized(page);
+    t.true((await overflow(page)) <= 0, 'no horizontal overflow at 390 px');
+    t.true((await screenshot(page, 'curves-after-phone')) > 0);
+    await page.setViewportSize(DESKTOP);
+    await chartsResized(page);
+    t.true((await screenshot(page, 'curves-after-desktop')) > 0);
+    await page.context().close();
+    t.deepEqual(errors, []);
+  },
+);

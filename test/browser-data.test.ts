@@ -9,7 +9,13 @@ test('a person checks the trace and daily value an application wrote and deletes
   const user = await createTestUser(suite.service);
   const app = await createTestApplication(suite.service, user, { name: 'Lactate Lab' });
   const token = await tokenFor(suite.service, user, ['data:read', 'data:write'], app.id);
-  const trace = await api(suite.service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T17:32:00+02:00', lactate: 2.1, power: 250, sport: 'cycling.road', notes: 'Step 3' });
+  const trace = await api(suite.service, token, 'POST', '/api/v1/traces/', {
+    timestamp: '2026-05-18T17:32:00+02:00',
+    lactate: 2.1,
+    power: 250,
+    sport: 'cycling.road',
+    notes: 'Step 3',
+  });
   t.is(trace.status, 201);
   const id: string = trace.body.id;
   t.is((await api(suite.service, token, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 3 })).status, 200);

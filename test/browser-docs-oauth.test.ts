@@ -93,7 +93,10 @@ test('the docs client is public, complete and registered for the docs redirect p
   t.is(to.pathname, '/docs/oauth2-redirect.html');
   t.is(to.searchParams.get('error'), 'invalid_request');
   t.is(to.searchParams.get('code'), null);
-  const other = await fetch(`${suite.service.url}/oauth/authorize?${new URLSearchParams({ client_id: 'api-docs', redirect_uri: 'https://evil.example/cb', scope: 'data:read' })}`, { redirect: 'manual' });
+  const other = await fetch(
+    `${suite.service.url}/oauth/authorize?${new URLSearchParams({ client_id: 'api-docs', redirect_uri: 'https://evil.example/cb', scope: 'data:read' })}`,
+    { redirect: 'manual' },
+  );
   t.is(other.status, 400);
 });
 

@@ -16,7 +16,9 @@ test.serial.before(async () => {
   // A short ride that started 20 minutes ago: this week's training.
   const start = new Date(Date.now() - 20 * 60_000);
   start.setUTCMilliseconds(0);
-  const [source] = await uploadAndWait(suite.service, seed.token, [{ name: 'today.fit', bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start, seconds: 600 }] }) }]);
+  const [source] = await uploadAndWait(suite.service, seed.token, [
+    { name: 'today.fit', bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start, seconds: 600 }] }) },
+  ]);
   today = source.activity_ids[0];
 });
 
@@ -44,25 +46,48 @@ test.serial('home shows the latest activities, the 90-day curve and this week ag
 
   const latest = (await api(suite.service, seed.token, 'GET', '/api/v1/activities/?limit=5')).body as { id: string }[];
   t.is(latest[0]!.id, today, 'the ride of today comes first');
-  t.deepEqual(await page.$$eval('#latest-activities li', (lis: any[]) => lis.map((li) => li.querySelector('a').getAttribute('href'))), latest.map((a) => `/activities/${a.id}`));
+  t.deepEqual(
+    await page.$$eval('#latest-activities li', (lis: any[]) => lis.map((li) => li.querySelector('a').getAttribute('href'))),
+    latest.map((a) => `/activities/${a.id}`),
+  );
   t.true(await page.isHidden('#home-start'), 'no first steps for a person with activities');
 
   const curve = await chartState(page, '#home-curve-chart');
-  const frame = (await api(suite.service, seed.token, 'GET', `/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power&start=${daysAgo(89)}&end=${daysAgo(0)}&format=json`)).body;
+  const frame = (
+    await api(
+      suite.service,
+      seed.token,
+      'GET',
+      `/api/v1/activities/longitudinal-mean-max?sport=cycling&metric=power&start=${daysAgo(89)}&end=${daysAgo(0)}&format=json`,
+    )
+  ).body;
   const expected = expectedCurve(frame);
   t.deepEqual(curve.labels, ['Duration', 'Last 90 days']);
-  t.deepEqual(curve.data[0], expected.map((p) => p.duration));
-  t.deepEqual(curve.data[1], expected.map((p) => p.value));
+  t.deepEqual(
+    curve.data[0],
+    expected.map((p) => p.duration),
+  );
+  t.deepEqual(
+    curve.data[1],
+    expected.map((p) => p.value),
+  );
   t.is(Math.max(...expected.map((p) => p.value)), Math.round(800 * RIDES[2].scale));
   t.is(await page.getAttribute('#home-curve-link', 'href'), '/curves?sport=cycling&metric=power&range=90d');
 
   const week = await chartState(page, '#home-week-chart');
   t.deepEqual(week.labels.slice(1), ['Template (average)', 'This week']);
   const template = (await api(suite.service, seed.token, 'GET', '/api/v1/profile/template-week')).body;
-  t.deepEqual(week.data[1], WEEKDAYS.map((d) => isoHours(template[d].avg_training_duration)));
+  t.deepEqual(
+    week.data[1],
+    WEEKDAYS.map((d) => isoHours(template[d].avg_training_duration)),
+  );
   const day = daysAgo(0);
   const monday = daysAgo(weekdayOf(day));
-  const thisWeek = (await api(suite.service, seed.token, 'GET', `/api/v1/activities/?start=${monday}&end=${day}&limit=1000`)).body as { start: string; end: string; start_local: string }[];
+  const thisWeek = (await api(suite.service, seed.token, 'GET', `/api/v1/activities/?start=${monday}&end=${day}&limit=1000`)).body as {
+    start: string;
+    end: string;
+    start_local: string;
+  }[];
   const hours: (number | null)[] = WEEKDAYS.map((_, i) => (i <= weekdayOf(day) ? 0 : null));
   for (const a of thisWeek) hours[weekdayOf(a.start_local.slice(0, 10))]! += (Date.parse(a.end) - Date.parse(a.start)) / 3_600_000;
   t.deepEqual(week.data[2], hours);

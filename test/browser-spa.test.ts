@@ -46,7 +46,9 @@ test('a single-page app on another origin signs the user in with PKCE as a publi
   // The athlete has a ride with power.
   const athlete = await createTestUser(service, { first_name: 'Ada' });
   const uploadToken = await tokenFor(service, athlete, ['data:write', 'data:read']);
-  const [source] = await uploadAndWait(service, uploadToken, [{ name: 'ride.fit', bytes: new Uint8Array(readFileSync(`${fixturesDir()}/fit/4078723797.fit`)) }]);
+  const [source] = await uploadAndWait(service, uploadToken, [
+    { name: 'ride.fit', bytes: new Uint8Array(readFileSync(`${fixturesDir()}/fit/4078723797.fit`)) },
+  ]);
   t.is(source.status, 'processed');
   const activityId = source.activity_ids[0] as string;
 
@@ -97,7 +99,7 @@ test('a single-page app on another origin signs the user in with PKCE as a publi
   t.regex(state.cookie.preflighted, /^blocked/, 'not after a preflight either');
 
   t.deepEqual(state.revoke, { status: 200 });
-  t.is(state.afterRevoke.status, 401, 'the revoked grant\'s access token is refused');
+  t.is(state.afterRevoke.status, 401, "the revoked grant's access token is refused");
   t.regex(state.afterRevoke.wwwAuthenticate, /^Bearer error="invalid_token"/);
   t.truthy(state.afterRevoke.body.detail);
   t.like(state.refreshAfterRevoke, { status: 400, error: 'invalid_grant' });
@@ -108,6 +110,11 @@ test('a single-page app on another origin signs the user in with PKCE as a publi
   await page.context().close();
 
   // Seen from outside the browser too: the grant is gone.
-  const grants = await service.deps.db.selectFrom('grants').select('id').where('user_id', '=', athlete.id).where('application_id', '=', spa.clientId).execute();
+  const grants = await service.deps.db
+    .selectFrom('grants')
+    .select('id')
+    .where('user_id', '=', athlete.id)
+    .where('application_id', '=', spa.clientId)
+    .execute();
   t.deepEqual(grants, []);
 });

@@ -9,7 +9,15 @@ import { yazlZip } from './helpers/zip.ts';
 import { collectErrors, phoneAndDesktop, type ExpectedFailure } from './helpers/page-checks.ts';
 
 // Callbacks run in Chromium; this project's TypeScript has no DOM library, so what they use is declared here.
-type El = { dataset: Record<string, string | undefined>; hidden: boolean; value: number; textContent: string | null; querySelector(s: string): El | null; querySelectorAll(s: string): Iterable<El>; getAttribute(n: string): string | null };
+type El = {
+  dataset: Record<string, string | undefined>;
+  hidden: boolean;
+  value: number;
+  textContent: string | null;
+  querySelector(s: string): El | null;
+  querySelectorAll(s: string): Iterable<El>;
+  getAttribute(n: string): string | null;
+};
 declare const document: { documentElement: { scrollWidth: number }; querySelectorAll(s: string): Iterable<El> };
 declare class DataTransfer {
   items: { add(file: File): void };
@@ -63,10 +71,14 @@ test('an athlete uploads three real files and a damaged one: per-file progress, 
     ...THREE.map((name) => ({ name, mimeType: 'application/octet-stream', buffer: fixture(name) })),
     { name: 'damaged.fit', mimeType: 'application/octet-stream', buffer: corruptFit() },
   ]);
-  await page.waitForFunction(() => {
-    const items = [...document.querySelectorAll('#uploads li.upload-item')];
-    return items.length === 4 && items.every((li) => ['processed', 'failed'].includes(li.dataset.state!));
-  }, undefined, { timeout: 60_000 });
+  await page.waitForFunction(
+    () => {
+      const items = [...document.querySelectorAll('#uploads li.upload-item')];
+      return items.length === 4 && items.every((li) => ['processed', 'failed'].includes(li.dataset.state!));
+    },
+    undefined,
+    { timeout: 60_000 },
+  );
 
   const rows = await page.$$eval('#uploads li.upload-item', (elements) =>
     (elements as unknown as El[]).map((li) => ({
@@ -96,7 +108,11 @@ test('an athlete uploads three real files and a damaged one: per-file progress, 
     } else {
       t.is(row.state, 'processed', row.file);
       t.true(source.activity_ids.length >= 1);
-      t.deepEqual(row.links, source.activity_ids.map((id) => `/activities/${id}`), row.file);
+      t.deepEqual(
+        row.links,
+        source.activity_ids.map((id) => `/activities/${id}`),
+        row.file,
+      );
     }
   }
 
@@ -113,7 +129,13 @@ test('a file dropped on the page is uploaded with the chosen sport', async (t) =
   const { token, page, console } = await signedIn('/upload');
   await page.selectOption('#sport', 'running');
   // A CSV without a sport column: the upload needs the sport field.
-  const csv = ['timestamp,heart_rate,speed', ...Array.from({ length: 120 }, (_, i) => `${new Date(Date.UTC(2025, 3, 2, 7, 0, i)).toISOString().replace('Z', '+00:00')},${120 + (i % 10)},3.1`)].join('\n');
+  const csv = [
+    'timestamp,heart_rate,speed',
+    ...Array.from(
+      { length: 120 },
+      (_, i) => `${new Date(Date.UTC(2025, 3, 2, 7, 0, i)).toISOString().replace('Z', '+00:00')},${120 + (i % 10)},3.1`,
+    ),
+  ].join('\n');
   const dataTransfer = await page.evaluateHandle((text) => {
     const dt = new DataTransfer();
     dt.items.add(new File([text], 'morning-run.csv', { type: 'text/csv' }));
@@ -136,7 +158,10 @@ test('more than 10 files or another extension are refused in the page; a file th
   t.true(await page.$eval('#upload-error', (el) => (el as unknown as El).hidden));
 
   const small = fixture('2016-05-23_18-14-30_4_25.fit');
-  await page.setInputFiles('#files', Array.from({ length: 11 }, (_, i) => ({ name: `ride-${i}.fit`, mimeType: 'application/octet-stream', buffer: small })));
+  await page.setInputFiles(
+    '#files',
+    Array.from({ length: 11 }, (_, i) => ({ name: `ride-${i}.fit`, mimeType: 'application/octet-stream', buffer: small })),
+  );
   t.is(await page.textContent('#upload-error'), 'You chose 11 files: upload at most 10 at a time. Nothing was uploaded.');
   t.false(await page.$eval('#upload-error', (el) => (el as unknown as El).hidden));
 
@@ -144,13 +169,19 @@ test('more than 10 files or another extension are refused in the page; a file th
     { name: 'ride.fit', mimeType: 'application/octet-stream', buffer: small },
     { name: 'route.gpx', mimeType: 'application/gpx+xml', buffer: Buffer.from('<gpx/>') },
   ]);
-  t.regex((await page.textContent('#upload-error'))!, /^Not a \.fit, \.csv, \.fit\.gz, \.csv\.gz file: route\.gpx\. Nothing was uploaded\.$/);
+  t.regex(
+    (await page.textContent('#upload-error'))!,
+    /^Not a \.fit, \.csv, \.fit\.gz, \.csv\.gz file: route\.gpx\. Nothing was uploaded\.$/,
+  );
   t.is(await page.$$eval('#uploads li', (items) => items.length), 0);
   t.deepEqual((await api(suite.service, token, 'GET', '/api/v1/sources/')).body, [], 'nothing was sent');
 
   // A PNG named .fit passes the page's check; the server answers 422 with a detail naming it.
   console.expect(/\/api\/v1\/activities\/upload$/, 422);
-  const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4f80000000049454e44ae426082', 'hex');
+  const png = Buffer.from(
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4f80000000049454e44ae426082',
+    'hex',
+  );
   await page.setInputFiles('#files', [{ name: 'photo.fit', mimeType: 'application/octet-stream', buffer: png }]);
   t.true(await page.$eval('#upload-error', (el) => (el as unknown as El).hidden), 'a valid selection clears the refusal');
   const row = await page.waitForSelector('li.upload-item[data-file="photo.fit"][data-state="failed"]');

@@ -14,7 +14,10 @@ const suite = browserSuite(test);
 
 /** Errors of a page (page-checks.ts), except failed loads of `expectedUrls` (a broken image, a 404 page the test asks for). */
 function watch(page: Page, csp: string[], expectedUrls: string[] = []) {
-  const errors = collectErrors(page, expectedUrls.map((url) => ({ url, status: 404 })));
+  const errors = collectErrors(
+    page,
+    expectedUrls.map((url) => ({ url, status: 404 })),
+  );
   return (t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }) => {
     t.deepEqual(errors, [], 'no console or page errors');
     t.deepEqual(csp, [], 'no CSP violations');
@@ -27,7 +30,14 @@ test("the consent screen's Deny looks different from Allow, and a broken applica
   const app = await createTestApplication(suite.service, user, { name: 'ride log', image: broken });
   const { page, csp } = await openPage(suite.browser);
   const check = watch(page, csp, [broken]);
-  const path = authorizePath({ response_type: 'code', client_id: app.id, redirect_uri: 'https://app.example/callback', scope: 'data:read', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+  const path = authorizePath({
+    response_type: 'code',
+    client_id: app.id,
+    redirect_uri: 'https://app.example/callback',
+    scope: 'data:read',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  });
   await signIn(page, suite.service.url, user.email, path);
   await page.waitForSelector('#deny');
   const background = (sel: string) => page.$eval(sel, (el) => getComputedStyle(el as unknown as El).backgroundColor);
@@ -47,8 +57,17 @@ test("the consent screen's Deny looks different from Allow, and a broken applica
 test('the directory shows a working application image, and the initial for a broken one', async (t) => {
   const owner = await createTestUser(suite.service);
   const broken = `${suite.service.url}/static/missing-logo.png`;
-  const published = { description: 'Plans rides', url: 'https://app.example', privacy_statement: 'https://app.example/privacy', published: true };
-  const good = await createTestApplication(suite.service, owner, { name: 'Good icon', image: `${suite.service.url}/static/favicon.svg`, ...published } as never);
+  const published = {
+    description: 'Plans rides',
+    url: 'https://app.example',
+    privacy_statement: 'https://app.example/privacy',
+    published: true,
+  };
+  const good = await createTestApplication(suite.service, owner, {
+    name: 'Good icon',
+    image: `${suite.service.url}/static/favicon.svg`,
+    ...published,
+  } as never);
   const bad = await createTestApplication(suite.service, owner, { name: 'Bad icon', image: broken, ...published } as never);
   const { page, csp } = await openPage(suite.browser);
   const check = watch(page, csp, [broken]);
@@ -57,9 +76,18 @@ test('the directory shows a working application image, and the initial for a bro
   t.is(await page.textContent(`li[data-application-id="${bad.id}"] .app-icon-fallback`), 'B');
   t.true(await page.$eval(`li[data-application-id="${bad.id}"] img`, (el) => (el as unknown as El).hidden));
   // The working image covers its fallback and stays.
-  await page.waitForFunction((id) => (document as unknown as { querySelector(s: string): { complete: boolean; naturalWidth: number } }).querySelector(`li[data-application-id="${id}"] img`).naturalWidth > 0, good.id);
+  await page.waitForFunction(
+    (id) =>
+      (document as unknown as { querySelector(s: string): { complete: boolean; naturalWidth: number } }).querySelector(
+        `li[data-application-id="${id}"] img`,
+      ).naturalWidth > 0,
+    good.id,
+  );
   t.false(await page.$eval(`li[data-application-id="${good.id}"] img`, (el) => (el as unknown as El).hidden));
-  t.is(await page.$eval(`li[data-application-id="${good.id}"] .app-icon-frame`, (el) => (el as unknown as El).dataset.broken ?? null), null);
+  t.is(
+    await page.$eval(`li[data-application-id="${good.id}"] .app-icon-frame`, (el) => (el as unknown as El).dataset.broken ?? null),
+    null,
+  );
   await phoneAndDesktop(t, page, 'directory');
   check(t);
   await page.context().close();
@@ -69,7 +97,10 @@ test("a signed-in user's error pages show their name and Sign out, not Sign in",
   const user = await createTestUser(suite.service, { first_name: 'Ada', last_name: 'Lovelace' });
   const { page, csp } = await openPage(suite.browser);
   // Chromium logs the 404 answers of the pages this test opens on purpose; nothing else may be logged.
-  const check = watch(page, csp, [`${suite.service.url}/no-such-page`, `${suite.service.url}/activities/00000000-0000-4000-8000-000000000000`]);
+  const check = watch(page, csp, [
+    `${suite.service.url}/no-such-page`,
+    `${suite.service.url}/activities/00000000-0000-4000-8000-000000000000`,
+  ]);
   await signIn(page, suite.service.url, user.email, '/activities');
   await page.waitForURL((u) => u.pathname === '/activities');
   for (const where of ['/no-such-page', '/activities/00000000-0000-4000-8000-000000000000']) {

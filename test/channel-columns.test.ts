@@ -34,7 +34,12 @@ function power(length: number, seed: number, fraction = false): Float64Array {
 }
 
 /** Write a sample file and describe it as a listing does. */
-async function activity(root: string, length: number, seed: number, opts: { stamp?: number; fraction?: boolean } = {}): Promise<ColumnActivity> {
+async function activity(
+  root: string,
+  length: number,
+  seed: number,
+  opts: { stamp?: number; fraction?: boolean } = {},
+): Promise<ColumnActivity> {
   const id = randomUUID();
   const file = path.join(root, 'samples', `${id}.parquet`);
   await store.writeSampleFile(file, { start: Date.UTC(2024, 0, 1), length, channels: { power: power(length, seed, opts.fraction) } });
@@ -48,7 +53,12 @@ function fresh(root: string, lock = processLock()) {
 /** Each activity's values as the sample files give them (gaps as 0): what a column must hold. */
 async function expected(activities: ColumnActivity[]): Promise<Float64Array[]> {
   const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
-  await readChannelInto(store, activities.map((a) => a.path), 'power', values);
+  await readChannelInto(
+    store,
+    activities.map((a) => a.path),
+    'power',
+    values,
+  );
   let at = 0;
   return activities.map((a) => values.slice(at, (at += a.samples)));
 }
@@ -56,7 +66,9 @@ async function expected(activities: ColumnActivity[]): Promise<Float64Array[]> {
 function samePlaced(t: ExecutionContext, place: ColumnPlace, want: Float64Array[]) {
   const slices = readColumnSlices(place);
   t.is(slices.from.length, want.length);
-  want.forEach((w, i) => t.deepEqual(Array.from(slices.values.subarray(slices.from[i]!, slices.from[i]! + slices.length[i]!)), Array.from(w), `activity ${i}`));
+  want.forEach((w, i) =>
+    t.deepEqual(Array.from(slices.values.subarray(slices.from[i]!, slices.from[i]! + slices.length[i]!)), Array.from(w), `activity ${i}`),
+  );
 }
 
 const columnFiles = async (root: string) => (await readdir(path.join(root, 'columns'))).sort();
@@ -79,7 +91,7 @@ test('place fills the column from the sample files once: gaps as 0, any subset i
   samePlaced(t, await fresh(root).place(USER, 'power', [activities[2]!, activities[0]!]), [want[2]!, want[0]!]);
 });
 
-test('an arrival appends one activity\'s bytes and one record; a new stamp is read again; a deletion zeroes its bytes', async (t) => {
+test("an arrival appends one activity's bytes and one record; a new stamp is read again; a deletion zeroes its bytes", async (t) => {
   const root = await mkdtemp(path.join(dir, 'incremental-'));
   const history = await Promise.all(Array.from({ length: 5 }, (_, i) => activity(root, 2_000 + i, i + 2)));
   const columns = fresh(root);
@@ -90,27 +102,34 @@ test('an arrival appends one activity\'s bytes and one record; a new stamp is re
 
   const added = await activity(root, 1_001, 11);
   await columns.append(USER, 'power', [{ id: added.id, stamp: added.stamp, values: power(1_001, 11) }]);
-  t.is(await size(values) - valuesBefore, Math.ceil((1_001 * 4) / 8) * 8, 'one ride\'s float32 bytes, padded to 8');
-  t.is(await size(log) - logBefore, RECORD_BYTES);
+  t.is((await size(values)) - valuesBefore, Math.ceil((1_001 * 4) / 8) * 8, "one ride's float32 bytes, padded to 8");
+  t.is((await size(log)) - logBefore, RECORD_BYTES);
   const all = [...history, added];
   samePlaced(t, await columns.place(USER, 'power', all), await expected(all));
   // Appending the same activity again (a retried job) adds nothing.
   await columns.append(USER, 'power', [{ id: added.id, stamp: added.stamp, values: power(1_001, 11) }]);
-  t.is(await size(log) - logBefore, RECORD_BYTES);
+  t.is((await size(log)) - logBefore, RECORD_BYTES);
 
   // Re-derived (new stamp, new sample file): the column reads it again.
-  await store.writeSampleFile(history[1]!.path, { start: Date.UTC(2024, 0, 1), length: history[1]!.samples, channels: { power: power(history[1]!.samples, 99, true) } });
+  await store.writeSampleFile(history[1]!.path, {
+    start: Date.UTC(2024, 0, 1),
+    length: history[1]!.samples,
+    channels: { power: power(history[1]!.samples, 99, true) },
+  });
   const restamped = { ...history[1]!, stamp: 2 };
   const now = [history[0]!, restamped, added];
   samePlaced(t, await columns.place(USER, 'power', now), await expected(now));
 
   // A deletion: a tombstone, and the entry's bytes are zeros on disk.
   const victim = history[3]!;
-  const entry = (await columns.place(USER, 'power', [victim]));
+  const entry = await columns.place(USER, 'power', [victim]);
   await columns.remove(USER, [victim.id]);
   const bytes = await readFile(values);
   const start = entry.offset[0]!;
-  t.true(bytes.subarray(start, start + victim.samples * 4).every((b) => b === 0), 'the deleted activity\'s samples are overwritten');
+  t.true(
+    bytes.subarray(start, start + victim.samples * 4).every((b) => b === 0),
+    "the deleted activity's samples are overwritten",
+  );
   t.false((await columns.held(USER, 'power')).has(victim.id));
   t.true((await columns.held(USER, 'power')).has(history[4]!.id));
   samePlaced(t, await columns.place(USER, 'power', [history[4]!, history[2]!]), await expected([history[4]!, history[2]!]));
@@ -132,10 +151,14 @@ test('dead bytes beyond the live ones are compacted into a new generation; the o
   t.is(await size(path.join(root, 'columns', 'power.2.log')), 2 * RECORD_BYTES);
   samePlaced(t, placed, await expected([keep, churn]));
   // The first generation's readers still read it (kept until the next compaction).
-  samePlaced(t, { ...first, offset: first.offset.subarray(0, 1), length: first.length.subarray(0, 1), width: first.width.subarray(0, 1) }, await expected([keep]));
+  samePlaced(
+    t,
+    { ...first, offset: first.offset.subarray(0, 1), length: first.length.subarray(0, 1), width: first.width.subarray(0, 1) },
+    await expected([keep]),
+  );
 });
 
-test('a deletion zeroes the activity\'s bytes in every generation on disk, the one kept for readers in flight included', async (t) => {
+test("a deletion zeroes the activity's bytes in every generation on disk, the one kept for readers in flight included", async (t) => {
   const root = await mkdtemp(path.join(dir, 'delete-gens-'));
   const gone = await activity(root, 3_000, 11);
   const churn = await activity(root, 200_000, 5, { fraction: true });
@@ -205,7 +228,13 @@ test('a `.current` file is read again whenever it was replaced, and only then', 
   await writeFileAtomic(file, Buffer.from('3\n'));
   t.is(await currentNumber(file), 3);
   t.is(await currentNumber(file), 3, 'unchanged: the same answer');
-  for (const [text, want] of [['4\n', 4], ['5\n', 5], ['x\n', undefined], ['0\n', undefined], ['12\n', 12]] as const) {
+  for (const [text, want] of [
+    ['4\n', 4],
+    ['5\n', 5],
+    ['x\n', undefined],
+    ['0\n', undefined],
+    ['12\n', 12],
+  ] as const) {
     await writeFileAtomic(file, Buffer.from(text));
     t.is(await currentNumber(file), want, `replaced by ${JSON.stringify(text)}`);
   }
@@ -224,18 +253,32 @@ test('concurrent fills of one column, in one process or two sharing the lock, st
   const places = await Promise.all([a, a, b, b].map((c, i) => c.place(USER, 'power', i % 2 ? activities : [...activities].reverse())));
   places.forEach((p, i) => samePlaced(t, p, i % 2 ? want : [...want].reverse()));
   t.is(await size(path.join(root, 'columns', 'power.1.log')), 6 * RECORD_BYTES, 'one record per activity');
-  t.is(await size(path.join(root, 'columns', 'power.1.values')), want.reduce((n, w) => n + Math.ceil((w.length * 4) / 8) * 8, 0));
+  t.is(
+    await size(path.join(root, 'columns', 'power.1.values')),
+    want.reduce((n, w) => n + Math.ceil((w.length * 4) / 8) * 8, 0),
+  );
 });
 
-test('the pool\'s threads read their chunk from the column file: the after-curves equal those computed from copies', async (t) => {
+test("the pool's threads read their chunk from the column file: the after-curves equal those computed from copies", async (t) => {
   const root = await mkdtemp(path.join(dir, 'pool-'));
   const activities = [await activity(root, 3_000, 3), await activity(root, 2_000, 7, { fraction: true }), await activity(root, 2_500, 5)];
   const place = await fresh(root).place(USER, 'power', activities);
   const pool = createEnginePool({ threads: 2 });
   try {
     const input = { thresholds: Float64Array.of(0, 50_000), durations: Int32Array.of(1, 5, 60, 600), step: 1 };
-    const copy = (p: ColumnPlace, file = p.file): ColumnPlace => ({ file, offset: p.offset.slice(), length: p.length.slice(), width: p.width.slice() });
-    const got = await pool.run({ task: 'after-column', place: copy(place), ...input, thresholds: input.thresholds.slice(), durations: input.durations.slice() });
+    const copy = (p: ColumnPlace, file = p.file): ColumnPlace => ({
+      file,
+      offset: p.offset.slice(),
+      length: p.length.slice(),
+      width: p.width.slice(),
+    });
+    const got = await pool.run({
+      task: 'after-column',
+      place: copy(place),
+      ...input,
+      thresholds: input.thresholds.slice(),
+      durations: input.durations.slice(),
+    });
     const copies = await expected(activities);
     const from = new Int32Array(3);
     const packed = new Float64Array(copies.reduce((n, c) => n + c.length, 0));
@@ -251,7 +294,11 @@ test('the pool\'s threads read their chunk from the column file: the after-curve
 
 test('a fill larger than one batch (2 M samples) is read and appended batch by batch, in the order asked', async (t) => {
   const root = await mkdtemp(path.join(dir, 'batches-'));
-  const activities = [await activity(root, 1_500_000, 3), await activity(root, 900_000, 5, { fraction: true }), await activity(root, 40_000, 7)];
+  const activities = [
+    await activity(root, 1_500_000, 3),
+    await activity(root, 900_000, 5, { fraction: true }),
+    await activity(root, 40_000, 7),
+  ];
   const columns = fresh(root);
   const place = await columns.place(USER, 'power', activities);
   samePlaced(t, place, await expected(activities));
@@ -260,8 +307,7 @@ test('a fill larger than one batch (2 M samples) is read and appended batch by b
   t.is(await size(path.join(root, 'columns', 'power.1.log')), 3 * RECORD_BYTES);
 });
 
-
-test('recordKey: a UUID\'s 32 lowercase hex digits, whatever its case; anything else is refused', (t) => {
+test("recordKey: a UUID's 32 lowercase hex digits, whatever its case; anything else is refused", (t) => {
   t.is(recordKey('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');
   t.is(recordKey('0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');
   t.is(recordKey('0190a1b2c3d47e5f8a9b0c1d2e3f4a5b'), '0190a1b2c3d47e5f8a9b0c1d2e3f4a5b');

@@ -32,7 +32,11 @@ function history(t: { teardown(fn: () => void): void }, opts: { corrupt?: boolea
 
 /** What is stored for a backfill: its sources by status, and the failed ones' codes by file name. */
 async function stored(backfillId: string) {
-  const rows = await service.deps.db.selectFrom('sources').select(['filename', 'status', 'error_code']).where('backfill_id', '=', backfillId).execute();
+  const rows = await service.deps.db
+    .selectFrom('sources')
+    .select(['filename', 'status', 'error_code'])
+    .where('backfill_id', '=', backfillId)
+    .execute();
   return {
     loaded: rows.filter((r) => r.status === 'processed').length,
     failed: rows.filter((r) => r.status === 'failed').length,
@@ -61,7 +65,10 @@ test.serial('--json: one object per line; the summary agrees with what is stored
   const user = await createTestUser(service);
   const run = await runCli(env(), 'backfill', '--user', user.email, history(t), '--wait', '--json');
   t.is(run.code, 3, run.stderr);
-  const lines = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = run.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   t.like(lines[0], { event: 'scanned', user_id: user.id, total: 3, skipped: 1, queued: 3 });
   const summary = lines.at(-1)!;
   for (const p of lines.slice(1, -1)) {
@@ -72,7 +79,17 @@ test.serial('--json: one object per line; the summary agrees with what is stored
     t.is((p.loaded as number) + (p.failed as number) + (p.waiting as number), 3);
   }
   const db = await stored(lines[0]!.backfill_id as string);
-  t.like(summary, { event: 'summary', status: 'completed', loaded: db.loaded, failed: db.failed, total: db.total, waiting: 0, skipped: 1, already_stored: 0, error: null });
+  t.like(summary, {
+    event: 'summary',
+    status: 'completed',
+    loaded: db.loaded,
+    failed: db.failed,
+    total: db.total,
+    waiting: 0,
+    skipped: 1,
+    already_stored: 0,
+    error: null,
+  });
   t.like(summary, { loaded: 2, failed: 1, total: 3 });
   t.is(typeof summary.rate, 'number');
   t.deepEqual(
@@ -83,14 +100,24 @@ test.serial('--json: one object per line; the summary agrees with what is stored
   // Again: every file is already stored (the failed one too), nothing is loaded twice; exit 0.
   const again = await runCli(env(), 'backfill', '--user', user.email, history(t, { corrupt: false }), '--wait', '--json');
   t.is(again.code, 0, again.stderr);
-  t.like(JSON.parse(again.stdout.trimEnd().split('\n').at(-1)!), { event: 'summary', status: 'completed', loaded: 0, failed: 0, total: 0, already_stored: 2, failures: [] });
+  t.like(JSON.parse(again.stdout.trimEnd().split('\n').at(-1)!), {
+    event: 'summary',
+    status: 'completed',
+    loaded: 0,
+    failed: 0,
+    total: 0,
+    already_stored: 2,
+    failures: [],
+  });
 });
 
 test.serial('on a terminal: a progress bar with the counts, then the failed file', async (t) => {
   if (!existsSync('/usr/bin/script')) return t.fail('script (util-linux) is needed to run the CLI on a pseudo-terminal');
   const user = await createTestUser(service);
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, '--import=tsx', 'bin/cli.ts', 'backfill', '--user', user.email, history(t), '--wait'].map(quote).join(' ');
+  const command = [process.execPath, '--import=tsx', 'bin/cli.ts', 'backfill', '--user', user.email, history(t), '--wait']
+    .map(quote)
+    .join(' ');
   // script -e returns the command's exit status; its output is what the terminal showed.
   const run = await new Promise<{ code: number; out: string }>((resolve) =>
     execFile('/usr/bin/script', ['-qefc', command, '/dev/null'], { env: env(), timeout: 60_000 }, (err, stdout) =>

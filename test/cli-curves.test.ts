@@ -13,18 +13,33 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, REDIS_URL: service.config.REDIS_URL, QUEUE_PREFIX: service.config.QUEUE_PREFIX, DATA_DIR: service.config.DATA_DIR }, ...args);
+const cli = (...args: string[]) =>
+  runCli(
+    {
+      DATABASE_URL: service.config.DATABASE_URL,
+      REDIS_URL: service.config.REDIS_URL,
+      QUEUE_PREFIX: service.config.QUEUE_PREFIX,
+      DATA_DIR: service.config.DATA_DIR,
+    },
+    ...args,
+  );
 
 test('`cli curves --wait` recomputes the missing curves of a user from the sample files, byte for byte', async (t) => {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const [source] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes: readFileSync(join(fixturesDir(), 'fit', '4078723797.fit')) }]);
+  const [source] = await uploadAndWait(service, token, [
+    { name: 'ride.fit', bytes: readFileSync(join(fixturesDir(), 'fit', '4078723797.fit')) },
+  ]);
   const id = source.activity_ids[0] as string;
   const { db } = service.deps;
   const before = await db.selectFrom('activity_curves').selectAll().where('activity_id', '=', id).orderBy('metric').execute();
-  t.deepEqual(before.map((r) => r.metric), ['heart_rate', 'power', 'speed']);
+  t.deepEqual(
+    before.map((r) => r.metric),
+    ['heart_rate', 'power', 'speed'],
+  );
   await db.deleteFrom('activity_curves').where('activity_id', '=', id).execute();
-  const versionBefore = (await db.selectFrom('users').select('data_version').where('id', '=', user.id).executeTakeFirstOrThrow()).data_version;
+  const versionBefore = (await db.selectFrom('users').select('data_version').where('id', '=', user.id).executeTakeFirstOrThrow())
+    .data_version;
 
   const run = await cli('curves', '--user', user.email, '--wait', '--json');
   t.is(run.code, 0, run.stderr);
@@ -34,7 +49,8 @@ test('`cli curves --wait` recomputes the missing curves of a user from the sampl
     after.map((r) => [r.metric, r.encoding, r.level_duration, r.level_start, r.awd]),
     before.map((r) => [r.metric, r.encoding, r.level_duration, r.level_start, r.awd]),
   );
-  const versionAfter = (await db.selectFrom('users').select('data_version').where('id', '=', user.id).executeTakeFirstOrThrow()).data_version;
+  const versionAfter = (await db.selectFrom('users').select('data_version').where('id', '=', user.id).executeTakeFirstOrThrow())
+    .data_version;
   t.true(BigInt(versionAfter) > BigInt(versionBefore), 'cached curve results of the user are invalidated');
 
   const again = await cli('curves', '--user', user.email, '--wait', '--json');

@@ -11,7 +11,8 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: service.config.DATA_DIR }, ...args);
+const cli = (...args: string[]) =>
+  runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: service.config.DATA_DIR }, ...args);
 
 test.serial('create a user, list users, issue a token that authenticates a request', async (t) => {
   const created = await cli('user', 'create', '--email', 'Op@Example.com', '--first-name', 'Opal', '--last-name', 'Rivera', '--json');
@@ -79,18 +80,27 @@ test.serial('keys rotate makes a new active key; the old one stays published', a
   t.is(rotated.code, 0, rotated.stderr);
   const { kid } = JSON.parse(rotated.stdout);
   const after = JSON.parse((await cli('keys', 'list', '--json')).stdout) as { kid: string; active: boolean }[];
-  t.deepEqual(after.filter((k) => k.active).map((k) => k.kid), [kid]);
+  t.deepEqual(
+    after.filter((k) => k.active).map((k) => k.kid),
+    [kid],
+  );
   for (const k of before) t.true(after.some((a) => a.kid === k.kid && !a.active));
   // A running API picks the new key up for verification (unknown kid → reload).
   const token = JSON.parse((await cli('token', 'create', '--user', 'op@example.com', '--scopes', 'profile', '--json')).stdout).access_token;
   t.is((await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
 });
 
-test('a CLI run without the service\'s secrets key stops with a message saying so and issues nothing', async (t) => {
+test("a CLI run without the service's secrets key stops with a message saying so and issues nothing", async (t) => {
   const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'tds-cli-'));
   t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
   await cli('user', 'create', '--email', 'keyless@example.com', '--first-name', 'K', '--last-name', 'L');
-  const run = await runCli({ DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: elsewhere, LOG_LEVEL: 'error' }, 'token', 'create', '--user', 'keyless@example.com');
+  const run = await runCli(
+    { DATABASE_URL: service.config.DATABASE_URL, BASE_URL: service.config.BASE_URL, DATA_DIR: elsewhere, LOG_LEVEL: 'error' },
+    'token',
+    'create',
+    '--user',
+    'keyless@example.com',
+  );
   t.is(run.code, 1);
   t.regex(run.stdout + run.stderr, /cannot be decrypted with this server's secrets key \(SECRETS_KEY, or secrets\.key in DATA_DIR\)/);
   const user = await service.deps.db.selectFrom('users').select('id').where('email', '=', 'keyless@example.com').executeTakeFirstOrThrow();

@@ -46,7 +46,13 @@ function ride(day: number, seconds: number, seed: number): Uint8Array {
         sport: 'cycling',
         start: new Date(Date.UTC(2024, 0, 1, 8) + day * 86_400_000),
         seconds,
-        record: (i) => ({ power: 120 + ((i * seed) % 230), heartRate: 130, cadence: 88, speed: 7 + ((i * seed) % 97) / 37, distance: i * 8 }),
+        record: (i) => ({
+          power: 120 + ((i * seed) % 230),
+          heartRate: 130,
+          cadence: 88,
+          speed: 7 + ((i * seed) % 97) / 37,
+          distance: i * 8,
+        }),
       },
     ],
   });
@@ -54,7 +60,12 @@ function ride(day: number, seconds: number, seed: number): Uint8Array {
 
 async function startOther(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = await startApiProcess(service.config, { PORT: String(port), HOST: '127.0.0.1', CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2' });
+  const child = await startApiProcess(service.config, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CURVE_CACHE_SECONDS: '0',
+    ENGINE_THREADS: '2',
+  });
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
@@ -80,9 +91,12 @@ interface Curve {
 }
 
 async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | 'intensity', after = AFTER): Promise<Curve> {
-  const res = await fetch(`${base}/api/v1/activities/longitudinal-mean-max?metric=${metric}&by=${by}&after=${after.join(',')}&start=${START}&end=${END}&format=json`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
+  const res = await fetch(
+    `${base}/api/v1/activities/longitudinal-mean-max?metric=${metric}&by=${by}&after=${after.join(',')}&start=${START}&end=${END}&format=json`,
+    {
+      headers: { authorization: `Bearer ${token}` },
+    },
+  );
   if (res.status !== 200) throw new Error(`${base}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Curve;
 }
@@ -91,13 +105,23 @@ async function curve(base: string, metric: 'power' | 'speed', by: 'duration' | '
 async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity', after = AFTER) {
   const activities = await activitiesForScan(service.deps.db, user.id, { fromDay: START, toDay: END }, metric);
   const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
-  await readChannelInto(service.deps.engine.samples, activities.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)), metric, values);
+  await readChannelInto(
+    service.deps.engine.samples,
+    activities.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)),
+    metric,
+    values,
+  );
   const from = new Int32Array(activities.length);
   activities.reduce((at, a, i) => ((from[i] = at), at + a.samples), 0);
   const longest = Math.max(...activities.map((a) => a.samples));
   const durations = by === 'duration' ? Int32Array.from(DEFAULT_DURATIONS.filter((d) => d <= longest)) : null;
   const thresholds = Float64Array.from(after, (x) => (metric === 'power' ? x * 1000 : x));
-  const out = longitudinalAfter({ samples: { values, from, length: Int32Array.from(activities, (a) => a.samples) }, thresholds, durations, step: metric === 'power' ? 1 : 0.01 });
+  const out = longitudinalAfter({
+    samples: { values, from, length: Int32Array.from(activities, (a) => a.samples) },
+    thresholds,
+    durations,
+    step: metric === 'power' ? 1 : 0.01,
+  });
   return { activities: activities.map((a) => a.id), starts: activities.map((a) => a.start_time.getTime()), out, durations };
 }
 
@@ -110,13 +134,31 @@ async function agree(t: import('ava').ExecutionContext, label: string) {
     const want = await expected('power', 'duration', after);
     const rows: { value: number; owner: string; start: string }[] = [];
     if (want.out.kind !== 'duration') throw new Error('by duration');
-    want.out.curves.forEach((c) => c.best.forEach((v, k) => v === v && rows.push({ value: v, owner: want.activities[c.owner[k]!]!, start: isoSeconds(want.starts[c.owner[k]!]! + c.start[k]! * 1000) })));
+    want.out.curves.forEach((c) =>
+      c.best.forEach(
+        (v, k) =>
+          v === v &&
+          rows.push({ value: v, owner: want.activities[c.owner[k]!]!, start: isoSeconds(want.starts[c.owner[k]!]! + c.start[k]! * 1000) }),
+      ),
+    );
     for (const base of [service.url, other.url]) {
       const got = await curve(base, 'power', 'duration', after);
       const where = `${label}: after=${after.join(',')} from ${base === service.url ? 'A' : 'B'}`;
-      t.deepEqual(got.power, rows.map((r) => r.value), `${where}: power`);
-      t.deepEqual(got.activity_id, rows.map((r) => r.owner), `${where}: owners`);
-      t.deepEqual(got.start, rows.map((r) => r.start), `${where}: window starts`);
+      t.deepEqual(
+        got.power,
+        rows.map((r) => r.value),
+        `${where}: power`,
+      );
+      t.deepEqual(
+        got.activity_id,
+        rows.map((r) => r.owner),
+        `${where}: owners`,
+      );
+      t.deepEqual(
+        got.start,
+        rows.map((r) => r.start),
+        `${where}: window starts`,
+      );
     }
   }
   const speed = await expected('speed', 'intensity');
@@ -144,7 +186,11 @@ async function heldOnce(channel: string, ids: string[]) {
 
 test.serial('uploads: the ingest job appends each ride to the columns, and both processes answer from them', async (t) => {
   const rides = [ride(10, 1_800, 3), ride(40, 2_400, 5), ride(70, 1_200, 7), ride(100, 3_000, 11), ride(130, 900, 13)];
-  const sources = await uploadAndWait(service, token, rides.map((bytes, i) => ({ name: `r${i}.fit`, bytes })));
+  const sources = await uploadAndWait(
+    service,
+    token,
+    rides.map((bytes, i) => ({ name: `r${i}.fit`, bytes })),
+  );
   const ids = sources.flatMap((s: { activity_ids: string[] }) => s.activity_ids);
   t.is(ids.length, 5);
   const column = await heldOnce('power', ids);
@@ -157,8 +203,12 @@ test.serial('uploads: the ingest job appends each ride to the columns, and both 
   }
   const grid = await heldOnce(AFTER_GRID_CHANNEL, ids);
   t.deepEqual([...grid.keys()].sort(), [...ids].sort(), 'the fatigue grid appended by the ingest job too');
-  for (const id of ids) t.deepEqual(Array.from(grid.get(id)!.values), Array.from(afterGridEntry(column.get(id)!.values)), `the grid holds ${id}'s entry`);
-  t.true([...grid.values()].some((e) => e.values[0]! >= 3), 'a ride reaches 500 kJ');
+  for (const id of ids)
+    t.deepEqual(Array.from(grid.get(id)!.values), Array.from(afterGridEntry(column.get(id)!.values)), `the grid holds ${id}'s entry`);
+  t.true(
+    [...grid.values()].some((e) => e.values[0]! >= 3),
+    'a ride reaches 500 kJ',
+  );
   await agree(t, 'five rides');
   t.is((await service.deps.engine.columns.held(user.id, 'speed')).size, 5, 'the speed request filled its column');
 });
@@ -181,27 +231,46 @@ test.serial('an older ride uploaded late, and a deletion answered by the other p
   await agree(t, 'after a deletion');
 });
 
-test.serial('a lost columns directory is rebuilt from the sample files by concurrent requests to both processes, each activity once', async (t) => {
-  const dir = columnsDir(service.config.DATA_DIR, user.id);
-  const count = (await held()).size;
-  await rm(dir, { recursive: true, force: true });
-  const answers = await Promise.all([service.url, other.url, service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration')));
-  for (const a of answers.slice(1)) t.deepEqual(a, answers[0]);
-  t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'one record per activity: the fills took turns');
-  t.is((await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`)).size, count * RECORD_BYTES, 'the grid (which rules out rides off its points) rebuilt from the power column, one record per activity');
-  const grid = await Promise.all([service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration', GRID_AFTER)));
-  for (const a of grid.slice(1)) t.deepEqual(a, grid[0]);
-  t.is((await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`)).size, count * RECORD_BYTES, 'requests on the grid read it as it was');
-  t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'and the power column too');
-  await agree(t, 'rebuilt');
-});
+test.serial(
+  'a lost columns directory is rebuilt from the sample files by concurrent requests to both processes, each activity once',
+  async (t) => {
+    const dir = columnsDir(service.config.DATA_DIR, user.id);
+    const count = (await held()).size;
+    await rm(dir, { recursive: true, force: true });
+    const answers = await Promise.all(
+      [service.url, other.url, service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration')),
+    );
+    for (const a of answers.slice(1)) t.deepEqual(a, answers[0]);
+    t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'one record per activity: the fills took turns');
+    t.is(
+      (await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`)).size,
+      count * RECORD_BYTES,
+      'the grid (which rules out rides off its points) rebuilt from the power column, one record per activity',
+    );
+    const grid = await Promise.all(
+      [service.url, other.url, other.url, service.url].map((base) => curve(base, 'power', 'duration', GRID_AFTER)),
+    );
+    for (const a of grid.slice(1)) t.deepEqual(a, grid[0]);
+    t.is((await stat(`${dir}/${AFTER_GRID_CHANNEL}.1.log`)).size, count * RECORD_BYTES, 'requests on the grid read it as it was');
+    t.is((await stat(`${dir}/power.1.log`)).size, count * RECORD_BYTES, 'and the power column too');
+    await agree(t, 'rebuilt');
+  },
+);
 
 test.serial('the other process after a request for a range without activities, and another user', async (t) => {
-  const res = await fetch(`${other.url}/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=2020-01-01&end=2020-12-31&format=json`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(
+    `${other.url}/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=2020-01-01&end=2020-12-31&format=json`,
+    { headers: { authorization: `Bearer ${token}` } },
+  );
   t.is(res.status, 200);
   t.deepEqual(((await res.json()) as Curve).power, []);
   const stranger = await createTestUser(service);
-  const theirs = await api(service, await tokenFor(service, stranger, ['data:read']), 'GET', `/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=${START}&end=${END}&format=json`);
+  const theirs = await api(
+    service,
+    await tokenFor(service, stranger, ['data:read']),
+    'GET',
+    `/api/v1/activities/longitudinal-mean-max?metric=power&after=0&start=${START}&end=${END}&format=json`,
+  );
   t.is(theirs.status, 200);
   t.deepEqual(theirs.body.power, [], 'another user sees none of them');
 });

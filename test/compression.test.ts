@@ -10,7 +10,10 @@ import { createBackfill } from '../db/backfills.ts';
 /** A CSV ride of `seconds` s of power and heart rate starting at `stamp` (UTC). */
 function ride(stamp: string, seconds: number) {
   const start = Date.parse(stamp);
-  const lines = Array.from({ length: seconds }, (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)},${120 + (i % 30)}`);
+  const lines = Array.from(
+    { length: seconds },
+    (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)},${120 + (i % 30)}`,
+  );
   return new TextEncoder().encode(`timestamp,power,heart_rate\n${lines.join('\n')}\n`);
 }
 
@@ -50,7 +53,9 @@ test.before(async () => {
   service = await startTestService({ workers: true, env: { BACKFILL_STATUS_SECONDS: '10' } });
   const user = await createTestUser(service);
   token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const [csv] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: ride('2026-03-01T08:00:00Z', 3600) }], { sport: 'cycling' });
+  const [csv] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: ride('2026-03-01T08:00:00Z', 3600) }], {
+    sport: 'cycling',
+  });
   activityId = csv.activity_ids[0];
   const fit = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-03-02T08:00:00Z'), seconds: 1800 }] });
   const [fitSource] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes: fit }]);
@@ -167,7 +172,11 @@ test('Parquet frames and FIT originals are sent as they are; CSV originals, the 
     t.is(res.headers['content-encoding'], 'gzip', path);
     t.true(res.bytes.length < res.text.length / 2, `${path}: ${res.bytes.length} of ${res.text.length}`);
   }
-  t.is((await raw(`${service.url}/docs/assets/favicon-32x32.png`, { 'accept-encoding': 'gzip' })).headers['content-encoding'], undefined, 'an image');
+  t.is(
+    (await raw(`${service.url}/docs/assets/favicon-32x32.png`, { 'accept-encoding': 'gzip' })).headers['content-encoding'],
+    undefined,
+    'an image',
+  );
   const small = await raw(`${service.url}/healthz`, { 'accept-encoding': 'gzip' });
   t.is(small.status, 200);
   t.is(small.headers['content-encoding'], undefined, 'under 1 KiB');
@@ -179,24 +188,36 @@ test('Parquet frames and FIT originals are sent as they are; CSV originals, the 
 });
 
 /** Open the backfill status stream with `coding`; resolves with the first line once it has arrived, and whether the answer had ended by then. */
-function firstLine(bearer: string, coding: 'gzip' | 'br'): Promise<{ line: unknown; ended: boolean; encoding: string | undefined; ms: number }> {
+function firstLine(
+  bearer: string,
+  coding: 'gzip' | 'br',
+): Promise<{ line: unknown; ended: boolean; encoding: string | undefined; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${bearer}`, 'accept-encoding': coding } }, (res) => {
-      let ended = false;
-      res.once('end', () => (ended = true));
-      const decoder = coding === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress();
-      let text = '';
-      decoder.on('data', (chunk: Buffer) => {
-        text += chunk.toString('utf8');
-        const end = text.indexOf('\n');
-        if (end < 0) return;
-        resolve({ line: JSON.parse(text.slice(0, end)), ended, encoding: res.headers['content-encoding'], ms: performance.now() - started });
-        req.destroy();
-      });
-      decoder.on('error', reject);
-      res.pipe(decoder);
-    });
+    const req = http.request(
+      `${service.url}/api/v1/activities/backfill-status`,
+      { headers: { authorization: `Bearer ${bearer}`, 'accept-encoding': coding } },
+      (res) => {
+        let ended = false;
+        res.once('end', () => (ended = true));
+        const decoder = coding === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress();
+        let text = '';
+        decoder.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+          const end = text.indexOf('\n');
+          if (end < 0) return;
+          resolve({
+            line: JSON.parse(text.slice(0, end)),
+            ended,
+            encoding: res.headers['content-encoding'],
+            ms: performance.now() - started,
+          });
+          req.destroy();
+        });
+        decoder.on('error', reject);
+        res.pipe(decoder);
+      },
+    );
     req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
     req.end();
   });

@@ -34,11 +34,17 @@ test.after.always(async () => {
 });
 
 function preflight(url: string, method: string, headers = 'authorization') {
-  return fetch(url, { method: 'OPTIONS', headers: { origin: SPA, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+  return fetch(url, {
+    method: 'OPTIONS',
+    headers: { origin: SPA, 'access-control-request-method': method, 'access-control-request-headers': headers },
+  });
 }
 
 function listOf(header: string | null): string[] {
-  return (header ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  return (header ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 /** What a browser needs to let a page of another origin read the answer, and never credentials. */
@@ -49,19 +55,31 @@ function assertCors(t: ExecutionContext, res: Response, what: string) {
 }
 
 function assertNoCors(t: ExecutionContext, res: Response, what: string) {
-  for (const name of ['access-control-allow-origin', 'access-control-allow-credentials', 'access-control-allow-methods', 'access-control-expose-headers']) {
+  for (const name of [
+    'access-control-allow-origin',
+    'access-control-allow-credentials',
+    'access-control-allow-methods',
+    'access-control-expose-headers',
+  ]) {
     t.is(res.headers.get(name), null, `${what}: no ${name}`);
   }
 }
 
 test('a preflight on a token-protected API path answers 204 without a token: any origin, the methods, the request headers, a max-age', async (t) => {
-  for (const path of ['/api/v1/activities/', '/api/v1/activities/upload', '/api/v1/traces/x', '/api/v1/applications', '/api/v1/not-a-route']) {
+  for (const path of [
+    '/api/v1/activities/',
+    '/api/v1/activities/upload',
+    '/api/v1/traces/x',
+    '/api/v1/applications',
+    '/api/v1/not-a-route',
+  ]) {
     const res = await preflight(service.url + path, path.endsWith('upload') ? 'POST' : 'GET', 'authorization, content-type, if-none-match');
     t.is(res.status, 204, path);
     assertCors(t, res, path);
     t.deepEqual(listOf(res.headers.get('access-control-allow-methods')), ['get', 'head', 'post', 'put', 'delete'], path);
     const allowed = listOf(res.headers.get('access-control-allow-headers'));
-    for (const h of ['authorization', 'content-type', 'if-none-match', 'accept', 'x-request-id']) t.true(allowed.includes(h), `${path} allows ${h}`);
+    for (const h of ['authorization', 'content-type', 'if-none-match', 'accept', 'x-request-id'])
+      t.true(allowed.includes(h), `${path} allows ${h}`);
     t.is(res.headers.get('access-control-max-age'), '7200', path);
     t.truthy(res.headers.get('x-request-id'));
     t.is(await res.text(), '');
@@ -96,7 +114,9 @@ test('discovery and JWKS answer a GET from another origin, with the headers a cl
     assertCors(t, res, path);
     await res.body?.cancel();
   }
-  const discovery = (await (await fetch(`${service.url}/.well-known/openid-configuration`, { headers: { origin: SPA } })).json()) as { token_endpoint: string };
+  const discovery = (await (await fetch(`${service.url}/.well-known/openid-configuration`, { headers: { origin: SPA } })).json()) as {
+    token_endpoint: string;
+  };
   t.is(discovery.token_endpoint, `${service.url}/api/v1/oauth/token`);
 });
 
@@ -108,7 +128,21 @@ test('an API read from another origin carries Access-Control-Allow-Origin and ex
   t.deepEqual(await res.json(), []);
   assertCors(t, res, 'list');
   const exposed = listOf(res.headers.get('access-control-expose-headers'));
-  for (const h of ['refreshed-token', 'etag', 'link', 'location', 'retry-after', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'content-disposition', 'www-authenticate', 'deprecation', 'x-request-id']) {
+  for (const h of [
+    'refreshed-token',
+    'etag',
+    'link',
+    'location',
+    'retry-after',
+    'ratelimit-policy',
+    'ratelimit-limit',
+    'ratelimit-remaining',
+    'ratelimit-reset',
+    'content-disposition',
+    'www-authenticate',
+    'deprecation',
+    'x-request-id',
+  ]) {
     t.true(exposed.includes(h), `exposes ${h}`);
   }
   t.truthy(res.headers.get('ratelimit-remaining'), 'the exposed RateLimit headers are there to read');
@@ -117,7 +151,8 @@ test('an API read from another origin carries Access-Control-Allow-Origin and ex
 test('error answers of the API keep the CORS headers, so the browser app can read them: 401, 403, 404, 422, 429, 500, and OAuth errors', async (t) => {
   const user = await createTestUser(service);
   const profileOnly = await tokenFor(service, user, ['profile']);
-  const get = (url: string, token?: string) => fetch(url, { headers: { origin: SPA, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+  const get = (url: string, token?: string) =>
+    fetch(url, { headers: { origin: SPA, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
 
   const noToken = await get(`${service.url}/api/v1/activities/`);
   t.is(noToken.status, 401);
@@ -170,13 +205,29 @@ test('error answers of the API keep the CORS headers, so the browser app can rea
 test('web pages and forms stay same-origin: no CORS headers, not even on a preflight', async (t) => {
   const user = await createTestUser(service);
   const web = await signedIn(service, user);
-  for (const path of ['/', '/signin', '/signup', '/settings', '/settings/applications', '/activities', '/data', '/docs', '/apps', '/oauth/authorize?client_id=x']) {
+  for (const path of [
+    '/',
+    '/signin',
+    '/signup',
+    '/settings',
+    '/settings/applications',
+    '/activities',
+    '/data',
+    '/docs',
+    '/apps',
+    '/oauth/authorize?client_id=x',
+  ]) {
     const res = await fetch(service.url + path, { headers: { origin: SPA, cookie: web.cookieHeader }, redirect: 'manual' });
     t.true(res.status < 500, `${path} ${res.status}`);
     assertNoCors(t, res, path);
     await res.body?.cancel();
   }
-  for (const [path, method] of [['/signin', 'POST'], ['/settings/profile', 'POST'], ['/oauth/authorize/decision', 'POST'], ['/oauth/authorize', 'GET']] as const) {
+  for (const [path, method] of [
+    ['/signin', 'POST'],
+    ['/settings/profile', 'POST'],
+    ['/oauth/authorize/decision', 'POST'],
+    ['/oauth/authorize', 'GET'],
+  ] as const) {
     const res = await preflight(service.url + path, method, 'content-type');
     t.not(res.status, 204, path);
     assertNoCors(t, res, `preflight ${path}`);
@@ -203,7 +254,7 @@ test('the session cookie gives another origin nothing it can read: no Allow-Cred
   });
   t.is(write.status, 403);
   t.is(write.headers.get('access-control-allow-credentials'), null);
-  t.deepEqual((await (await fetch(`${service.url}/api/v1/applications`, { headers: { cookie: web.cookieHeader } })).json()), []);
+  t.deepEqual(await (await fetch(`${service.url}/api/v1/applications`, { headers: { cookie: web.cookieHeader } })).json(), []);
 });
 
 test('a request without Origin (curl, scripts) gets no CORS headers, only Vary: Origin', async (t) => {

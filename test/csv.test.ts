@@ -16,7 +16,14 @@ async function refusal(t: ExecutionContext, text: string | Uint8Array, sport: st
 
 test('a CSV with offsets: UTC instants, the first row’s offset, metric columns, start and end', async (t) => {
   const rec = await parseCsv(
-    csv(['timestamp,power,heart_rate,cadence,notes', '2026-05-18T17:32:00+02:00,200,120,90,warm', '2026-05-18T17:32:01+02:00,210,,91,', '2026-05-18T17:32:02.5+02:00,220,125,,x'].join('\n')),
+    csv(
+      [
+        'timestamp,power,heart_rate,cadence,notes',
+        '2026-05-18T17:32:00+02:00,200,120,90,warm',
+        '2026-05-18T17:32:01+02:00,210,,91,',
+        '2026-05-18T17:32:02.5+02:00,220,125,,x',
+      ].join('\n'),
+    ),
     'cycling.road',
   );
   t.is(rec.sport, 'cycling.road');
@@ -46,20 +53,30 @@ test('offset forms: Z, ±hh:mm, ±hhmm, ±hh; the first row’s offset is the ac
 });
 
 test('headers: case-insensitive and trimmed; unknown columns ignored; channels without values dropped', async (t) => {
-  const rec = await parseCsv(csv(' TimeStamp , Power ,Speed,Distance,Altitude,lactate,Core_Temperature,SmO2\n2024-01-01T00:00:00Z, 250 ,5.5,0,100,2.1,,\n2024-01-01T00:00:01Z,260,5.6,5.6,101,,,\n'), 'cycling');
+  const rec = await parseCsv(
+    csv(
+      ' TimeStamp , Power ,Speed,Distance,Altitude,lactate,Core_Temperature,SmO2\n2024-01-01T00:00:00Z, 250 ,5.5,0,100,2.1,,\n2024-01-01T00:00:01Z,260,5.6,5.6,101,,,\n',
+    ),
+    'cycling',
+  );
   t.deepEqual(Object.keys(rec.channels), ['power', 'speed', 'altitude', 'distance'], 'in CHANNELS order');
   t.deepEqual(values(rec.channels.power), [250, 260], 'cells trimmed');
   t.deepEqual(values(rec.channels.speed), [5.5, 5.6]);
 });
 
 test('numbers: signs, fractions and exponents', async (t) => {
-  const rec = await parseCsv(csv('timestamp,altitude,temperature\n2024-01-01T00:00:00Z,-12.5,+3\n2024-01-01T00:00:01Z,.5,1e1\n2024-01-01T00:00:02Z,7.,2.5E-1\n'), 'hiking');
+  const rec = await parseCsv(
+    csv('timestamp,altitude,temperature\n2024-01-01T00:00:00Z,-12.5,+3\n2024-01-01T00:00:01Z,.5,1e1\n2024-01-01T00:00:02Z,7.,2.5E-1\n'),
+    'hiking',
+  );
   t.deepEqual(values(rec.channels.altitude), [-12.5, 0.5, 7]);
   t.deepEqual(values(rec.channels.temperature), [3, 10, 0.25]);
 });
 
 test('sport: the form field, else the first non-empty sport cell; normalised', async (t) => {
-  const file = csv('timestamp,sport,power\n2024-01-01T00:00:00Z,,1\n2024-01-01T00:00:01Z,Cycling.Trainer,2\n2024-01-01T00:00:02Z,running,3\n');
+  const file = csv(
+    'timestamp,sport,power\n2024-01-01T00:00:00Z,,1\n2024-01-01T00:00:01Z,Cycling.Trainer,2\n2024-01-01T00:00:02Z,running,3\n',
+  );
   t.is((await parseCsv(file, null)).sport, 'cycling+stationary', 'the first non-empty cell, legacy name normalised');
   t.is((await parseCsv(file, '')).sport, 'cycling+stationary', 'an empty form field is no form field');
   t.is((await parseCsv(file, 'running.treadmill')).sport, 'running+stationary', 'the form field wins, normalised');
@@ -98,13 +115,20 @@ test('a BOM, CRLF line ends and blank lines', async (t) => {
   const rec = await parseCsv(csv('\uFEFFtimestamp,power\r\n\r\n2024-01-01T00:00:00Z,100\r\n2024-01-01T00:00:01Z,200\r\n\r\n'), 'cycling');
   t.deepEqual(values(rec.channels.power), [100, 200]);
   const crlfError = await refusal(t, '\uFEFFtimestamp,power\r\n2024-01-01T00:00:00Z,100\r\n\r\n2024-01-01T00:00:01Z,abc\r\n');
-  t.deepEqual(crlfError, { code: 'csv_bad_number', message: 'line 4, column power: "abc" is not a number.' }, 'lines counted across CRLF and blank lines');
+  t.deepEqual(
+    crlfError,
+    { code: 'csv_bad_number', message: 'line 4, column power: "abc" is not a number.' },
+    'lines counted across CRLF and blank lines',
+  );
 });
 
 test('bytes that view part of a larger buffer, and a file larger than the 64 KiB chunks', async (t) => {
   // Lap labels in pairs, full of multi-byte characters: a label decoded wrongly where a chunk
   // boundary splits a character would start an extra lap.
-  const rows = Array.from({ length: 20_000 }, (_, i) => `${new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString()},${i % 500},"é€${i >> 1}ü€"`);
+  const rows = Array.from(
+    { length: 20_000 },
+    (_, i) => `${new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString()},${i % 500},"é€${i >> 1}ü€"`,
+  );
   const text = csv(`timestamp,power,lap\n${rows.join('\n')}\n`);
   const padded = new Uint8Array(text.length + 16);
   padded.set(text, 8);
@@ -139,7 +163,10 @@ test('csv_duplicate_column: a column named twice', async (t) => {
   const { code, message } = await refusal(t, 'timestamp,Power,power\n2024-01-01T00:00:00Z,1,2\n');
   t.is(code, 'csv_duplicate_column');
   t.is(message, 'line 1: the header names the power column twice ("Power" and "power").');
-  await t.notThrowsAsync(parseCsv(csv('timestamp,notes,notes,power\n2024-01-01T00:00:00Z,a,b,1\n'), 'cycling'), 'ignored columns may repeat');
+  await t.notThrowsAsync(
+    parseCsv(csv('timestamp,notes,notes,power\n2024-01-01T00:00:00Z,a,b,1\n'), 'cycling'),
+    'ignored columns may repeat',
+  );
 });
 
 test('csv_naive_timestamp: an instant without a UTC offset', async (t) => {
@@ -172,28 +199,44 @@ test('csv_invalid_timestamp: not an ISO 8601 date-time, an impossible date, an o
 test('csv_unordered_timestamps: timestamps must strictly increase', async (t) => {
   const duplicate = await refusal(t, 'timestamp,power\n2024-01-01T00:00:00Z,1\n2024-01-01T00:00:01Z,2\n2024-01-01T02:00:01+02:00,3\n');
   t.is(duplicate.code, 'csv_unordered_timestamps');
-  t.is(duplicate.message, 'line 4: timestamp "2024-01-01T02:00:01+02:00" is not after the previous row\'s "2024-01-01T00:00:01Z" (line 3); timestamps must strictly increase.');
+  t.is(
+    duplicate.message,
+    'line 4: timestamp "2024-01-01T02:00:01+02:00" is not after the previous row\'s "2024-01-01T00:00:01Z" (line 3); timestamps must strictly increase.',
+  );
   t.is((await refusal(t, 'timestamp,power\n2024-01-01T00:00:05Z,1\n2024-01-01T00:00:04Z,2\n')).code, 'csv_unordered_timestamps');
 });
 
 test('csv_bad_number: a metric cell that is not a finite number, with its line and column', async (t) => {
-  t.deepEqual(await refusal(t, 'timestamp,heart_rate,power\n2024-01-01T00:00:00Z,100,1\n2024-01-01T00:00:01Z,100,2\n2024-01-01T00:00:02Z,100,3\n2024-01-01T00:00:03Z,100,abc\n'), {
-    code: 'csv_bad_number',
-    message: 'line 5, column power: "abc" is not a number.',
-  });
+  t.deepEqual(
+    await refusal(
+      t,
+      'timestamp,heart_rate,power\n2024-01-01T00:00:00Z,100,1\n2024-01-01T00:00:01Z,100,2\n2024-01-01T00:00:02Z,100,3\n2024-01-01T00:00:03Z,100,abc\n',
+    ),
+    {
+      code: 'csv_bad_number',
+      message: 'line 5, column power: "abc" is not a number.',
+    },
+  );
   for (const cell of ['NaN', 'Infinity', '0x10', '1,5', '12 W', '--1']) {
     const { code, message } = await refusal(t, `timestamp,Power\n2024-01-01T00:00:00Z,"${cell}"\n`);
     t.is(code, 'csv_bad_number', cell);
     t.is(message, `line 2, column Power: "${cell}" is not a number.`);
   }
-  t.is((await refusal(t, 'timestamp,power\n2024-01-01T00:00:00Z,1e999\n')).message, 'line 2, column power: "1e999" is not a finite number.');
+  t.is(
+    (await refusal(t, 'timestamp,power\n2024-01-01T00:00:00Z,1e999\n')).message,
+    'line 2, column power: "1e999" is not a finite number.',
+  );
 });
 
 test('csv_missing_sport: no form field and no sport in the file', async (t) => {
   const noColumn = await refusal(t, 'timestamp,power\n2024-01-01T00:00:00Z,1\n', null);
   t.is(noColumn.code, 'csv_missing_sport');
   t.regex(noColumn.message, /sport field or a sport column/);
-  t.is((await refusal(t, 'timestamp,sport,power\n2024-01-01T00:00:00Z,,1\n', null)).code, 'csv_missing_sport', 'a sport column without values');
+  t.is(
+    (await refusal(t, 'timestamp,sport,power\n2024-01-01T00:00:00Z,,1\n', null)).code,
+    'csv_missing_sport',
+    'a sport column without values',
+  );
   t.is((await refusal(t, 'timestamp,sport,power\n2024-01-01T00:00:00Z,,1\n', '  ')).code, 'csv_missing_sport', 'a blank form field');
 });
 
@@ -204,7 +247,10 @@ test('csv_invalid_sport: a sport that is not an OpenSportTaxonomy string', async
   const column = await refusal(t, 'timestamp,Sport,power\n2024-01-01T00:00:00Z,,1\n2024-01-01T00:00:01Z,Cycling!,1\n', null);
   t.is(column.code, 'csv_invalid_sport');
   t.true(column.message.startsWith('line 3, column Sport: "Cycling!" is not a sport'), column.message);
-  await t.notThrowsAsync(parseCsv(csv('timestamp,sport,power\n2024-01-01T00:00:00Z,Cycling!,1\n'), 'cycling'), 'the column is not read when the form field gives the sport');
+  await t.notThrowsAsync(
+    parseCsv(csv('timestamp,sport,power\n2024-01-01T00:00:00Z,Cycling!,1\n'), 'cycling'),
+    'the column is not read when the form field gives the sport',
+  );
 });
 
 test('csv_malformed: what csv-parse refuses, with the line', async (t) => {

@@ -80,13 +80,22 @@ const path = (key: keyof typeof a, what: string, query = '') => `/api/v1/activit
 
 /** The frame has exactly these columns (names, order, Parquet types), and its JSON carries the same values (instants as …Z). */
 function checkShape(t: ExecutionContext, answer: FrameAnswer, columns: [string, Kind][]) {
-  t.deepEqual(answer.parquet.schema, columns.map(([name, kind]) => ({ name, kind })), 'Parquet columns and types');
-  t.deepEqual(Object.keys(answer.json), columns.map(([name]) => name), 'JSON columns');
+  t.deepEqual(
+    answer.parquet.schema,
+    columns.map(([name, kind]) => ({ name, kind })),
+    'Parquet columns and types',
+  );
+  t.deepEqual(
+    Object.keys(answer.json),
+    columns.map(([name]) => name),
+    'JSON columns',
+  );
   t.deepEqual(answer.json, answer.parquet.columns as never, 'JSON values equal the Parquet values');
 }
 
 const timestamps = (g: IngestedActivity) => Array.from({ length: g.length }, (_, i) => isoZ(g.start + i * 1000));
-const locals = (g: IngestedActivity) => Array.from({ length: g.length }, (_, i) => isoLocal(g.start + i * 1000 + g.utcOffsetSeconds * 1000));
+const locals = (g: IngestedActivity) =>
+  Array.from({ length: g.length }, (_, i) => isoLocal(g.start + i * 1000 + g.utcOffsetSeconds * 1000));
 const channel = (g: IngestedActivity, name: string) => {
   const c = (g.channels as Record<string, Float64Array | undefined>)[name];
   return c ? nullable(c) : new Array<null>(g.length).fill(null);
@@ -112,7 +121,10 @@ test('/data: default columns (timestamp, timestamp_local, duration, power, speed
     t.deepEqual(c.timestamp, timestamps(g), `${key}: one row per second from the start`);
     t.deepEqual(c.timestamp_local, locals(g), `${key}: local = UTC + the recorded offset`);
     t.is(g.utcOffsetSeconds, 7200, 'the fixtures were recorded at UTC+2');
-    t.true(c.duration!.every((d) => d === 1), `${key}: duration 1 at 1 Hz`);
+    t.true(
+      c.duration!.every((d) => d === 1),
+      `${key}: duration 1 at 1 Hz`,
+    );
     t.deepEqual(c.power, channel(g, 'power'), `${key}: power`);
     t.deepEqual(c.speed, channel(g, 'speed'), `${key}: speed`);
     t.deepEqual(c.heart_rate, channel(g, 'heart_rate'), `${key}: heart_rate`);
@@ -153,7 +165,11 @@ function checkSegments(t: ExecutionContext, answer: FrameAnswer, g: IngestedActi
   const durations = c.duration as number[];
   const values = c[on] as (number | null)[];
   t.true(durations.length < g.length, 'fewer rows than samples');
-  t.is(durations.reduce((s, d) => s + d, 0), g.length, 'segment durations sum to the activity length');
+  t.is(
+    durations.reduce((s, d) => s + d, 0),
+    g.length,
+    'segment durations sum to the activity length',
+  );
   t.is(ms[0], g.start);
   let at = 0;
   let bad = 0;
@@ -174,7 +190,9 @@ function checkSegments(t: ExecutionContext, answer: FrameAnswer, g: IngestedActi
   const grid = [1, 5, 30, 60, 300, 1200, 3600].filter((d) => d <= g.length);
   const exact = plainMeanMax(zeroFilled(g.channels[on]!), grid).best;
   const approx = plainMeanMax(expanded, grid).best;
-  grid.forEach((d, k) => t.true(Math.abs(exact[k]! - approx[k]!) <= tolerance + 1e-9, `mean-max at ${d} s: ${approx[k]} vs exact ${exact[k]}`));
+  grid.forEach((d, k) =>
+    t.true(Math.abs(exact[k]! - approx[k]!) <= tolerance + 1e-9, `mean-max at ${d} s: ${approx[k]} vs exact ${exact[k]}`),
+  );
 }
 
 test('/data segmentation_on=power: rows are segments (duration = length), within 5 W, mean-max within 5 W; other channels are segment means', async (t) => {
@@ -219,7 +237,10 @@ test('/data segmentation_on=speed: within 0.05 m/s', async (t) => {
 test('/data: 422 for segmentation on a channel the activity lacks, an unknown metric or segmentation channel', async (t) => {
   const noPower = await get(service, token, path('nopower', 'data', 'segmentation_on=power'));
   t.is(noPower.status, 422);
-  t.deepEqual(jsonOf(noPower).detail.map((d: { loc: unknown[] }) => d.loc), [['query', 'segmentation_on']]);
+  t.deepEqual(
+    jsonOf(noPower).detail.map((d: { loc: unknown[] }) => d.loc),
+    [['query', 'segmentation_on']],
+  );
   for (const [query, param] of [
     ['metrics=watts', 'metrics'],
     ['metrics=power,bogus', 'metrics'],
@@ -299,9 +320,21 @@ function checkSpeedCurve(t: ExecutionContext, answer: FrameAnswer, g: IngestedAc
 test('/mean-max: metric defaults to power, else speed; metric=speed; a metric the activity lacks is an empty frame', async (t) => {
   const csv = await getFrame(service, token, path('speedcsv', 'mean-max'));
   checkShape(t, csv, MEAN_MAX_SHAPE('speed'));
-  checkSpeedCurve(t, csv, a.speedcsv.grid, DEFAULT_GRID.filter((d) => d <= 300));
+  checkSpeedCurve(
+    t,
+    csv,
+    a.speedcsv.grid,
+    DEFAULT_GRID.filter((d) => d <= 300),
+  );
   // The CSV's speeds are multiples of 0.25: sums are exact, so the curve is identical to the plain one.
-  t.deepEqual(csv.parquet.columns, expectedMeanMax(a.speedcsv.grid, 'speed', DEFAULT_GRID.filter((d) => d <= 300)));
+  t.deepEqual(
+    csv.parquet.columns,
+    expectedMeanMax(
+      a.speedcsv.grid,
+      'speed',
+      DEFAULT_GRID.filter((d) => d <= 300),
+    ),
+  );
   t.is(csv.parquet.columns.speed![0], 6.25);
 
   const noPower = await getFrame(service, token, path('nopower', 'mean-max', 'durations=1,60,3600'));
@@ -416,7 +449,7 @@ test('/accumulated-work-duration: descending levels, seconds at or above each; d
 // ---------------------------------------------------------------------------------------------
 // Auth
 
-test('auth on every per-activity endpoint: 401 without a token, 403 without data:read, 404 for another user\'s, unknown or malformed id', async (t) => {
+test("auth on every per-activity endpoint: 401 without a token, 403 without data:read, 404 for another user's, unknown or malformed id", async (t) => {
   for (const what of ['data', 'mean-max', 'accumulated-work-duration']) {
     const own = path('ride', what);
     const none = await get(service, undefined, own);

@@ -42,8 +42,18 @@ import type { User } from '../db/database.ts';
 const fixture = (name: string) => new Uint8Array(readFileSync(join(fixturesDir(), 'fit', name)));
 
 /** A synthetic one-session FIT file with controlled samples. */
-function synthetic(sport: string, subSport: string | undefined, startIso: string, seconds: number, offset: number, record: (i: number) => RecordFields): Uint8Array {
-  return buildActivityFit({ utcOffsetSeconds: offset, sessions: [{ sport, ...(subSport ? { subSport } : {}), start: new Date(startIso), seconds, record }] });
+function synthetic(
+  sport: string,
+  subSport: string | undefined,
+  startIso: string,
+  seconds: number,
+  offset: number,
+  record: (i: number) => RecordFields,
+): Uint8Array {
+  return buildActivityFit({
+    utcOffsetSeconds: offset,
+    sessions: [{ sport, ...(subSport ? { subSport } : {}), start: new Date(startIso), seconds, record }],
+  });
 }
 
 /**
@@ -55,10 +65,24 @@ function synthetic(sport: string, subSport: string | undefined, startIso: string
  * Speeds are multiples of 0.25 m/s, so every sum is exact.
  */
 const SYNTHETIC = {
-  S1: () => synthetic('cycling', 'road', '2024-03-01T08:00:00Z', 1200, 3600, (i) => ({ power: 250, heartRate: 140, speed: i < 60 ? 12.5 : 8, distance: i * 8 })),
-  S2: () => synthetic('cycling', undefined, '2024-03-05T08:00:00Z', 600, 3600, (i) => ({ power: i < 30 ? 600 : 150, heartRate: i < 30 ? 170 : 130, speed: i < 30 ? 15 : 10, distance: i * 10 })),
-  S3: () => synthetic('running', undefined, '2024-03-05T18:00:00Z', 300, 3600, () => ({ power: 300, heartRate: 160, speed: 4, distance: 0 })),
-  S4: () => synthetic('cycling', undefined, '2024-04-01T07:00:00Z', 1200, 7200, () => ({ power: 250, heartRate: 135, speed: 8, distance: 0 })),
+  S1: () =>
+    synthetic('cycling', 'road', '2024-03-01T08:00:00Z', 1200, 3600, (i) => ({
+      power: 250,
+      heartRate: 140,
+      speed: i < 60 ? 12.5 : 8,
+      distance: i * 8,
+    })),
+  S2: () =>
+    synthetic('cycling', undefined, '2024-03-05T08:00:00Z', 600, 3600, (i) => ({
+      power: i < 30 ? 600 : 150,
+      heartRate: i < 30 ? 170 : 130,
+      speed: i < 30 ? 15 : 10,
+      distance: i * 10,
+    })),
+  S3: () =>
+    synthetic('running', undefined, '2024-03-05T18:00:00Z', 300, 3600, () => ({ power: 300, heartRate: 160, speed: 4, distance: 0 })),
+  S4: () =>
+    synthetic('cycling', undefined, '2024-04-01T07:00:00Z', 1200, 7200, () => ({ power: 250, heartRate: 135, speed: 8, distance: 0 })),
 };
 const REAL = { R1: '4078723797.fit', R2: 'Garmin830_with_Stages.fit', R3: 'SigmaRox11_1.fit', R4: 'HRV-Data.fit' };
 type Key = keyof typeof SYNTHETIC | keyof typeof REAL;
@@ -82,7 +106,15 @@ async function uploadOne(u: User, tok: string, key: string, bytes: Uint8Array): 
   const [source] = await uploadAndWait(service, tok, [{ name: `${key}.fit`, bytes }]);
   if (source.status !== 'processed' || source.activity_ids.length !== 1) throw new Error(`${key}: ${JSON.stringify(source)}`);
   const [grid] = await ingested(bytes);
-  return { key, id: source.activity_ids[0], sport: grid!.sport, start: grid!.start, offset: grid!.utcOffsetSeconds, length: grid!.length, grid: grid! };
+  return {
+    key,
+    id: source.activity_ids[0],
+    sport: grid!.sport,
+    start: grid!.start,
+    offset: grid!.utcOffsetSeconds,
+    length: grid!.length,
+    grid: grid!,
+  };
 }
 
 test.before(async () => {
@@ -94,8 +126,18 @@ test.before(async () => {
     ...Object.entries(SYNTHETIC).map(async ([key, make]) => (acts[key as Key] = await uploadOne(user, token, key, make()))),
   ]);
   // The plan above, as ingested.
-  const expect: Record<Key, string> = { R1: 'cycling', R2: 'cycling', R3: 'cycling.road', R4: 'running', S1: 'cycling.road', S2: 'cycling', S3: 'running', S4: 'cycling' };
-  for (const [key, sport] of Object.entries(expect)) if (acts[key as Key].sport !== sport) throw new Error(`${key} is ${acts[key as Key].sport}`);
+  const expect: Record<Key, string> = {
+    R1: 'cycling',
+    R2: 'cycling',
+    R3: 'cycling.road',
+    R4: 'running',
+    S1: 'cycling.road',
+    S2: 'cycling',
+    S3: 'running',
+    S4: 'cycling',
+  };
+  for (const [key, sport] of Object.entries(expect))
+    if (acts[key as Key].sport !== sport) throw new Error(`${key} is ${acts[key as Key].sport}`);
 });
 test.after.always(() => service?.close());
 
@@ -236,8 +278,16 @@ function expectedLongAwd(list: Act[], metric: 'power' | 'speed' | 'heart_rate') 
 
 /** The frame has exactly these columns (names, order, Parquet types), and its JSON carries the same values. */
 function checkShape(t: ExecutionContext, answer: FrameAnswer, columns: [string, Kind][]) {
-  t.deepEqual(answer.parquet.schema, columns.map(([name, kind]) => ({ name, kind })), 'Parquet columns and types');
-  t.deepEqual(Object.keys(answer.json), columns.map(([name]) => name), 'JSON columns');
+  t.deepEqual(
+    answer.parquet.schema,
+    columns.map(([name, kind]) => ({ name, kind })),
+    'Parquet columns and types',
+  );
+  t.deepEqual(
+    Object.keys(answer.json),
+    columns.map(([name]) => name),
+    'JSON columns',
+  );
   t.deepEqual(answer.json, answer.parquet.columns as never, 'JSON values equal the Parquet values');
 }
 
@@ -269,7 +319,11 @@ function sameColumns(t: ExecutionContext, got: Record<string, unknown[]>, want: 
     const g = got[name] ?? [];
     const w = want[name]!;
     const i = Array.from({ length: Math.max(g.length, w.length) }, (_, k) => k).find((k) => g[k] !== w[k]);
-    t.is(i, undefined, `${label}: ${name} differs first at row ${i} (got ${String(g[i ?? 0])}, want ${String(w[i ?? 0])}; ${g.length} vs ${w.length} rows)`);
+    t.is(
+      i,
+      undefined,
+      `${label}: ${name} differs first at row ${i} (got ${String(g[i ?? 0])}, want ${String(w[i ?? 0])}; ${g.length} vs ${w.length} rows)`,
+    );
   }
 }
 
@@ -297,7 +351,13 @@ test('longitudinal-mean-max: sport filter (cycling matches cycling.road) and sta
   sameColumns(t, spring.parquet.columns, expectedLevels(pick('S1', 'S2', 'S3', 'S4'), 'power'), 'spring');
   const row = (answer: FrameAnswer, level: number) => {
     const i = (answer.parquet.columns.power as number[]).indexOf(level);
-    return i < 0 ? undefined : { duration: answer.parquet.columns.duration![i], activity: answer.parquet.columns.activity_id![i], start: answer.parquet.columns.start![i] };
+    return i < 0
+      ? undefined
+      : {
+          duration: answer.parquet.columns.duration![i],
+          activity: answer.parquet.columns.activity_id![i],
+          start: answer.parquet.columns.start![i],
+        };
   };
   // Levels up to 250 W: S1's 1200 s (S4 ties and is newer); 251–300: the 300 s run; then S2's 600 W start.
   t.deepEqual(row(spring, 250), { duration: 1200, activity: acts.S1.id, start: '2024-03-01T08:00:00Z' });
@@ -364,7 +424,12 @@ test('longitudinal-mean-max after (by=duration by default): one block per after 
 
   // Comma-separated after values; durations; a large after that only the long ride reaches.
   const big = await getFrame(service, token, `${LMM}?${YEAR}&after=100,500&durations=all`);
-  sameColumns(t, big.parquet.columns, expectedByDuration(pick(...IN_2024), [100, 500], allGrid(acts.R3.length)), 'after=100,500 durations=all');
+  sameColumns(
+    t,
+    big.parquet.columns,
+    expectedByDuration(pick(...IN_2024), [100, 500], allGrid(acts.R3.length)),
+    'after=100,500 durations=all',
+  );
   t.true((big.parquet.columns.activity_id as string[]).filter((_, i) => afters[i] === 500).every((id) => id === acts.R3.id));
 
   // The 2024 synthetic activities alone, where the winner is known: after 10 kJ, S2's 600 W part starts 17 s in.
@@ -390,7 +455,12 @@ test('longitudinal-mean-max by=intensity with after: index-free value-indexed ro
   const speed = await getFrame(service, token, `${LMM}?start=2024-03-01&end=2024-04-30&metric=speed&after=0&after=500`);
   checkShape(t, speed, LEVEL_SHAPE('speed', true));
   const four = pick('S1', 'S2', 'S3', 'S4');
-  sameColumns(t, speed.parquet.columns, concatColumns([expectedLevels(four, 'speed', 0), expectedLevels(four, 'speed', 500)]), 'speed after=0,500');
+  sameColumns(
+    t,
+    speed.parquet.columns,
+    concatColumns([expectedLevels(four, 'speed', 0), expectedLevels(four, 'speed', 500)]),
+    'speed after=0,500',
+  );
   // After 500 m, S2's 15 m/s part (30 s, 450 m) is over: the top level is S1's 12.5 m/s (60 s, 750 m), 40 s in.
   const after500 = (speed.parquet.columns.after as number[]).map((a, i) => (a === 500 ? i : -1)).filter((i) => i >= 0);
   const top = after500.at(-1)!;
@@ -556,7 +626,8 @@ test('longitudinal-data: the samples of every matching activity in time order, w
 test('longitudinal-data with overlapping recordings (two devices on one ride): rows in time order, ties by activity id; apart, each activity in turn', async (t) => {
   const other = await createTestUser(service);
   const tok = await tokenFor(service, other, ['data:read', 'data:write']);
-  const ride = (startIso: string, seconds: number, watts: number) => synthetic('cycling', undefined, startIso, seconds, 3600, () => ({ power: watts, heartRate: 140, speed: 8, distance: 0 }));
+  const ride = (startIso: string, seconds: number, watts: number) =>
+    synthetic('cycling', undefined, startIso, seconds, 3600, () => ({ power: watts, heartRate: 140, speed: 8, distance: 0 }));
   // A and B overlap (B starts 5 min into A, with the same timestamps from then on); C is a day later.
   const [a, b, c] = await Promise.all([
     uploadOne(other, tok, 'A', ride('2024-06-01T08:00:00Z', 600, 200)),
@@ -564,13 +635,27 @@ test('longitudinal-data with overlapping recordings (two devices on one ride): r
     uploadOne(other, tok, 'C', ride('2024-06-02T08:00:00Z', 120, 250)),
   ]);
   const answer = await getFrame(service, tok, `${LDATA}?metrics=power`);
-  const rows = [a!, b!, c!].flatMap((x) => Array.from({ length: x.length }, (_, i) => ({ at: x.start + i * 1000, id: x.id, power: x === a ? 200 : x === b ? 300 : 250 })));
+  const rows = [a!, b!, c!].flatMap((x) =>
+    Array.from({ length: x.length }, (_, i) => ({ at: x.start + i * 1000, id: x.id, power: x === a ? 200 : x === b ? 300 : 250 })),
+  );
   rows.sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : 1));
   t.is(answer.parquet.rows, 1320);
-  t.deepEqual(answer.parquet.columns.timestamp, rows.map((r) => isoZ(r.at)));
-  t.deepEqual(answer.parquet.columns.activity_id, rows.map((r) => r.id));
-  t.deepEqual(answer.parquet.columns.power, rows.map((r) => r.power));
-  t.deepEqual(answer.parquet.columns.timestamp_local, rows.map((r) => isoLocal(r.at + 3600_000)));
+  t.deepEqual(
+    answer.parquet.columns.timestamp,
+    rows.map((r) => isoZ(r.at)),
+  );
+  t.deepEqual(
+    answer.parquet.columns.activity_id,
+    rows.map((r) => r.id),
+  );
+  t.deepEqual(
+    answer.parquet.columns.power,
+    rows.map((r) => r.power),
+  );
+  t.deepEqual(
+    answer.parquet.columns.timestamp_local,
+    rows.map((r) => isoLocal(r.at + 3600_000)),
+  );
 
   // Without the overlap (the day after alone, then A and C): one activity after the other.
   const apart = await getFrame(service, tok, `${LDATA}?metrics=power&start=2024-06-02`);
@@ -578,7 +663,8 @@ test('longitudinal-data with overlapping recordings (two devices on one ride): r
 });
 
 test('Parquet answers are saved as <what>.parquet (Content-Disposition); JSON answers carry none', async (t) => {
-  const get = (path: string, accept?: string) => fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) } });
+  const get = (path: string, accept?: string) =>
+    fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) } });
   const curve = await get(`${LMM}?metric=power`);
   t.is(curve.status, 200);
   t.is(curve.headers.get('content-disposition'), 'attachment; filename="longitudinal-mean-max.parquet"');
@@ -600,7 +686,12 @@ test('longitudinal-data segmentation_on=power: one row per segment, its duration
     S3: { at: [0], len: [300] },
     S4: { at: [0], len: [1200] },
   };
-  sameColumns(t, answer.parquet.columns, expectedData(pick('S1', 'S2', 'S3', 'S4'), ['duration', 'power', 'heart_rate'], (a) => segments[a.key]!), 'segments');
+  sameColumns(
+    t,
+    answer.parquet.columns,
+    expectedData(pick('S1', 'S2', 'S3', 'S4'), ['duration', 'power', 'heart_rate'], (a) => segments[a.key]!),
+    'segments',
+  );
   t.deepEqual(answer.parquet.columns.power, [250, 600, 150, 300, 250]);
 
   // The real rides: segments cover each activity exactly, every sample within 5 W of its segment.
@@ -698,18 +789,29 @@ test('intensity-duration model: fitted to the best efforts of the 90 days up to 
   const rmse = Math.sqrt(efforts.reduce((s, [d, y]) => s + (model(d) - y) ** 2, 0) / efforts.length);
   t.true(Math.abs(rmse - parameters.rmse) <= 1e-6 * rmse, `rmse ${parameters.rmse} vs ${rmse} recomputed over the efforts`);
   // Default index: the durations=all grid up to the longest effort (the whole ride); intensities from the documented formula.
-  t.deepEqual(curve.map((p: { duration: number }) => p.duration), allGrid(env.duration[0] as number));
+  t.deepEqual(
+    curve.map((p: { duration: number }) => p.duration),
+    allGrid(env.duration[0] as number),
+  );
   t.is(env.duration[0], acts.R1.length);
-  t.true(curve.every((p: { duration: number; intensity: number }) => Math.abs(p.intensity - model(p.duration)) <= 1e-6 * model(p.duration)));
+  t.true(
+    curve.every((p: { duration: number; intensity: number }) => Math.abs(p.intensity - model(p.duration)) <= 1e-6 * model(p.duration)),
+  );
   t.true(curve[0].intensity > curve.at(-1).intensity, 'decreasing with duration');
 
   const index = await api(service, token, 'GET', `${MODEL}?date=2019-09-20&index=300,60`);
   t.is(index.status, 200);
-  t.deepEqual(index.body.curve.map((p: { duration: number }) => p.duration), [60, 300]);
+  t.deepEqual(
+    index.body.curve.map((p: { duration: number }) => p.duration),
+    [60, 300],
+  );
   t.deepEqual(index.body.parameters, parameters);
   // The window ends at `date`: the day before the ride has nothing; 89 days after it still has the ride, 90 days after not.
   t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-19`)).body, { curve: [], parameters: null });
-  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-12-18&sport=cycling`)).body.parameters, parameters.efforts ? { ...parameters, start: '2019-09-20', end: '2019-12-18' } : null);
+  t.deepEqual(
+    (await api(service, token, 'GET', `${MODEL}?date=2019-12-18&sport=cycling`)).body.parameters,
+    parameters.efforts ? { ...parameters, start: '2019-09-20', end: '2019-12-18' } : null,
+  );
   t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-12-19&sport=cycling`)).body, { curve: [], parameters: null });
   t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-20&sport=running`)).body, { curve: [], parameters: null });
   t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2010-01-01`)).body, { curve: [], parameters: null });
@@ -751,8 +853,14 @@ test('auth on the longitudinal endpoints: 401 without a token, 403 without data:
 test('cache: a change to the activities (upload, delete) shows in the next identical request; concurrent identical requests agree', async (t) => {
   const u = await createTestUser(service);
   const tok = await tokenFor(service, u, ['data:read', 'data:write']);
-  const version = async () => (await service.deps.db.selectFrom('users').select('data_version').where('id', '=', u.id).executeTakeFirstOrThrow()).data_version;
-  const first = await uploadOne(u, tok, 'C1', synthetic('cycling', undefined, '2024-06-01T08:00:00Z', 600, 0, () => ({ power: 200, heartRate: 120 })));
+  const version = async () =>
+    (await service.deps.db.selectFrom('users').select('data_version').where('id', '=', u.id).executeTakeFirstOrThrow()).data_version;
+  const first = await uploadOne(
+    u,
+    tok,
+    'C1',
+    synthetic('cycling', undefined, '2024-06-01T08:00:00Z', 600, 0, () => ({ power: 200, heartRate: 120 })),
+  );
   const path = `${LMM}?format=json`;
   const awdPath = `${LAWD}?format=json`;
   const before = await api(service, tok, 'GET', path);
@@ -763,7 +871,12 @@ test('cache: a change to the activities (upload, delete) shows in the next ident
   t.is(awdBefore.max[0], 600);
   const v1 = await version();
 
-  const better = await uploadOne(u, tok, 'C2', synthetic('cycling', undefined, '2024-06-02T08:00:00Z', 900, 0, () => ({ power: 300, heartRate: 120 })));
+  const better = await uploadOne(
+    u,
+    tok,
+    'C2',
+    synthetic('cycling', undefined, '2024-06-02T08:00:00Z', 900, 0, () => ({ power: 300, heartRate: 120 })),
+  );
   t.true(BigInt(await version()) > BigInt(v1), 'users.data_version is bumped by the upload');
   const after = await api(service, tok, 'GET', path);
   t.is(after.body.power.length, 300, 'the new activity shows at once');
@@ -798,7 +911,16 @@ test('cache: a change to the activities (upload, delete) shows in the next ident
 test('curves job: recomputes deleted activity_curves rows with the same bytes; a second run changes nothing', async (t) => {
   const u = await createTestUser(service);
   const tok = await tokenFor(service, u, ['data:read', 'data:write']);
-  const a = await uploadOne(u, tok, 'D1', synthetic('cycling', undefined, '2024-07-01T08:00:00Z', 400, 0, (i) => ({ power: 100 + (i % 37) * 7, heartRate: 120 + (i % 11), speed: 5 + (i % 4) * 0.5 })));
+  const a = await uploadOne(
+    u,
+    tok,
+    'D1',
+    synthetic('cycling', undefined, '2024-07-01T08:00:00Z', 400, 0, (i) => ({
+      power: 100 + (i % 37) * 7,
+      heartRate: 120 + (i % 11),
+      speed: 5 + (i % 4) * 0.5,
+    })),
+  );
   const db = service.deps.db;
   const rows = () =>
     db
@@ -808,7 +930,10 @@ test('curves job: recomputes deleted activity_curves rows with the same bytes; a
       .orderBy('metric')
       .execute();
   const original = await rows();
-  t.deepEqual(original.map((r) => r.metric), ['heart_rate', 'power', 'speed']);
+  t.deepEqual(
+    original.map((r) => r.metric),
+    ['heart_rate', 'power', 'speed'],
+  );
   const lmm = await getFrame(service, tok, LMM);
   sameColumns(t, lmm.parquet.columns, expectedLevels([a], 'power'), 'before');
 
@@ -860,7 +985,19 @@ test('time limit: a computation over COMPUTE_TIMEOUT_MS answers 503 with Retry-A
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const files = [0, 1, 2].map((k) => {
     const power = Array.from({ length: 21_600 }, () => Math.round(100 + 300 * random()));
-    return { name: `long${k}.fit`, bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date(Date.UTC(2024, 4, 1 + k, 6)), seconds: 21_600, record: (i) => ({ power: power[i], heartRate: 140 }) }] }) };
+    return {
+      name: `long${k}.fit`,
+      bytes: buildActivityFit({
+        sessions: [
+          {
+            sport: 'cycling',
+            start: new Date(Date.UTC(2024, 4, 1 + k, 6)),
+            seconds: 21_600,
+            record: (i) => ({ power: power[i], heartRate: 140 }),
+          },
+        ],
+      }),
+    };
   });
   const limited = await startTestService({ workers: true, env: { COMPUTE_TIMEOUT_MS: '100' } });
   try {
@@ -882,7 +1019,11 @@ test('time limit: a computation over COMPUTE_TIMEOUT_MS answers 503 with Retry-A
     // The same request again is computed again (a timeout is not cached): 503 again, not a cached answer.
     t.is((await get(limited, tok, `${LMM}?start=2024-01-01&end=2024-12-31&after=1&by=intensity`)).status, 503);
     // Light requests still succeed.
-    await poll('a light request to succeed after the timeouts', async () => (await get(limited, tok, `${LMM}?format=json`)).status === 200, 15_000);
+    await poll(
+      'a light request to succeed after the timeouts',
+      async () => (await get(limited, tok, `${LMM}?format=json`)).status === 200,
+      15_000,
+    );
     const light = await api(limited, tok, 'GET', `${LMM}?format=json`);
     t.is(light.body.duration[0], 21_600);
   } finally {
@@ -896,4 +1037,3 @@ test('the 503 detail states the time limit truthfully (COMPUTE_TIMEOUT_MS=100 is
   t.regex(detail, /did not finish/);
   t.notRegex(detail, /within 0 s/, detail);
 });
-

@@ -21,7 +21,8 @@ async function someone(): Promise<{ user: User; token: string }> {
 
 const post = (token: string | undefined, measure: string, body: unknown) => api(service, token, 'POST', `/api/v1/dailies/${measure}`, body);
 const get = (token: string | undefined, measure: string, query = '') => api(service, token, 'GET', `/api/v1/dailies/${measure}${query}`);
-const del = (token: string | undefined, measure: string, query: string) => api(service, token, 'DELETE', `/api/v1/dailies/${measure}${query}`);
+const del = (token: string | undefined, measure: string, query: string) =>
+  api(service, token, 'DELETE', `/api/v1/dailies/${measure}${query}`);
 
 async function store(token: string, measure: string, values: Record<string, number>) {
   for (const [date, value] of Object.entries(values)) {
@@ -64,7 +65,10 @@ test('POST validation: unknown measure, values outside the range (inclusive boun
   const { user, token } = await someone();
   const unknown = await post(token, 'weight', { date: '2026-03-10', value: 70 });
   t.is(unknown.status, 422);
-  t.deepEqual(unknown.body.detail.map((d: { loc: unknown }) => d.loc), [['path', 'measure']]);
+  t.deepEqual(
+    unknown.body.detail.map((d: { loc: unknown }) => d.loc),
+    [['path', 'measure']],
+  );
 
   const cases: [string, unknown, RegExp][] = [
     ['body_mass', -0.1, /0 and 500 kg/],
@@ -82,7 +86,12 @@ test('POST validation: unknown measure, values outside the range (inclusive boun
     t.regex(res.body.detail[0].msg, new RegExp(measure));
   }
   // The bounds themselves are allowed.
-  for (const [measure, value] of [['body_mass', 0], ['body_mass', 500], ['sleep_duration', 86400], ['menstrual_cycle_day', 100]] as const) {
+  for (const [measure, value] of [
+    ['body_mass', 0],
+    ['body_mass', 500],
+    ['sleep_duration', 86400],
+    ['menstrual_cycle_day', 100],
+  ] as const) {
     t.is((await post(token, measure, { date: '2026-03-11', value })).status, 200, `${measure} ${value}`);
   }
 
@@ -100,7 +109,11 @@ test('POST validation: unknown measure, values outside the range (inclusive boun
   for (const [body, loc] of bodies) {
     const res = await post(token, 'body_mass', body);
     t.is(res.status, 422, JSON.stringify(body));
-    t.deepEqual(res.body.detail.map((d: { loc: unknown }) => d.loc), [loc], JSON.stringify(body));
+    t.deepEqual(
+      res.body.detail.map((d: { loc: unknown }) => d.loc),
+      [loc],
+      JSON.stringify(body),
+    );
   }
   t.is((await post(token, 'body_mass', '[1,2]')).status, 422);
   t.is((await post(token, 'body_mass', '{"date":"2026-03-10","value":1e999}')).status, 422, 'not finite');
@@ -117,7 +130,10 @@ test('GET without a range answers the last 30 days, ending today (UTC), oldest f
   const today = res.body[29].date;
   t.true(today === before || today === after);
   t.is(res.body[0].date, addDays(today, -29));
-  t.deepEqual(res.body, Array.from({ length: 30 }, (_, i) => missing(addDays(today, i - 29))));
+  t.deepEqual(
+    res.body,
+    Array.from({ length: 30 }, (_, i) => missing(addDays(today, i - 29))),
+  );
 
   // Only `end`: the 30 days up to it; only `start`: up to today.
   const toEnd = await get(token, 'resting_hr', '?end=2026-03-31');
@@ -136,7 +152,13 @@ test('GET over a range: stored values with their source, missing days in between
   await store(token, 'hrv', { '2026-04-02': 80 });
   const res = await get(token, 'body_fat_pct', '?start=2026-04-01&end=2026-04-05');
   t.is(res.status, 200);
-  t.deepEqual(res.body, [stored('2026-04-01', 15.5), missing('2026-04-02'), stored('2026-04-03', 15.1), missing('2026-04-04'), missing('2026-04-05')]);
+  t.deepEqual(res.body, [
+    stored('2026-04-01', 15.5),
+    missing('2026-04-02'),
+    stored('2026-04-03', 15.1),
+    missing('2026-04-04'),
+    missing('2026-04-05'),
+  ]);
   t.deepEqual((await get(token, 'body_fat_pct', '?start=2026-04-01&end=2026-04-05&interpolate=false')).body, res.body);
   t.deepEqual((await get(token, 'body_fat_pct', '?start=2026-04-10&end=2026-04-10')).body, [stored('2026-04-10', 14)]);
 });
@@ -166,7 +188,13 @@ test('interpolate=true with a single stored value estimates nothing', async (t) 
   const { token } = await someone();
   await store(token, 'hrv', { '2026-06-10': 62 });
   const res = await get(token, 'hrv', '?start=2026-06-08&end=2026-06-12&interpolate=true');
-  t.deepEqual(res.body, [missing('2026-06-08'), missing('2026-06-09'), stored('2026-06-10', 62), missing('2026-06-11'), missing('2026-06-12')]);
+  t.deepEqual(res.body, [
+    missing('2026-06-08'),
+    missing('2026-06-09'),
+    stored('2026-06-10', 62),
+    missing('2026-06-11'),
+    missing('2026-06-12'),
+  ]);
 });
 
 test('interpolate=true at the range edges: stored values outside the range count; after the last stored value days stay missing', async (t) => {
@@ -195,7 +223,10 @@ test('interpolate=true at the range edges: stored values outside the range count
     estimated('2026-07-02', 25560),
   ]);
   // Without interpolate the same range is all missing.
-  t.deepEqual((await get(token, 'sleep_duration', '?start=2026-07-04&end=2026-07-05')).body, [missing('2026-07-04'), missing('2026-07-05')]);
+  t.deepEqual((await get(token, 'sleep_duration', '?start=2026-07-04&end=2026-07-05')).body, [
+    missing('2026-07-04'),
+    missing('2026-07-05'),
+  ]);
 });
 
 test('GET range validation: start after end, more than 3660 days, invalid dates', async (t) => {
@@ -235,7 +266,10 @@ test('DELETE removes the value (204), then 404; the date is required and validat
   const res = await del(token, 'sleep_altitude', '?date=2026-08-01');
   t.is(res.status, 204);
   t.is(res.body, undefined);
-  t.deepEqual((await rowsOf(user, 'sleep_altitude')).map((r) => r.day), ['2026-08-02']);
+  t.deepEqual(
+    (await rowsOf(user, 'sleep_altitude')).map((r) => r.day),
+    ['2026-08-02'],
+  );
   t.deepEqual((await get(token, 'sleep_altitude', '?start=2026-08-01&end=2026-08-01')).body, [missing('2026-08-01')]);
 
   const again = await del(token, 'sleep_altitude', '?date=2026-08-01');
@@ -274,7 +308,11 @@ test('scopes: no token is 401; data:write alone can POST and DELETE but not GET;
   const reader = await tokenFor(service, user, ['data:read']);
   t.is((await post(reader, 'hrv', { date: '2026-09-03', value: 50 })).status, 403);
   t.is((await del(reader, 'hrv', '?date=2026-09-02')).status, 403);
-  t.deepEqual((await get(reader, 'hrv', '?start=2026-09-01&end=2026-09-03')).body, [missing('2026-09-01'), stored('2026-09-02', 52), missing('2026-09-03')]);
+  t.deepEqual((await get(reader, 'hrv', '?start=2026-09-01&end=2026-09-03')).body, [
+    missing('2026-09-01'),
+    stored('2026-09-02', 52),
+    missing('2026-09-03'),
+  ]);
 });
 
 test("another user's values are invisible and cannot be deleted", async (t) => {
@@ -296,30 +334,48 @@ test("another user's values are invisible and cannot be deleted", async (t) => {
   t.deepEqual((await get(bob.token, 'menstrual_cycle_day', '?start=2026-10-01&end=2026-10-01')).body, [stored('2026-10-01', 20)]);
 });
 
-test('listDailies: a user\'s stored values newest first, optionally of one measure, paged', async (t) => {
+test("listDailies: a user's stored values newest first, optionally of one measure, paged", async (t) => {
   const { user, token } = await someone();
   await store(token, 'hrv', { '2026-01-02': 60, '2026-01-04': 64 });
   await store(token, 'body_mass', { '2026-01-03': 70, '2026-01-04': 71 });
   await store((await someone()).token, 'hrv', { '2026-01-05': 1 });
   const { db } = service.deps;
   const all = await listDailies(db, user.id, undefined, { limit: 10, offset: 0 });
-  t.deepEqual(all.map((r) => [r.day, r.measure, r.value]), [
-    ['2026-01-04', 'body_mass', 71],
-    ['2026-01-04', 'hrv', 64],
-    ['2026-01-03', 'body_mass', 70],
-    ['2026-01-02', 'hrv', 60],
-  ]);
-  t.deepEqual((await listDailies(db, user.id, 'hrv', { limit: 10, offset: 0 })).map((r) => r.day), ['2026-01-04', '2026-01-02']);
-  t.deepEqual((await listDailies(db, user.id, undefined, { limit: 2, offset: 1 })).map((r) => r.day), ['2026-01-04', '2026-01-03']);
+  t.deepEqual(
+    all.map((r) => [r.day, r.measure, r.value]),
+    [
+      ['2026-01-04', 'body_mass', 71],
+      ['2026-01-04', 'hrv', 64],
+      ['2026-01-03', 'body_mass', 70],
+      ['2026-01-02', 'hrv', 60],
+    ],
+  );
+  t.deepEqual(
+    (await listDailies(db, user.id, 'hrv', { limit: 10, offset: 0 })).map((r) => r.day),
+    ['2026-01-04', '2026-01-02'],
+  );
+  t.deepEqual(
+    (await listDailies(db, user.id, undefined, { limit: 2, offset: 1 })).map((r) => r.day),
+    ['2026-01-04', '2026-01-03'],
+  );
 });
 
 test('the pure parts: linear estimates, the series and the default range', (t) => {
   t.is(linearEstimate({ day: '2026-01-01', value: 10 }, { day: '2026-01-04', value: 16 }, '2026-01-02'), 12);
   t.is(linearEstimate({ day: '2026-01-01', value: 10 }, { day: '2026-01-04', value: 16 }, '2026-01-03'), 14);
-  t.is(linearEstimate({ day: '2026-02-27', value: 0 }, { day: '2026-03-02', value: 3 }, '2026-03-01'), 2, 'across a month end (no leap day in 2026)');
+  t.is(
+    linearEstimate({ day: '2026-02-27', value: 0 }, { day: '2026-03-02', value: 3 }, '2026-03-01'),
+    2,
+    'across a month end (no leap day in 2026)',
+  );
   t.is(linearEstimate({ day: '2028-02-28', value: 0 }, { day: '2028-03-01', value: 2 }, '2028-02-29'), 1, 'across a leap day');
   t.deepEqual(
-    dailySeries('2026-01-02', '2026-01-04', { rows: [{ day: '2026-01-03', value: 5, source: 'garmin_connect' }], before: { day: '2025-12-31', value: 2, source: 'manual' } }, true),
+    dailySeries(
+      '2026-01-02',
+      '2026-01-04',
+      { rows: [{ day: '2026-01-03', value: 5, source: 'garmin_connect' }], before: { day: '2025-12-31', value: 2, source: 'manual' } },
+      true,
+    ),
     [estimated('2026-01-02', 4), { date: '2026-01-03', value: 5, status: 'stored', source: 'garmin_connect' }, missing('2026-01-04')],
   );
   t.deepEqual(dailyRange({}, '2026-03-31'), { start: '2026-03-02', end: '2026-03-31' });
@@ -341,8 +397,19 @@ test('the OpenAPI document lists the three dailies operations', async (t) => {
   t.deepEqual(path.delete.security[0], { bearer: ['data:write'] });
   t.truthy(path.post.responses['200']);
   t.truthy(path.delete.responses['204'] && path.delete.responses['404']);
-  t.deepEqual(path.get.parameters.map((p: { name: string }) => p.name), ['measure', 'start', 'end', 'interpolate']);
-  t.deepEqual(doc.components.schemas.DailyMeasure.enum, ['body_mass', 'body_fat_pct', 'resting_hr', 'hrv', 'sleep_duration', 'sleep_altitude', 'menstrual_cycle_day']);
+  t.deepEqual(
+    path.get.parameters.map((p: { name: string }) => p.name),
+    ['measure', 'start', 'end', 'interpolate'],
+  );
+  t.deepEqual(doc.components.schemas.DailyMeasure.enum, [
+    'body_mass',
+    'body_fat_pct',
+    'resting_hr',
+    'hrv',
+    'sleep_duration',
+    'sleep_altitude',
+    'menstrual_cycle_day',
+  ]);
   t.regex(doc.components.schemas.DailyMeasure.description, /body_mass` \(kg, 0–500\)/);
   t.deepEqual(doc.components.schemas.DailyResponse.required.sort(), ['date', 'source', 'status', 'value']);
 });

@@ -29,7 +29,11 @@ function power(seed: number): number[] {
 }
 function csv(day: number, seed: number): Uint8Array {
   const start = Date.UTC(2024, 4, day, 8);
-  return new TextEncoder().encode(`timestamp,power\n${power(seed).map((w, i) => `${new Date(start + i * 1000).toISOString()},${w}`).join('\n')}\n`);
+  return new TextEncoder().encode(
+    `timestamp,power\n${power(seed)
+      .map((w, i) => `${new Date(start + i * 1000).toISOString()},${w}`)
+      .join('\n')}\n`,
+  );
 }
 
 /** The column files (every generation's values) that hold these bytes. */
@@ -46,17 +50,30 @@ const gridBytes = (seed: number) => Buffer.from(afterGridEntry(Float64Array.from
 async function ridesWithColumns() {
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const sources = await uploadAndWait(service, token, [1, 2].map((d) => ({ name: `ride${d}.csv`, bytes: csv(d, 10 + d) })), { sport: 'cycling' });
+  const sources = await uploadAndWait(
+    service,
+    token,
+    [1, 2].map((d) => ({ name: `ride${d}.csv`, bytes: csv(d, 10 + d) })),
+    { sport: 'cycling' },
+  );
   const ids = sources.map((s) => s.activity_ids[0] as string);
   // A fatigue request off the grid and one on it: the power column and the grid, filled or appended.
-  for (const after of ['0,100', '0,250']) mustAnswer(await api(service, token, 'GET', `/api/v1/activities/longitudinal-mean-max?metric=power&after=${after}&start=2024-01-01&end=2024-12-31&format=json`));
+  for (const after of ['0,100', '0,250'])
+    mustAnswer(
+      await api(
+        service,
+        token,
+        'GET',
+        `/api/v1/activities/longitudinal-mean-max?metric=power&after=${after}&start=2024-01-01&end=2024-12-31&format=json`,
+      ),
+    );
   return { user, token, ids };
 }
 function mustAnswer(res: { status: number; body: unknown }) {
   if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
 }
 
-test('DELETE removes the activity\'s samples and grid entry from the column files before it answers', async (t) => {
+test("DELETE removes the activity's samples and grid entry from the column files before it answers", async (t) => {
   const { user, token, ids } = await ridesWithColumns();
   t.deepEqual(await filesHolding(user.id, powerBytes(11)), ['power.1.values']);
   t.deepEqual(await filesHolding(user.id, gridBytes(11)), ['power-after-v1.1.values']);
@@ -71,7 +88,14 @@ test('a deletion whose column removal did not happen is swept by the next housek
   // The row deleted as the delete request does, without the removal that follows it (a process that died in between).
   t.truthy(await deleteActivity(service.deps.db, user.id, ids[1]!, service.deps.now()));
   t.deepEqual(await filesHolding(user.id, powerBytes(12)), ['power.1.values'], 'still on disk');
-  const run = housekeepingProcessor({ db: service.deps.db, queues: service.deps.queues, dataDir: service.config.DATA_DIR, log: service.deps.log, now: service.deps.now, columns: service.deps.engine.columns });
+  const run = housekeepingProcessor({
+    db: service.deps.db,
+    queues: service.deps.queues,
+    dataDir: service.config.DATA_DIR,
+    log: service.deps.log,
+    now: service.deps.now,
+    columns: service.deps.engine.columns,
+  });
   const result = await run({ data: { task: 'purge-expired' } } as Job<HousekeepingJob>);
   t.true(result.columnSweeps >= 1);
   t.deepEqual(await filesHolding(user.id, powerBytes(12)), []);

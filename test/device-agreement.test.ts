@@ -33,7 +33,10 @@ test('every fixture session: each value within tolerance of the device or a name
   );
   // Every reason given is a rule of REASONS (no free text), and every out-of-tolerance cell has one.
   const names = new Set(REASONS.map((r) => r.name));
-  for (const r of rows) for (const c of r.cells) if (c.device !== undefined && !c.agrees) t.true(c.reason !== undefined && names.has(c.reason), `${r.file} #${r.session.index} ${c.quantity}`);
+  for (const r of rows)
+    for (const c of r.cells)
+      if (c.device !== undefined && !c.agrees)
+        t.true(c.reason !== undefined && names.has(c.reason), `${r.file} #${r.session.index} ${c.quantity}`);
 });
 
 test('at least half of each quantity’s fixture values agree outright, and distance, heart rate and ascent all do', async (t) => {
@@ -79,22 +82,36 @@ function device(over: Partial<DeviceSession> = {}): DeviceSession {
 
 function ours(over: Partial<Ours> = {}, values: Ours['values'] = {}): Ours {
   return {
-    values: { timer: 3600, elapsed: 3600, distance: 30000, power: 200, np: 220, hr: 140, cadence: 90, speed: 30000 / 3600, ascent: 300, ...values },
+    values: {
+      timer: 3600,
+      elapsed: 3600,
+      distance: 30000,
+      power: 200,
+      np: 220,
+      hr: 140,
+      cadence: 90,
+      speed: 30000 / 3600,
+      ascent: 300,
+      ...values,
+    },
     movingSeconds: 3600,
     channels: ['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'distance', 'latitude', 'longitude'],
     ...over,
   };
 }
 
-const withValues = (values: DeviceSession['values'], over: Partial<DeviceSession> = {}) => device({ ...over, values: { ...device().values, ...values } });
+const withValues = (values: DeviceSession['values'], over: Partial<DeviceSession> = {}) =>
+  device({ ...over, values: { ...device().values, ...values } });
 const rule = (name: string): ReasonRule => REASONS.find((r) => r.name === name)!;
-const cell = (s: DeviceSession, o: Ours | undefined, q: Quantity) => compareSession('synthetic.fit', s, o).cells.find((c) => c.quantity === q)!;
+const cell = (s: DeviceSession, o: Ours | undefined, q: Quantity) =>
+  compareSession('synthetic.fit', s, o).cells.find((c) => c.quantity === q)!;
 
 test('the synthetic ride agrees on every value with no reason', (t) => {
   const row = compareSession('synthetic.fit', device(), ours());
   t.is(row.status, 'ok');
   t.true(row.cells.every((c) => c.agrees && c.reason === undefined));
-  for (const r of REASONS) for (const q of r.quantities) t.false(r.fires(device(), ours(), q), `${r.name} fires on ${q} of an agreeing ride`);
+  for (const r of REASONS)
+    for (const q of r.quantities) t.false(r.fires(device(), ours(), q), `${r.name} fires on ${q} of an agreeing ride`);
 });
 
 test('tolerance: 1 % (NP 2 %), or half the resolution of the stored value', (t) => {
@@ -129,15 +146,51 @@ test('average cadence including zero readings is MISSED (the records mean with z
 test('runningSpans: the timer state from the events, clipped to the span', (t) => {
   const ev = (pairs: [number, boolean][]) => pairs.map(([s, running]) => ({ t: T0 + s * 1000, running }));
   t.is(runningSpans([], T0, T0 + 1000), undefined);
-  t.deepEqual(runningSpans(ev([[0, true], [10, false], [20, true], [30, false]]), T0, T0 + 40_000), [
-    { start: T0, end: T0 + 10_000 },
-    { start: T0 + 20_000, end: T0 + 30_000 },
-  ]);
-  t.deepEqual(runningSpans(ev([[-5, true], [10, false], [20, true]]), T0, T0 + 25_000), [
-    { start: T0, end: T0 + 10_000 },
-    { start: T0 + 20_000, end: T0 + 25_000 },
-  ], 'running before the span and to its end');
-  t.deepEqual(runningSpans(ev([[0, true], [10, false], [11, false]]), T0, T0 + 20_000), [{ start: T0, end: T0 + 10_000 }], 'a second stop changes nothing');
+  t.deepEqual(
+    runningSpans(
+      ev([
+        [0, true],
+        [10, false],
+        [20, true],
+        [30, false],
+      ]),
+      T0,
+      T0 + 40_000,
+    ),
+    [
+      { start: T0, end: T0 + 10_000 },
+      { start: T0 + 20_000, end: T0 + 30_000 },
+    ],
+  );
+  t.deepEqual(
+    runningSpans(
+      ev([
+        [-5, true],
+        [10, false],
+        [20, true],
+      ]),
+      T0,
+      T0 + 25_000,
+    ),
+    [
+      { start: T0, end: T0 + 10_000 },
+      { start: T0 + 20_000, end: T0 + 25_000 },
+    ],
+    'running before the span and to its end',
+  );
+  t.deepEqual(
+    runningSpans(
+      ev([
+        [0, true],
+        [10, false],
+        [11, false],
+      ]),
+      T0,
+      T0 + 20_000,
+    ),
+    [{ start: T0, end: T0 + 10_000 }],
+    'a second stop changes nothing',
+  );
 });
 
 // ─── Each rule, firing and not ──────────────────────────────────────────────────────────────────────
@@ -154,26 +207,66 @@ test('no-records: a session without records and without an activity of ours', (t
 test('pool-swim-rests: the device timer spans first start → last stop, ours the running time', (t) => {
   // 3 × 10 min swimming with 2 × 5 min rests: device timer 40 min, running 30 min.
   const events = [0, 600, 900, 1500, 1800, 2400].map((s, i) => ({ t: T0 + s * 1000, running: i % 2 === 0 }));
-  const swim = (over: Partial<DeviceSession> = {}) => withValues({ timer: 2400, elapsed: 2400 }, { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over });
+  const swim = (over: Partial<DeviceSession> = {}) =>
+    withValues(
+      { timer: 2400, elapsed: 2400 },
+      { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over },
+    );
   t.is(cell(swim(), ours({}, { timer: 1800, elapsed: 2400 }), 'timer').reason, 'pool-swim-rests');
-  t.true(rule('pool-swim-rests').fires(swim({ poolLength: undefined } as Partial<DeviceSession>), ours({}, { timer: 1800 }), 'timer'), 'by sub sport alone');
-  t.false(rule('pool-swim-rests').fires(swim({ sport: 'swimming/open_water', poolLength: undefined } as Partial<DeviceSession>), ours({}, { timer: 1800 }), 'timer'), 'not a pool swim');
+  t.true(
+    rule('pool-swim-rests').fires(swim({ poolLength: undefined } as Partial<DeviceSession>), ours({}, { timer: 1800 }), 'timer'),
+    'by sub sport alone',
+  );
+  t.false(
+    rule('pool-swim-rests').fires(
+      swim({ sport: 'swimming/open_water', poolLength: undefined } as Partial<DeviceSession>),
+      ours({}, { timer: 1800 }),
+      'timer',
+    ),
+    'not a pool swim',
+  );
   t.false(rule('pool-swim-rests').fires(swim(), ours({}, { timer: 1700 }), 'timer'), 'ours is not the running time');
-  t.false(rule('pool-swim-rests').fires(withValues({ timer: 2000 }, { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events }), ours({}, { timer: 1800 }), 'timer'), "the device's timer is not first start → last stop");
-  t.false(rule('pool-swim-rests').fires(swim({ timerEvents: events.slice(0, 2) }), ours({}, { timer: 600 }), 'timer'), 'no rest: a single running span');
+  t.false(
+    rule('pool-swim-rests').fires(
+      withValues({ timer: 2000 }, { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events }),
+      ours({}, { timer: 1800 }),
+      'timer',
+    ),
+    "the device's timer is not first start → last stop",
+  );
+  t.false(
+    rule('pool-swim-rests').fires(swim({ timerEvents: events.slice(0, 2) }), ours({}, { timer: 600 }), 'timer'),
+    'no rest: a single running span',
+  );
 });
 
 test("pool-swim-speed-underivable: a pool swim's device speed that no distance / time of the file gives", (t) => {
   // 1,000 m; timer 2400 s with rests (running 1800 s): 0.417, 0.556 m/s; the device says 0.65 (per-length speeds).
   const events = [0, 600, 900, 1500, 1800, 2400].map((s, i) => ({ t: T0 + s * 1000, running: i % 2 === 0 }));
   const swim = (values: Partial<Record<Quantity, number>>, over: Partial<DeviceSession> = {}) =>
-    withValues({ timer: 2400, elapsed: 2400, distance: 1000, ...values }, { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over });
+    withValues(
+      { timer: 2400, elapsed: 2400, distance: 1000, ...values },
+      { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over },
+    );
   const mine = ours({}, { distance: 1000, speed: 0.8, timer: 1800 });
   t.is(cell(swim({ speed: 0.65 }), mine, 'speed').reason, 'pool-swim-speed-underivable');
-  t.false(rule('pool-swim-speed-underivable').fires(swim({ speed: 1000 / 1800 }), mine, 'speed'), 'the device speed is distance / running time: ours should agree');
+  t.false(
+    rule('pool-swim-speed-underivable').fires(swim({ speed: 1000 / 1800 }), mine, 'speed'),
+    'the device speed is distance / running time: ours should agree',
+  );
   t.false(rule('pool-swim-speed-underivable').fires(swim({ speed: 1000 / 2400 }), mine, 'speed'), 'distance / timer');
-  t.false(rule('pool-swim-speed-underivable').fires(swim({ speed: 0.65 }), ours({}, { distance: 900, speed: 0.8 }), 'speed'), 'our distance disagrees');
-  t.false(rule('pool-swim-speed-underivable').fires(swim({ speed: 0.65 }, { sport: 'cycling', poolLength: undefined } as Partial<DeviceSession>), mine, 'speed'), 'not a pool swim');
+  t.false(
+    rule('pool-swim-speed-underivable').fires(swim({ speed: 0.65 }), ours({}, { distance: 900, speed: 0.8 }), 'speed'),
+    'our distance disagrees',
+  );
+  t.false(
+    rule('pool-swim-speed-underivable').fires(
+      swim({ speed: 0.65 }, { sport: 'cycling', poolLength: undefined } as Partial<DeviceSession>),
+      mine,
+      'speed',
+    ),
+    'not a pool swim',
+  );
 });
 
 test('timer-exceeds-elapsed: the device timer longer than its elapsed time', (t) => {
@@ -181,7 +274,11 @@ test('timer-exceeds-elapsed: the device timer longer than its elapsed time', (t)
   t.is(cell(withValues({ timer: 3700 }), ours(), 'timer').agrees, false);
   t.false(rule('timer-exceeds-elapsed').fires(withValues({ timer: 3600.4 }), ours(), 'timer'), 'within its rounding');
   t.false(rule('timer-exceeds-elapsed').fires(withValues({ timer: 3500 }), ours(), 'timer'));
-  t.is(cell(withValues({ timer: 3500, elapsed: 3600 }), ours({}, { timer: 3400 }), 'timer').reason, undefined, 'a timer of ours off with a consistent device: MISSED');
+  t.is(
+    cell(withValues({ timer: 3500, elapsed: 3600 }), ours({}, { timer: 3400 }), 'timer').reason,
+    undefined,
+    'a timer of ours off with a consistent device: MISSED',
+  );
 });
 
 test("elapsed-short-of-records: the device's elapsed ends before its own last record", (t) => {
@@ -189,10 +286,30 @@ test("elapsed-short-of-records: the device's elapsed ends before its own last re
   t.is(cell(short, ours({}, { elapsed: 3600, timer: 3000 }), 'elapsed').reason, 'elapsed-short-of-records');
   t.false(rule('elapsed-short-of-records').fires(short, ours({}, { elapsed: 3300 }), 'elapsed'), 'ours does not end at the last record');
   const records = { count: 3001, first: T0, last: T0 + 3000_000 };
-  t.false(rule('elapsed-short-of-records').fires(withValues({ elapsed: 3000 }, { records, timerEvents: [{ t: T0, running: true }] }), ours({}, { elapsed: 3600 }), 'elapsed'), 'records and timer end with the elapsed time');
+  t.false(
+    rule('elapsed-short-of-records').fires(
+      withValues({ elapsed: 3000 }, { records, timerEvents: [{ t: T0, running: true }] }),
+      ours({}, { elapsed: 3600 }),
+      'elapsed',
+    ),
+    'records and timer end with the elapsed time',
+  );
   // A timer event after the session's timestamp is not the session's.
-  t.false(rule('elapsed-short-of-records').fires(withValues({ elapsed: 3000 }, { records, timestamp: T0 + 3000_000 }), ours({}, { elapsed: 3600 }), 'elapsed'));
-  t.true(rule('elapsed-short-of-records').fires(withValues({ elapsed: 3000 }, { records, timestamp: T0 + 3600_000 }), ours({}, { elapsed: 3600 }), 'elapsed'), 'the stop event at 3600 s, within the session');
+  t.false(
+    rule('elapsed-short-of-records').fires(
+      withValues({ elapsed: 3000 }, { records, timestamp: T0 + 3000_000 }),
+      ours({}, { elapsed: 3600 }),
+      'elapsed',
+    ),
+  );
+  t.true(
+    rule('elapsed-short-of-records').fires(
+      withValues({ elapsed: 3000 }, { records, timestamp: T0 + 3600_000 }),
+      ours({}, { elapsed: 3600 }),
+      'elapsed',
+    ),
+    'the stop event at 3600 s, within the session',
+  );
 });
 
 test('np-inconsistent: device NP above its max power or below its average power', (t) => {
@@ -201,7 +318,10 @@ test('np-inconsistent: device NP above its max power or below its average power'
   t.false(rule('np-inconsistent').fires(withValues({ np: 250 }), ours(), 'np'), 'plausible, so a disagreement is MISSED');
   t.is(cell(withValues({ np: 250 }), ours(), 'np').reason, undefined);
   t.false(rule('np-inconsistent').fires(withValues({ np: 199 }), ours(), 'np'), 'within 1 % of the average');
-  t.false(rule('np-inconsistent').fires(withValues({ np: 900 }, { maxPower: undefined } as Partial<DeviceSession>), ours(), 'np'), 'no max power to contradict');
+  t.false(
+    rule('np-inconsistent').fires(withValues({ np: 900 }, { maxPower: undefined } as Partial<DeviceSession>), ours(), 'np'),
+    'no max power to contradict',
+  );
 });
 
 test('power-zeros-left-out: device average between the records means with and without zeros', (t) => {
@@ -210,17 +330,32 @@ test('power-zeros-left-out: device average between the records means with and wi
   t.is(cell(withValues({ power: 210 }), ours(), 'power').reason, 'power-zeros-left-out', 'some zeros left out');
   t.false(rule('power-zeros-left-out').fires(withValues({ power: 240 }), ours(), 'power'), 'above the mean without zeros');
   t.false(rule('power-zeros-left-out').fires(withValues({ power: 180 }), ours({}, { power: 200 }), 'power'), 'below the mean with zeros');
-  t.false(rule('power-zeros-left-out').fires(withValues({ power: 220 }), ours({}, { power: 190 }), 'power'), 'ours is not the mean with zeros');
-  t.false(rule('power-zeros-left-out').fires(withValues({ power: 220 }, { recordMeans: { power: { withZeros: 200 } } }), ours(), 'power'), 'no non-zero reading');
+  t.false(
+    rule('power-zeros-left-out').fires(withValues({ power: 220 }), ours({}, { power: 190 }), 'power'),
+    'ours is not the mean with zeros',
+  );
+  t.false(
+    rule('power-zeros-left-out').fires(withValues({ power: 220 }, { recordMeans: { power: { withZeros: 200 } } }), ours(), 'power'),
+    'no non-zero reading',
+  );
 });
 
 test('cadence-above-records: the device above every non-zero cadence mean of its records, ours that mean', (t) => {
   // Records: 80 rpm with zeros, 90 rpm without; ours 90.
   t.is(cell(withValues({ cadence: 92 }), ours(), 'cadence').reason, 'cadence-above-records');
-  t.false(rule('cadence-above-records').fires(withValues({ cadence: 92 }), ours({}, { cadence: 80 }), 'cadence'), 'ours includes the zeros: MISSED');
+  t.false(
+    rule('cadence-above-records').fires(withValues({ cadence: 92 }), ours({}, { cadence: 80 }), 'cadence'),
+    'ours includes the zeros: MISSED',
+  );
   t.is(cell(withValues({ cadence: 92 }), ours({}, { cadence: 80 }), 'cadence').reason, undefined);
-  t.false(rule('cadence-above-records').fires(withValues({ cadence: 85 }), ours(), 'cadence'), 'below the non-zero mean: reproducible from the records, so a disagreement is ours');
-  t.false(rule('cadence-above-records').fires(withValues({ cadence: 90.8 }), ours({}, { cadence: 89 }), 'cadence'), 'within 1 % of the non-zero mean');
+  t.false(
+    rule('cadence-above-records').fires(withValues({ cadence: 85 }), ours(), 'cadence'),
+    'below the non-zero mean: reproducible from the records, so a disagreement is ours',
+  );
+  t.false(
+    rule('cadence-above-records').fires(withValues({ cadence: 90.8 }), ours({}, { cadence: 89 }), 'cadence'),
+    'within 1 % of the non-zero mean',
+  );
   t.false(rule('cadence-above-records').fires(withValues({ cadence: 92 }, { recordMeans: {} }), ours(), 'cadence'), 'no cadence records');
 });
 
@@ -228,16 +363,25 @@ test('speed-over-timer: the device divides by timer time, ours by moving time, t
   // 30 km, timer 3600 s, moving 3000 s: device 8.333 m/s, ours 10 m/s.
   const moving = ours({ movingSeconds: 3000 }, { speed: 10 });
   t.is(cell(device(), moving, 'speed').reason, 'speed-over-timer');
-  t.false(rule('speed-over-timer').fires(device(), ours({ movingSeconds: 3600 }, { speed: 10 }), 'speed'), 'never stationary: the speeds should agree');
+  t.false(
+    rule('speed-over-timer').fires(device(), ours({ movingSeconds: 3600 }, { speed: 10 }), 'speed'),
+    'never stationary: the speeds should agree',
+  );
   t.false(rule('speed-over-timer').fires(withValues({ speed: 9 }), moving, 'speed'), "the device's speed is not distance / timer");
-  t.false(rule('speed-over-timer').fires(device(), ours({ movingSeconds: 3000 }, { speed: 10, timer: 3300 }), 'speed'), 'our timer differs');
+  t.false(
+    rule('speed-over-timer').fires(device(), ours({ movingSeconds: 3000 }, { speed: 10, timer: 3300 }), 'speed'),
+    'our timer differs',
+  );
   t.false(rule('speed-over-timer').fires(device(), ours({ movingSeconds: undefined }, { speed: 10 }), 'speed'), 'no moving time of ours');
 });
 
 test('not-in-records: the device has a value of a channel no record carries', (t) => {
   const noCadence = device({ recorded: QUANTITIES.filter((q) => q !== 'cadence') });
   t.is(cell(noCadence, ours({}, { cadence: undefined }), 'cadence').reason, 'not-in-records');
-  t.false(rule('not-in-records').fires(device(), ours({}, { cadence: undefined }), 'cadence'), 'the records have cadence: ours missing is MISSED');
+  t.false(
+    rule('not-in-records').fires(device(), ours({}, { cadence: undefined }), 'cadence'),
+    'the records have cadence: ours missing is MISSED',
+  );
   t.false(rule('not-in-records').fires(noCadence, ours({}, { cadence: 80 }), 'cadence'), 'ours has a value: it is compared');
   t.false(rule('not-in-records').quantities.includes('timer'));
 });

@@ -76,6 +76,7 @@ test('the authorization endpoint is documented with its query parameters', async
   const { body } = await get('/openapi.json');
   const op = (body.paths as Record<string, Record<string, any>>)['/oauth/authorize']!.get;
   const names = op.parameters.map((p: { name: string }) => p.name);
-  for (const name of ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt']) t.true(names.includes(name), name);
+  for (const name of ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt'])
+    t.true(names.includes(name), name);
   t.truthy(op.responses['302']);
 });

@@ -19,30 +19,33 @@ import { tmpDir } from '../lib/storage.ts';
  */
 const asRoot = process.getuid?.() === 0;
 
-(asRoot ? test : test.skip)('a full disk: the upload is 507 and keeps nothing, reads go on, and a file that fits is accepted', async (t) => {
-  const mount = mkdtempSync(path.join(os.tmpdir(), 'tds-full-disk-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=192k', 'tmpfs', mount]);
-  const service = await startTestService({ env: { DATA_DIR: mount } }).catch((err: unknown) => {
-    execFileSync('umount', [mount]);
-    throw err;
-  });
-  t.teardown(async () => {
-    await service.close();
-    execFileSync('umount', [mount]);
-    rmSync(mount, { recursive: true, force: true });
-  });
-  const user = await createTestUser(service);
-  const token = await tokenFor(service, user, ['data:read', 'data:write']);
-  const fit = (name: string) => readFileSync(path.join(fixturesDir(), 'fit', name));
+(asRoot ? test : test.skip)(
+  'a full disk: the upload is 507 and keeps nothing, reads go on, and a file that fits is accepted',
+  async (t) => {
+    const mount = mkdtempSync(path.join(os.tmpdir(), 'tds-full-disk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=192k', 'tmpfs', mount]);
+    const service = await startTestService({ env: { DATA_DIR: mount } }).catch((err: unknown) => {
+      execFileSync('umount', [mount]);
+      throw err;
+    });
+    t.teardown(async () => {
+      await service.close();
+      execFileSync('umount', [mount]);
+      rmSync(mount, { recursive: true, force: true });
+    });
+    const user = await createTestUser(service);
+    const token = await tokenFor(service, user, ['data:read', 'data:write']);
+    const fit = (name: string) => readFileSync(path.join(fixturesDir(), 'fit', name));
 
-  const refused = await upload(service, token, [{ name: 'long-ride.fit', bytes: fit('4078723797.fit') }]); // 330 KB
-  t.is(refused.status, 507, JSON.stringify(refused.body));
-  t.regex(refused.body.detail, /disk is full/);
-  const sources = await service.deps.db.selectFrom('sources').select('id').where('user_id', '=', user.id).execute();
-  t.deepEqual(sources, [], 'no source stored');
-  t.deepEqual(readdirSync(tmpDir(mount)), [], 'no temporary file left');
+    const refused = await upload(service, token, [{ name: 'long-ride.fit', bytes: fit('4078723797.fit') }]); // 330 KB
+    t.is(refused.status, 507, JSON.stringify(refused.body));
+    t.regex(refused.body.detail, /disk is full/);
+    const sources = await service.deps.db.selectFrom('sources').select('id').where('user_id', '=', user.id).execute();
+    t.deepEqual(sources, [], 'no source stored');
+    t.deepEqual(readdirSync(tmpDir(mount)), [], 'no temporary file left');
 
-  t.is((await api(service, token, 'GET', '/api/v1/activities/')).status, 200);
-  const accepted = await upload(service, token, [{ name: 'short-ride.fit', bytes: fit('2020-06-01-16-52-40.fit') }]); // 7.8 KB
-  t.is(accepted.status, 202, JSON.stringify(accepted.body));
-});
+    t.is((await api(service, token, 'GET', '/api/v1/activities/')).status, 200);
+    const accepted = await upload(service, token, [{ name: 'short-ride.fit', bytes: fit('2020-06-01-16-52-40.fit') }]); // 7.8 KB
+    t.is(accepted.status, 202, JSON.stringify(accepted.body));
+  },
+);

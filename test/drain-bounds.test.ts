@@ -15,7 +15,9 @@ const DRAIN = { bytes: 1 * MiB, seconds: 1 };
 
 let service: TestService;
 test.before(async () => {
-  service = await startTestService({ env: { REJECTED_BODY_DRAIN_BYTES: String(DRAIN.bytes), REJECTED_BODY_DRAIN_SECONDS: String(DRAIN.seconds) } });
+  service = await startTestService({
+    env: { REJECTED_BODY_DRAIN_BYTES: String(DRAIN.bytes), REJECTED_BODY_DRAIN_SECONDS: String(DRAIN.seconds) },
+  });
 });
 test.after.always(() => service?.close());
 
@@ -32,7 +34,17 @@ interface Sent {
  * An upload with no token (refused with 401 before its body is read), sent chunked: `chunk` bytes
  * every `everyMs`, until the server closes the connection or `maxBytes` were sent.
  */
-function chunkedUpload({ chunk, everyMs, maxBytes, waitMs }: { chunk: number; everyMs: number; maxBytes: number; waitMs: number }): Promise<Sent> {
+function chunkedUpload({
+  chunk,
+  everyMs,
+  maxBytes,
+  waitMs,
+}: {
+  chunk: number;
+  everyMs: number;
+  maxBytes: number;
+  waitMs: number;
+}): Promise<Sent> {
   const { port } = new URL(service.url);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), '127.0.0.1');
@@ -54,7 +66,9 @@ function chunkedUpload({ chunk, everyMs, maxBytes, waitMs }: { chunk: number; ev
     });
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
-    socket.write('POST /api/v1/activities/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n');
+    socket.write(
+      'POST /api/v1/activities/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
     const payload = Buffer.alloc(chunk, 'a');
     const frame = Buffer.concat([Buffer.from(`${chunk.toString(16)}\r\n`), payload, Buffer.from('\r\n')]);
     const timer = setInterval(() => {
@@ -90,7 +104,9 @@ test('a refused chunked body that ends within the bounds: the connection stays o
   t.teardown(() => socket.destroy());
   let received = '';
   socket.on('data', (d) => (received += d.toString('latin1')));
-  socket.write('POST /api/v1/activities/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n');
+  socket.write(
+    'POST /api/v1/activities/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
   for (let i = 0; i < 5; i++) {
     socket.write(`400\r\n${'a'.repeat(1024)}\r\n`);
     await new Promise((r) => setTimeout(r, 100));

@@ -32,10 +32,18 @@ test.after.always(() => service?.close());
 
 function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
-const csvFile = (i: number, bytes = 1 * KiB): Part => ({ name: 'files', filename: `ride-${i}.csv`, type: 'text/csv', data: `timestamp,power\n${'2025-01-01T07:00:00Z,200\n'.repeat(Math.ceil(bytes / 25))}` });
+const csvFile = (i: number, bytes = 1 * KiB): Part => ({
+  name: 'files',
+  filename: `ride-${i}.csv`,
+  type: 'text/csv',
+  data: `timestamp,power\n${'2025-01-01T07:00:00Z,200\n'.repeat(Math.ceil(bytes / 25))}`,
+});
 const filler = (bytes: number) => randomBytes(bytes / 2).toString('hex');
 
 /** Send the refused request, then GET /healthz on the same connection; both answer within a few seconds. */
@@ -65,7 +73,13 @@ const auth = () => ({ authorization: `Bearer ${token}` });
 
 test('11 files in an upload: 422, and the connection serves the next request', async (t) => {
   const { body, contentType } = multipartBody([...Array.from({ length: 11 }, (_, i) => csvFile(i)), csvFile(11, 512 * KiB)]);
-  const refused = await refusedThenNext(t, 'POST', '/api/v1/activities/upload', { headers: { ...auth(), 'content-type': contentType }, body }, 422);
+  const refused = await refusedThenNext(
+    t,
+    'POST',
+    '/api/v1/activities/upload',
+    { headers: { ...auth(), 'content-type': contentType }, body },
+    422,
+  );
   t.deepEqual(JSON.parse(refused.body).detail[0].loc, ['body', 'files']);
 });
 
@@ -81,41 +95,78 @@ test('two archives in one backfill: 422, and the connection serves the next requ
 });
 
 test('an archive over its limit: the client reads the 413, and the connection serves the next request', async (t) => {
-  const { body, contentType } = multipartBody([{ name: 'archive', filename: 'export.zip', type: 'application/zip', data: filler(1 * MiB) }]);
+  const { body, contentType } = multipartBody([
+    { name: 'archive', filename: 'export.zip', type: 'application/zip', data: filler(1 * MiB) },
+  ]);
   await refusedThenNext(t, 'POST', '/api/v1/activities/backfill', { headers: { ...auth(), 'content-type': contentType }, body }, 413);
 });
 
-const chunked = (text: string, size = 4 * KiB) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => Buffer.from(text.slice(i * size, (i + 1) * size)));
+const chunked = (text: string, size = 4 * KiB) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, i) => Buffer.from(text.slice(i * size, (i + 1) * size)));
 
 test('a chunked JSON body over the body limit (traces): 413, and the connection serves the next request', async (t) => {
   const json = JSON.stringify({ name: filler(256 * KiB) });
-  await refusedThenNext(t, 'POST', '/api/v1/traces', { headers: { ...auth(), 'content-type': 'application/json' }, chunks: chunked(json) }, 413);
+  await refusedThenNext(
+    t,
+    'POST',
+    '/api/v1/traces',
+    { headers: { ...auth(), 'content-type': 'application/json' }, chunks: chunked(json) },
+    413,
+  );
 });
 
 test('a chunked form over the body limit (/signin, the token endpoint): 413, and the connection serves the next request', async (t) => {
   const form = `email=a%40example.com&password=${filler(256 * KiB)}`;
   for (const path of ['/signin', '/api/v1/oauth/token']) {
-    await refusedThenNext(t, 'POST', path, { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, chunks: chunked(form) }, 413);
+    await refusedThenNext(
+      t,
+      'POST',
+      path,
+      { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, chunks: chunked(form) },
+      413,
+    );
   }
 });
 
 test('a gzip-encoded body over the limit: 413, and the connection serves the next request', async (t) => {
   const body = gzipSync(JSON.stringify({ name: filler(512 * KiB) }));
   t.true(body.length > 128 * KiB, 'more compressed bytes than one read takes');
-  await refusedThenNext(t, 'POST', '/api/v1/traces', { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body }, 413);
+  await refusedThenNext(
+    t,
+    'POST',
+    '/api/v1/traces',
+    { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body },
+    413,
+  );
 });
 
 test('a body that is not the gzip it says it is: 400 naming the encoding, on any path, and the connection serves the next request', async (t) => {
   for (const path of ['/api/v1/traces', '/no/such/path']) {
-    const refused = await refusedThenNext(t, 'POST', path, { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: randomBytes(256 * KiB) }, 400);
+    const refused = await refusedThenNext(
+      t,
+      'POST',
+      path,
+      { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: randomBytes(256 * KiB) },
+      400,
+    );
     const detail = JSON.parse(refused.body).detail as string;
     t.regex(detail, /gzip/i);
-    t.notRegex(detail, /incorrect header check|invalid (block|stored|distance)|unexpected end|Z_[A-Z_]+_ERROR|zlib/i, 'in our words, not zlib\'s');
+    t.notRegex(
+      detail,
+      /incorrect header check|invalid (block|stored|distance)|unexpected end|Z_[A-Z_]+_ERROR|zlib/i,
+      "in our words, not zlib's",
+    );
   }
 });
 
 test('an unsupported Content-Encoding: 415 naming it, and the connection serves the next request', async (t) => {
-  const refused = await refusedThenNext(t, 'POST', '/api/v1/traces', { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'br-x' }, body: randomBytes(64 * KiB) }, 415);
+  const refused = await refusedThenNext(
+    t,
+    'POST',
+    '/api/v1/traces',
+    { headers: { ...auth(), 'content-type': 'application/json', 'content-encoding': 'br-x' }, body: randomBytes(64 * KiB) },
+    415,
+  );
   t.regex(JSON.parse(refused.body).detail, /br-x/);
 });
 
@@ -126,6 +177,13 @@ test('a refusal before the body is read at all (no token): the connection serves
 
 test('a body declared longer than the drain bound: the client still reads the 413 with Connection: close, then reconnects', async (t) => {
   const { body, contentType } = multipartBody([csvFile(0, LIMITS.DRAIN_BYTES + 1 * MiB)]);
-  const refused = await refusedThenNext(t, 'POST', '/api/v1/activities/upload', { headers: { ...auth(), 'content-type': contentType }, body }, 413, { sockets: 2 });
+  const refused = await refusedThenNext(
+    t,
+    'POST',
+    '/api/v1/activities/upload',
+    { headers: { ...auth(), 'content-type': contentType }, body },
+    413,
+    { sockets: 2 },
+  );
   t.is(refused.headers.connection, 'close');
 });

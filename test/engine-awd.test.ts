@@ -107,11 +107,23 @@ test('awdPercentiles agrees with numpy on fixed data', (t) => {
   t.deepEqual([...r.max], [4, 10, 7, 3]);
   t.deepEqual([...r.quantiles[0]!], [2.5, 0, 7, 1.5]); // level 1: [1,2,3,4]; level 2: [0,0,10,0]
   t.deepEqual([...r.quantiles[1]!], [3.25, 2.5, 7, 3]);
-  t.deepEqual([...r.quantiles[2]!].map((v) => Number(v.toFixed(10))), [3.7, 7, 7, 3]);
-  const seven = awdPercentiles([0, 3, 3, 5, 120, 600, 2].map((v) => Int32Array.of(v)), [0.5, 0.75, 0.9]);
-  t.deepEqual(seven.quantiles.map((q) => Number(q[0]!.toFixed(10))), [3, 62.5, 312]); // numpy: [3., 62.5, 312.]
+  t.deepEqual(
+    [...r.quantiles[2]!].map((v) => Number(v.toFixed(10))),
+    [3.7, 7, 7, 3],
+  );
+  const seven = awdPercentiles(
+    [0, 3, 3, 5, 120, 600, 2].map((v) => Int32Array.of(v)),
+    [0.5, 0.75, 0.9],
+  );
+  t.deepEqual(
+    seven.quantiles.map((q) => Number(q[0]!.toFixed(10))),
+    [3, 62.5, 312],
+  ); // numpy: [3., 62.5, 312.]
   const one = awdPercentiles([Int32Array.of(7)], [0, 0.5, 0.9, 1]);
-  t.deepEqual(one.quantiles.map((q) => q[0]), [7, 7, 7, 7]);
+  t.deepEqual(
+    one.quantiles.map((q) => q[0]),
+    [7, 7, 7, 7],
+  );
 });
 
 test('awdPercentiles matches the plain quantile on random days (missing levels count 0)', (t) => {

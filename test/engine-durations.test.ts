@@ -49,7 +49,10 @@ test('parseDurations: absent, all, lists, repeated values, whitespace; sorted an
   t.deepEqual(ok('0060'), [60]);
   t.deepEqual(ok('604800'), [604_800]);
   const many = Array.from({ length: 2000 }, (_, i) => String(2000 - i)).join(',');
-  t.deepEqual(ok(many), Array.from({ length: 2000 }, (_, i) => i + 1));
+  t.deepEqual(
+    ok(many),
+    Array.from({ length: 2000 }, (_, i) => i + 1),
+  );
 });
 
 test('parseDurations rejects bad items with a message naming them', (t) => {

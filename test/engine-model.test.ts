@@ -15,10 +15,20 @@ const close = (got: number, want: number, relative: number) => Math.abs(got - wa
  * Realistic parameters for power (W, J) and for running speed (m/s, m). The properties below run
  * seeded, so that CI does not depend on the draw; 20,000 unseeded runs of each found no counterexample.
  */
-const parameters = fc.oneof(
-  fc.record({ cp: fc.double({ min: 120, max: 450, noNaN: true }), wPrime: fc.double({ min: 8000, max: 40_000, noNaN: true }), ratio: fc.double({ min: 2.5, max: 6, noNaN: true }) }),
-  fc.record({ cp: fc.double({ min: 2.5, max: 6, noNaN: true }), wPrime: fc.double({ min: 100, max: 400, noNaN: true }), ratio: fc.double({ min: 1.5, max: 2.5, noNaN: true }) }),
-).map(({ cp, wPrime, ratio }) => ({ cp, wPrime, pmax: cp * ratio }));
+const parameters = fc
+  .oneof(
+    fc.record({
+      cp: fc.double({ min: 120, max: 450, noNaN: true }),
+      wPrime: fc.double({ min: 8000, max: 40_000, noNaN: true }),
+      ratio: fc.double({ min: 2.5, max: 6, noNaN: true }),
+    }),
+    fc.record({
+      cp: fc.double({ min: 2.5, max: 6, noNaN: true }),
+      wPrime: fc.double({ min: 100, max: 400, noNaN: true }),
+      ratio: fc.double({ min: 1.5, max: 2.5, noNaN: true }),
+    }),
+  )
+  .map(({ cp, wPrime, ratio }) => ({ cp, wPrime, pmax: cp * ratio }));
 
 test('modelCurve is the model of DESIGN §4: Pmax at t = 0, CP as t → ∞', (t) => {
   const p = { cp: 250, wPrime: 20_000, pmax: 1000 };
@@ -108,7 +118,10 @@ test('degenerate inputs give undefined; unusable points are skipped', (t) => {
   t.is(fitCriticalPower(Float64Array.of(1, 60, 3600), Float64Array.of(250, 400, 900)), undefined, 'rising with duration');
   const p = { cp: 250, wPrime: 20_000, pmax: 1000 };
   const durations = Float64Array.of(Number.NaN, 0, -5, 1, 10, 60, 300, 1200, Infinity);
-  const values = modelCurve(p, durations.map((d) => (Number.isFinite(d) && d > 0 ? d : 1)));
+  const values = modelCurve(
+    p,
+    durations.map((d) => (Number.isFinite(d) && d > 0 ? d : 1)),
+  );
   values[6] = Number.NaN; // the 300 s point has no value
   const fit = fitCriticalPower(durations, values);
   t.is(fit?.points, 4);

@@ -30,7 +30,12 @@ function fullCurve(x: ArrayLike<number>) {
   const samples = Float64Array.from(x, (v) => (Number.isNaN(v) ? 0 : v));
   const best = new Float64Array(n);
   const start = new Int32Array(n);
-  meanMaxPlain(samples, Int32Array.from({ length: n }, (_, i) => i + 1), best, start);
+  meanMaxPlain(
+    samples,
+    Int32Array.from({ length: n }, (_, i) => i + 1),
+    best,
+    start,
+  );
   return { best, start };
 }
 
@@ -73,7 +78,10 @@ test('valueIndexed of exact mean-max curves of series with pauses matches the de
 test('valueIndexed: when the curve rises again after a pause, the longest duration wins, not the first drop', (t) => {
   // mean-max of [5, 5, 0, 6]: d=1 → 6 (start 3), d=2 → 5 (0), d=3 → 11/3 (1), d=4 → 4 (0): it rises at d=4.
   const { best, start } = fullCurve([5, 5, 0, 6]);
-  t.deepEqual([...best].map((v) => Number(v.toFixed(6))), [6, 5, 3.666667, 4]);
+  t.deepEqual(
+    [...best].map((v) => Number(v.toFixed(6))),
+    [6, 5, 3.666667, 4],
+  );
   const got = valueIndexed(best, start, 1);
   t.deepEqual(plainOf(got), { duration: [4, 4, 4, 4, 2, 1], start: [0, 0, 0, 0, 0, 3] });
   // A hand-made non-monotone curve: level 3 at d=1, 1 at d=2, 2 at d=3.
@@ -127,7 +135,9 @@ test('mergeValueIndexed matches the definition; ties go to the earliest curve', 
       });
       const got = mergeValueIndexed(curves);
       const want = plainMergeValueIndexed(curves);
-      return got.duration.join() === want.duration.join() && got.start.join() === want.start.join() && got.owner.join() === want.owner.join();
+      return (
+        got.duration.join() === want.duration.join() && got.start.join() === want.start.join() && got.owner.join() === want.owner.join()
+      );
     }),
     { numRuns: 300 },
   );

@@ -29,13 +29,18 @@ test.after.always(async () => {
 
 const CATCH_UP_MS = 60_000;
 let day = 0;
-const ride = () => buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date(Date.UTC(2026, 0, 1, 6) + ++day * 3_600_000), seconds: 300 }] });
+const ride = () =>
+  buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date(Date.UTC(2026, 0, 1, 6) + ++day * 3_600_000), seconds: 300 }] });
 
 async function startBackfill(token: string, files: number): Promise<string> {
   const archive = await yazlZip(Array.from({ length: files }, (_, i) => ({ name: `history/ride${i}.fit`, data: ride() })));
   const form = new FormData();
   form.append('archive', new Blob([archive as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), 'export.zip');
-  const res = await fetch(`${service.url}/api/v1/activities/backfill`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${service.url}/api/v1/activities/backfill`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
   if (res.status !== 202) throw new Error(`backfill: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { id: string }).id;
 }
@@ -60,16 +65,25 @@ async function outageUnderLoad(t: ExecutionContext, stop: () => Promise<void>, s
     const b = await db.selectFrom('backfills').select('status').where('id', '=', backfill).executeTakeFirst();
     return { processing: rows.filter((r) => r.status === 'processing').length, backfill: b?.status, rows };
   };
-  await poll(`every acknowledged upload and the backfill finished within ${CATCH_UP_MS / 1000} s of the return`, async () => {
-    const u = await unfinished();
-    return u.processing === 0 && u.backfill === 'completed';
-  }, CATCH_UP_MS).catch(async (err) => {
-    throw new Error(`${(err as Error).message}: ${JSON.stringify(await unfinished().then((u) => ({ processing: u.processing, backfill: u.backfill })))}`);
+  await poll(
+    `every acknowledged upload and the backfill finished within ${CATCH_UP_MS / 1000} s of the return`,
+    async () => {
+      const u = await unfinished();
+      return u.processing === 0 && u.backfill === 'completed';
+    },
+    CATCH_UP_MS,
+  ).catch(async (err) => {
+    throw new Error(
+      `${(err as Error).message}: ${JSON.stringify(await unfinished().then((u) => ({ processing: u.processing, backfill: u.backfill })))}`,
+    );
   });
   t.true(Date.now() - back <= CATCH_UP_MS + 5_000, `caught up ${Math.round((Date.now() - back) / 1000)} s after the return`);
   const { rows } = await unfinished();
   for (const id of uploads.accepted) t.is(rows.find((r) => r.id === id)?.status, 'processed', `acknowledged upload ${id}`);
-  t.true(rows.every((r) => r.status === 'processed'), JSON.stringify(rows.filter((r) => r.status !== 'processed')));
+  t.true(
+    rows.every((r) => r.status === 'processed'),
+    JSON.stringify(rows.filter((r) => r.status !== 'processed')),
+  );
   const activities = await db.selectFrom('activities').select('source_id').where('user_id', '=', user.id).execute();
   t.is(activities.length, rows.length, 'one activity per file');
   t.is(new Set(activities.map((a) => a.source_id)).size, activities.length, 'none stored twice');
@@ -77,13 +91,29 @@ async function outageUnderLoad(t: ExecutionContext, stop: () => Promise<void>, s
 }
 
 for (const seconds of [10, 90]) {
-  test.serial(`PostgreSQL stopped for ${seconds} s under uploads and a backfill: everything acknowledged ends processed within 60 s of its return, once, without housekeeping`, async (t) => {
-    await outageUnderLoad(t, async () => postgres.kill(), () => postgres.start(), seconds);
-  });
+  test.serial(
+    `PostgreSQL stopped for ${seconds} s under uploads and a backfill: everything acknowledged ends processed within 60 s of its return, once, without housekeeping`,
+    async (t) => {
+      await outageUnderLoad(
+        t,
+        async () => postgres.kill(),
+        () => postgres.start(),
+        seconds,
+      );
+    },
+  );
 }
 
 for (const seconds of [10, 90]) {
-  test.serial(`Redis stopped (restarted empty) for ${seconds} s under uploads and a backfill: everything acknowledged ends processed within 60 s of its return, once, without housekeeping`, async (t) => {
-    await outageUnderLoad(t, () => redis.kill(), () => redis.start(), seconds);
-  });
+  test.serial(
+    `Redis stopped (restarted empty) for ${seconds} s under uploads and a backfill: everything acknowledged ends processed within 60 s of its return, once, without housekeeping`,
+    async (t) => {
+      await outageUnderLoad(
+        t,
+        () => redis.kill(),
+        () => redis.start(),
+        seconds,
+      );
+    },
+  );
 }

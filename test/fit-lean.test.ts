@@ -62,11 +62,25 @@ test('the lean path decodes the real files, declining those whose developer fiel
     .filter((f) => leanDecodes(fixture(f)));
   t.true(decoded.length >= 11, decoded.join(', '));
   const withDeveloperChannels = buildActivityFit({
-    sessions: [{ sport: 'cycling', start: new Date('2024-07-01T07:00:00Z'), seconds: 20, developerFields: [{ name: 'core_temperature', units: '°C', value: () => 37.5 }] }],
+    sessions: [
+      {
+        sport: 'cycling',
+        start: new Date('2024-07-01T07:00:00Z'),
+        seconds: 20,
+        developerFields: [{ name: 'core_temperature', units: '°C', value: () => 37.5 }],
+      },
+    ],
   });
   t.false(leanDecodes(withDeveloperChannels));
   const withOtherDeveloperFields = buildActivityFit({
-    sessions: [{ sport: 'cycling', start: new Date('2024-07-01T07:00:00Z'), seconds: 20, developerFields: [{ name: 'Form Power', units: 'Watts', value: () => 80 }] }],
+    sessions: [
+      {
+        sport: 'cycling',
+        start: new Date('2024-07-01T07:00:00Z'),
+        seconds: 20,
+        developerFields: [{ name: 'Form Power', units: 'Watts', value: () => 80 }],
+      },
+    ],
   });
   t.true(leanDecodes(withOtherDeveloperFields));
 });
@@ -89,14 +103,17 @@ test('property: a real file changed anywhere (its CRC made right again) decodes 
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 0, max: files.length - 1 }),
-      fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 255 }), fc.boolean()), { minLength: 1, maxLength: 3 }),
+      fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 255 }), fc.boolean()), {
+        minLength: 1,
+        maxLength: 3,
+      }),
       async (which, changes) => {
         const bytes = files[which]!.slice();
         const headerSize = bytes[0]!;
         const dataSize = bytes.length - headerSize - 2;
         for (const [where, value, xor] of changes) {
           const at = headerSize + Math.min(dataSize - 1, Math.floor(where * dataSize));
-          bytes[at] = xor ? bytes[at]! ^ (1 << value % 8) : value;
+          bytes[at] = xor ? bytes[at]! ^ (1 << (value % 8)) : value;
         }
         return same(withCrc(bytes));
       },
@@ -157,8 +174,46 @@ test('hand-written records: endianness, base types, sizes, invalid values, dupli
             [108, 2, UINT16],
             [139, 2, UINT16],
           ])
-          .data(1, ...le(T0, 4), ...le(607_000_000, 4), ...le(-15_000_000 >>> 0, 4), ...le(2600, 2), 140, 90, ...le(12_345, 4), ...le(8_123, 2), ...le(250, 2), 0xf6, 64, ...le(655, 2), ...le(8_124, 4), ...le(2601, 4), 20, ...le(2050, 2), ...le(3777, 2))
-          .data(1, ...le(T0 + 1, 4), ...le(0x7fffffff, 4), ...le(0x7fffffff, 4), ...le(0xffff, 2), 0xff, 0xff, ...le(0xffffffff, 4), ...le(0xffff, 2), ...le(0xffff, 2), 0x7f, 0xff, ...le(0xffff, 2), ...le(0xffffffff, 4), ...le(0xffffffff, 4), 0xff, ...le(0xffff, 2), ...le(0xffff, 2)),
+          .data(
+            1,
+            ...le(T0, 4),
+            ...le(607_000_000, 4),
+            ...le(-15_000_000 >>> 0, 4),
+            ...le(2600, 2),
+            140,
+            90,
+            ...le(12_345, 4),
+            ...le(8_123, 2),
+            ...le(250, 2),
+            0xf6,
+            64,
+            ...le(655, 2),
+            ...le(8_124, 4),
+            ...le(2601, 4),
+            20,
+            ...le(2050, 2),
+            ...le(3777, 2),
+          )
+          .data(
+            1,
+            ...le(T0 + 1, 4),
+            ...le(0x7fffffff, 4),
+            ...le(0x7fffffff, 4),
+            ...le(0xffff, 2),
+            0xff,
+            0xff,
+            ...le(0xffffffff, 4),
+            ...le(0xffff, 2),
+            ...le(0xffff, 2),
+            0x7f,
+            0xff,
+            ...le(0xffff, 2),
+            ...le(0xffffffff, 4),
+            ...le(0xffffffff, 4),
+            0xff,
+            ...le(0xffff, 2),
+            ...le(0xffff, 2),
+          ),
       ),
       true,
     ],
@@ -278,7 +333,20 @@ test('hand-written records: endianness, base types, sizes, invalid values, dupli
       ),
       true,
     ],
-    ['a 12-byte header', activity((w) => w.define(1, 20, [[253, 4, UINT32], [7, 2, UINT16]]).data(1, ...le(T0 + 1, 4), ...le(77, 2)), 12), true],
+    [
+      'a 12-byte header',
+      activity(
+        (w) =>
+          w
+            .define(1, 20, [
+              [253, 4, UINT32],
+              [7, 2, UINT16],
+            ])
+            .data(1, ...le(T0 + 1, 4), ...le(77, 2)),
+        12,
+      ),
+      true,
+    ],
     [
       'a compressed timestamp (declined)',
       activity((w) =>
@@ -299,6 +367,9 @@ test('hand-written records: endianness, base types, sizes, invalid values, dupli
   for (const [what, bytes, walked] of cases) {
     t.is(leanDecodeFit(bytes) !== undefined, walked, `${what}: walked`);
     const lean = await outcome(bytes, 'lean');
-    t.true(isDeepStrictEqual(lean, await outcome(bytes, 'library')), `${what}: ${JSON.stringify(lean, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v)).slice(0, 300)}`);
+    t.true(
+      isDeepStrictEqual(lean, await outcome(bytes, 'library')),
+      `${what}: ${JSON.stringify(lean, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v)).slice(0, 300)}`,
+    );
   }
 });

@@ -29,7 +29,8 @@ interface Expected {
 }
 
 const SEMICIRCLE = 180 / 2 ** 31;
-const snake = (v: unknown) => (typeof v === 'string' ? v.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : typeof v === 'number' ? v : undefined);
+const snake = (v: unknown) =>
+  typeof v === 'string' ? v.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : typeof v === 'number' ? v : undefined;
 const n = (m: Fields, key: string) => (typeof m[key] === 'number' && Number.isFinite(m[key]) ? (m[key] as number) : undefined);
 const ms = (m: Fields, key: string) => (m[key] instanceof Date ? (m[key] as Date).getTime() : undefined);
 
@@ -57,7 +58,16 @@ function expectedFromFitsdk(bytes: Uint8Array): Expected[] {
   const records = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
 
   const descriptions = (m.fieldDescriptionMesgs ?? []) as Fields[];
-  const developerKey = (pattern: RegExp) => descriptions.filter((d) => pattern.test(String(d['fieldName']).toLowerCase().replace(/[^a-z0-9]/g, ''))).map((d) => String(d['key']));
+  const developerKey = (pattern: RegExp) =>
+    descriptions
+      .filter((d) =>
+        pattern.test(
+          String(d['fieldName'])
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, ''),
+        ),
+      )
+      .map((d) => String(d['key']));
   const coreKeys = developerKey(/^(ciq)?(body)?core(body)?temp(erature)?$/);
   const smo2Keys = developerKey(/^(muscle)?(smo2|saturatedhemoglobin(percent)?|muscleoxygen(saturation)?|oxygensaturation)$/);
   const developer = (r: Fields, keys: string[]) => {
@@ -83,15 +93,22 @@ function expectedFromFitsdk(bytes: Uint8Array): Expected[] {
   const utcOffsetSeconds = utcOffsetOf(m);
 
   const sportMesgs = (m.sportMesgs ?? []) as Fields[];
-  const sessions = ((m.sessionMesgs ?? []) as Fields[]).filter((s) => ms(s, 'startTime') !== undefined).sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
-  const laps = ((m.lapMesgs ?? []) as Fields[]).map((l) => ms(l, 'startTime')).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
+  const sessions = ((m.sessionMesgs ?? []) as Fields[])
+    .filter((s) => ms(s, 'startTime') !== undefined)
+    .sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
+  const laps = ((m.lapMesgs ?? []) as Fields[])
+    .map((l) => ms(l, 'startTime'))
+    .filter((t): t is number => t !== undefined)
+    .sort((a, b) => a - b);
   const out: Expected[] = [];
   sessions.forEach((s, i) => {
     const start = ms(s, 'startTime')!;
     const elapsed = n(s, 'totalElapsedTime');
     const stamp = ms(s, 'timestamp');
     const next = sessions[i + 1] ? ms(sessions[i + 1]!, 'startTime')! : Infinity;
-    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, stamp].filter((t): t is number => t !== undefined && t >= start);
+    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, stamp].filter(
+      (t): t is number => t !== undefined && t >= start,
+    );
     const last = ends.length ? Math.max(...ends) : Infinity;
     const inSpan = (t: number) => t >= start && t <= last && t < next;
     const mine = records.filter(([t]) => inSpan(t));
@@ -121,11 +138,22 @@ const close = (a: number, b: number) => (Number.isNaN(a) && Number.isNaN(b)) || 
 // ─── Every fixture, against fitsdk ──────────────────────────────────────────────────────────────
 
 /** What each real file is: pinned so that a change in either decoder shows. `no_activity`: no session with records. */
-const FIXTURE_FACTS: Record<string, 'no_activity' | { sports: string[]; devices: string[]; utcOffsetSeconds: number; samples: number[]; laps: number[]; channels: Channel[][] }> = {
+const FIXTURE_FACTS: Record<
+  string,
+  | 'no_activity'
+  | { sports: string[]; devices: string[]; utcOffsetSeconds: number; samples: number[]; laps: number[]; channels: Channel[][] }
+> = {
   // A session (38 s) and a lap but not one record message.
   '2012_02_05_09_03_59.fit': 'no_activity',
   // local_timestamp is 27 days off its timestamp (device clock): the offset is implausible, so 0.
-  '2016-05-23_18-14-30_4_25.fit': { sports: ['swimming.pool'], devices: ['Garmin Swim'], utcOffsetSeconds: 0, samples: [80], laps: [33], channels: [['speed', 'distance']] },
+  '2016-05-23_18-14-30_4_25.fit': {
+    sports: ['swimming.pool'],
+    devices: ['Garmin Swim'],
+    utcOffsetSeconds: 0,
+    samples: [80],
+    laps: [33],
+    channels: [['speed', 'distance']],
+  },
   '2020-06-01-16-52-40.fit': {
     sports: ['cycling'],
     devices: ['Garmin Edge 1000', 'Wahoo', 'Sensitivus Gauge'],
@@ -196,7 +224,9 @@ const FIXTURE_FACTS: Record<string, 'no_activity' | { sports: string[]; devices:
     utcOffsetSeconds: 0,
     samples: [4314],
     laps: [1],
-    channels: [['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'distance', 'latitude', 'longitude', 'temperature', 'core_temperature']],
+    channels: [
+      ['power', 'heart_rate', 'speed', 'cadence', 'altitude', 'distance', 'latitude', 'longitude', 'temperature', 'core_temperature'],
+    ],
   },
   // Two duplicated record timestamps.
   'SigmaRox11_1.fit': {
@@ -212,7 +242,12 @@ const FIXTURE_FACTS: Record<string, 'no_activity' | { sports: string[]; devices:
 };
 
 test('the fixture table covers every file in the fixtures directory', (t) => {
-  t.deepEqual(readdirSync(FIXTURES).filter((f) => f.toLowerCase().endsWith('.fit')).sort(), Object.keys(FIXTURE_FACTS).sort());
+  t.deepEqual(
+    readdirSync(FIXTURES)
+      .filter((f) => f.toLowerCase().endsWith('.fit'))
+      .sort(),
+    Object.keys(FIXTURE_FACTS).sort(),
+  );
 });
 
 for (const [name, facts] of Object.entries(FIXTURE_FACTS)) {
@@ -227,10 +262,22 @@ for (const [name, facts] of Object.entries(FIXTURE_FACTS)) {
     }
     const recordings = await parseFit(bytes);
     t.is(recordings.length, expected.length, 'one recording per session');
-    t.deepEqual(recordings.map((r) => r.sport), facts.sports);
-    t.deepEqual(recordings.map((r) => r.timestamps.length), facts.samples);
-    t.deepEqual(recordings.map((r) => r.laps.length), facts.laps);
-    t.deepEqual(recordings.map((r) => Object.keys(r.channels).sort()), facts.channels.map((c) => [...c].sort()));
+    t.deepEqual(
+      recordings.map((r) => r.sport),
+      facts.sports,
+    );
+    t.deepEqual(
+      recordings.map((r) => r.timestamps.length),
+      facts.samples,
+    );
+    t.deepEqual(
+      recordings.map((r) => r.laps.length),
+      facts.laps,
+    );
+    t.deepEqual(
+      recordings.map((r) => Object.keys(r.channels).sort()),
+      facts.channels.map((c) => [...c].sort()),
+    );
     for (const [i, rec] of recordings.entries()) {
       const exp = expected[i]!;
       const at = `session ${i}`;
@@ -241,11 +288,21 @@ for (const [name, facts] of Object.entries(FIXTURE_FACTS)) {
       t.is(rec.utcOffsetSeconds, exp.utcOffsetSeconds, at);
       t.is(rec.utcOffsetSeconds, facts.utcOffsetSeconds, at);
       t.deepEqual(rec.devices, facts.devices, at);
-      t.deepEqual(rec.laps.map((l) => l.start.getTime()), exp.lapStarts, `${at}: lap starts`);
+      t.deepEqual(
+        rec.laps.map((l) => l.start.getTime()),
+        exp.lapStarts,
+        `${at}: lap starts`,
+      );
       for (const lap of rec.laps) t.true(lap.end >= lap.start, at);
       t.deepEqual(Array.from(rec.timestamps), exp.timestamps, `${at}: timestamps`);
-      t.true(rec.timestamps.every((v, k) => k === 0 || v > rec.timestamps[k - 1]!), `${at}: strictly ascending`);
-      t.true(rec.timestamps[0]! >= rec.start.getTime() && rec.timestamps[rec.timestamps.length - 1]! <= rec.end.getTime(), `${at}: samples within [start, end]`);
+      t.true(
+        rec.timestamps.every((v, k) => k === 0 || v > rec.timestamps[k - 1]!),
+        `${at}: strictly ascending`,
+      );
+      t.true(
+        rec.timestamps[0]! >= rec.start.getTime() && rec.timestamps[rec.timestamps.length - 1]! <= rec.end.getTime(),
+        `${at}: samples within [start, end]`,
+      );
       t.deepEqual(Object.keys(rec.channels).sort(), Object.keys(exp.channels).sort(), `${at}: channels present`);
       for (const [channel, values] of Object.entries(exp.channels) as [Channel, number[]][]) {
         const actual = rec.channels[channel]!;
@@ -305,7 +362,10 @@ test('corrupt variants of a real file are refused with the right IngestError cod
 test('property: any truncation or single-byte change of a real file is an invalid_fit IngestError', async (t) => {
   const real = new Uint8Array(fixture('6471559601_ACTIVITY.fit'));
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: real.length - 1 }), async (length) => (await ingestCode(t, real.slice(0, length))) === 'invalid_fit'),
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: real.length - 1 }),
+      async (length) => (await ingestCode(t, real.slice(0, length))) === 'invalid_fit',
+    ),
     { numRuns: 150, seed: 1 },
   );
   await fc.assert(
@@ -339,7 +399,14 @@ test('a multisport file gives one recording per session with its own records, la
         start: runStart,
         seconds: 600,
         laps: 2,
-        record: (i) => ({ heartRate: 140 + (i % 5), speed: 3.5, distance: i * 3.5, cadence: 88, positionLat: semicircles(46.5 + i * 1e-5), positionLong: semicircles(6.6) }),
+        record: (i) => ({
+          heartRate: 140 + (i % 5),
+          speed: 3.5,
+          distance: i * 3.5,
+          cadence: 88,
+          positionLat: semicircles(46.5 + i * 1e-5),
+          positionLong: semicircles(6.6),
+        }),
       },
       { sport: 'cycling', subSport: 'road', start: rideStart, seconds: 900, laps: 3 },
     ],
@@ -374,13 +441,20 @@ test('a multisport file gives one recording per session with its own records, la
   t.true(Math.abs(ride.channels.speed![3]! - 8.3) < 1e-9, 'm/s');
   t.is(ride.channels.distance![899], 899 * 8);
 
-  t.deepEqual(run.laps.map((l) => [l.start.getTime(), l.end.getTime()]), [0, 1].map((k) => [runStart.getTime() + k * 300_000, runStart.getTime() + (k + 1) * 300_000]));
-  t.deepEqual(ride.laps.map((l) => [l.start.getTime(), l.end.getTime()]), [0, 1, 2].map((k) => [rideStart.getTime() + k * 300_000, rideStart.getTime() + (k + 1) * 300_000]));
+  t.deepEqual(
+    run.laps.map((l) => [l.start.getTime(), l.end.getTime()]),
+    [0, 1].map((k) => [runStart.getTime() + k * 300_000, runStart.getTime() + (k + 1) * 300_000]),
+  );
+  t.deepEqual(
+    ride.laps.map((l) => [l.start.getTime(), l.end.getTime()]),
+    [0, 1, 2].map((k) => [rideStart.getTime() + k * 300_000, rideStart.getTime() + (k + 1) * 300_000]),
+  );
 });
 
 test('the UTC offset is local_timestamp − timestamp to the nearest 15 minutes; 0 when absent or implausible', async (t) => {
   const session = { sport: 'cycling', start: new Date('2024-03-01T10:00:00Z'), seconds: 30 };
-  const offset = async (utcOffsetSeconds: number | undefined) => (await parseFit(buildActivityFit({ utcOffsetSeconds, sessions: [session] })))[0]!.utcOffsetSeconds;
+  const offset = async (utcOffsetSeconds: number | undefined) =>
+    (await parseFit(buildActivityFit({ utcOffsetSeconds, sessions: [session] })))[0]!.utcOffsetSeconds;
   t.is(await offset(-12600), -12600, 'Newfoundland −3:30');
   t.is(await offset(20700), 20700, 'Nepal +5:45');
   t.is(await offset(7190), 7200, 'rounded');
@@ -399,14 +473,25 @@ test('records: sorted, the last of duplicated timestamps kept, NaN where a sampl
     { mesgNum: MesgNum.RECORD, timestamp: at(1), power: 150, heartRate: 91 },
     { mesgNum: MesgNum.RECORD, timestamp: at(1), power: 175 },
     { mesgNum: MesgNum.RECORD, timestamp: at(3), heartRate: 95, altitude: 410.4, temperature: -4 },
-    { mesgNum: MesgNum.SESSION, timestamp: at(3), startTime: at(0), totalElapsedTime: 3, totalTimerTime: 3, sport: 'cycling', subSport: 'indoorCycling' },
+    {
+      mesgNum: MesgNum.SESSION,
+      timestamp: at(3),
+      startTime: at(0),
+      totalElapsedTime: 3,
+      totalTimerTime: 3,
+      sport: 'cycling',
+      subSport: 'indoorCycling',
+    },
     { mesgNum: MesgNum.ACTIVITY, timestamp: at(3), numSessions: 1, type: 'manual', event: 'activity', eventType: 'stop' },
   ]);
   const [rec] = await parseFit(bytes);
   t.truthy(rec);
   if (!rec) return;
   t.is(rec.sport, 'cycling+stationary');
-  t.deepEqual(Array.from(rec.timestamps), [0, 1, 2, 3].map((s) => t0 + s * 1000));
+  t.deepEqual(
+    Array.from(rec.timestamps),
+    [0, 1, 2, 3].map((s) => t0 + s * 1000),
+  );
   t.deepEqual(Array.from(rec.channels.power!), [100, 175, 300, NaN]);
   t.deepEqual(Array.from(rec.channels.heart_rate!), [90, NaN, NaN, 95]);
   t.deepEqual(Array.from(rec.channels.altitude!), [NaN, NaN, NaN, 410.4]);
@@ -458,7 +543,11 @@ test('a developer field description without the endian bit in its base type (fit
   t.truthy(expectedFromFitsdk(bytes)[0]?.channels.core_temperature, 'fitsdk reads it');
   const [rec] = await parseFit(bytes);
   t.is(rec?.timestamps.length, 20);
-  t.deepEqual(Object.keys(rec?.channels ?? {}).sort(), ['cadence', 'distance', 'heart_rate', 'power', 'speed'], 'fit-file-parser skips the field it cannot resolve');
+  t.deepEqual(
+    Object.keys(rec?.channels ?? {}).sort(),
+    ['cadence', 'distance', 'heart_rate', 'power', 'speed'],
+    'fit-file-parser skips the field it cannot resolve',
+  );
 });
 
 test('parseFit takes a Buffer or any Uint8Array view and leaves the bytes untouched', async (t) => {

@@ -34,11 +34,28 @@ function everyType(length: number): Frame {
   return {
     columns: [
       // NaN every 7th row; a sub-second instant every 5th.
-      { name: 'timestamp', type: 'timestamptz', values: Float64Array.from({ length }, (_, i) => (i % 7 === 3 ? Number.NaN : T0 + i * 1000 + (i % 5 === 1 ? 250 : 0))) },
-      { name: 'timestamp_local', type: 'timestamp', values: Float64Array.from({ length }, (_, i) => (i % 11 === 4 ? Number.NaN : T0 + 7_200_000 + i * 1000)) },
-      { name: 'power', type: 'double', values: Float64Array.from({ length }, (_, i) => (i % 13 === 0 ? Number.NaN : 150.25 + (i % 300) - i / 7)) },
+      {
+        name: 'timestamp',
+        type: 'timestamptz',
+        values: Float64Array.from({ length }, (_, i) => (i % 7 === 3 ? Number.NaN : T0 + i * 1000 + (i % 5 === 1 ? 250 : 0))),
+      },
+      {
+        name: 'timestamp_local',
+        type: 'timestamp',
+        values: Float64Array.from({ length }, (_, i) => (i % 11 === 4 ? Number.NaN : T0 + 7_200_000 + i * 1000)),
+      },
+      {
+        name: 'power',
+        type: 'double',
+        values: Float64Array.from({ length }, (_, i) => (i % 13 === 0 ? Number.NaN : 150.25 + (i % 300) - i / 7)),
+      },
       { name: 'duration', type: 'int32', values: Int32Array.from({ length }, (_, i) => (i % 2 === 0 ? i : -i * 1000)) },
-      { name: 'sport', type: 'string', codes: Int32Array.from({ length }, (_, i) => (i % 9 === 8 ? -1 : i % LABELS.length)), labels: LABELS },
+      {
+        name: 'sport',
+        type: 'string',
+        codes: Int32Array.from({ length }, (_, i) => (i % 9 === 8 ? -1 : i % LABELS.length)),
+        labels: LABELS,
+      },
       { name: 'weird "name" ✓', type: 'double', values: Float64Array.from({ length }, (_, i) => i * 0.1) },
     ],
     index: ['power'],
@@ -220,13 +237,20 @@ test('frameToJson: column order, ISO times, nulls, numbers', (t) => {
   const frame = everyType(3_000);
   const text = frameToJson(frame);
   const parsed = JSON.parse(text) as Record<string, unknown[]>;
-  t.deepEqual(Object.keys(parsed), frame.columns.map((c) => c.name));
+  t.deepEqual(
+    Object.keys(parsed),
+    frame.columns.map((c) => c.name),
+  );
   t.deepEqual(parsed, expectedObject(frame));
 
   const small: Frame = {
     columns: [
       { name: 'timestamp', type: 'timestamptz', values: Float64Array.from([T0, T0 + 250, Number.NaN, -1, Number.POSITIVE_INFINITY, 1.9]) },
-      { name: 'timestamp_local', type: 'timestamp', values: Float64Array.from([Date.UTC(2024, 4, 1, 9), Date.UTC(2024, 4, 1, 9, 0, 0, 5), Number.NaN, -86_400_000, 0, 59_999]) },
+      {
+        name: 'timestamp_local',
+        type: 'timestamp',
+        values: Float64Array.from([Date.UTC(2024, 4, 1, 9), Date.UTC(2024, 4, 1, 9, 0, 0, 5), Number.NaN, -86_400_000, 0, 59_999]),
+      },
       { name: 'power', type: 'double', values: Float64Array.from([1.5, Number.NaN, 0, -2, Number.POSITIVE_INFINITY, 1e21]) },
       { name: 'duration', type: 'int32', values: Int32Array.from([1, 2, 3, -4, 2 ** 31 - 1, -(2 ** 31)]) },
       { name: 'sport', type: 'string', codes: Int32Array.from([0, -1, 1, 1, 0, -1]), labels: ['a"b', 'ü'] },
@@ -257,7 +281,10 @@ test('frameToJson times match Date.toISOString over many days, years and fractio
   });
   for (const type of ['timestamptz', 'timestamp'] as const) {
     const parsed = JSON.parse(frameToJson({ columns: [{ name: 't', type, values }] })) as { t: (string | null)[] };
-    t.deepEqual(parsed.t, Array.from(values, (v) => iso(v, type === 'timestamptz')));
+    t.deepEqual(
+      parsed.t,
+      Array.from(values, (v) => iso(v, type === 'timestamptz')),
+    );
   }
 });
 
@@ -291,7 +318,12 @@ test('a string column with many labels (fed as VARCHAR) and all-null columns', a
   const length = 7_000;
   const frame: Frame = {
     columns: [
-      { name: 'activity_id', type: 'string', codes: Int32Array.from({ length }, (_, i) => (i % 10 === 9 ? -1 : (i * 7) % labels.length)), labels },
+      {
+        name: 'activity_id',
+        type: 'string',
+        codes: Int32Array.from({ length }, (_, i) => (i % 10 === 9 ? -1 : (i * 7) % labels.length)),
+        labels,
+      },
       { name: 'none', type: 'string', codes: new Int32Array(length).fill(-1), labels: [] },
       { name: 'nan', type: 'double', values: new Float64Array(length).fill(Number.NaN) },
       { name: 'never', type: 'timestamptz', values: new Float64Array(length).fill(Number.NaN) },
@@ -314,7 +346,10 @@ test('parquetToJsonStream of frames matches frameToJson', async (t) => {
     const { text, pieces } = await streamText(file);
     t.deepEqual(JSON.parse(text), JSON.parse(frameToJson(frame)), `${length} rows`);
     // Key order is column order.
-    t.deepEqual(Object.keys(JSON.parse(text) as object), frame.columns.map((c) => c.name));
+    t.deepEqual(
+      Object.keys(JSON.parse(text) as object),
+      frame.columns.map((c) => c.name),
+    );
     if (length > 2_048) t.true(pieces > frame.columns.length * 2 + 2, 'several pieces per column');
   }
 });
@@ -344,7 +379,9 @@ test('parquetToJsonStream reads a large DuckDB-written file in row ranges, yield
   const started = performance.now();
   const { text, pieces } = await streamText(file);
   ticking = false;
-  t.log(`streamed ${rows} rows × 6 columns (${(text.length / 1e6).toFixed(1)} MB of JSON) in ${(performance.now() - started).toFixed(0)} ms, ${pieces} pieces`);
+  t.log(
+    `streamed ${rows} rows × 6 columns (${(text.length / 1e6).toFixed(1)} MB of JSON) in ${(performance.now() - started).toFixed(0)} ms, ${pieces} pieces`,
+  );
   t.true(ticks > 100, `the event loop ran between chunks (${ticks} ticks)`);
   const parsed = JSON.parse(text) as Record<string, unknown[]>;
   t.deepEqual(Object.keys(parsed), ['ts', 'local', 'i', 'big', 's', 'd']);
@@ -354,7 +391,14 @@ test('parquetToJsonStream reads a large DuckDB-written file in row ranges, yield
     const local = r % 1000 === 7 ? null : iso(T0 + r * 1500, false);
     const s = r % 5 === 0 ? null : r % 5 === 1 ? 'ü "x"' : `act-${Math.floor(r / 3600)}`;
     const d = r % 3 === 0 ? null : r / 4;
-    if (parsed.ts![r] !== ts || parsed.local![r] !== local || parsed.i![r] !== r || parsed.big![r] !== r * 3_000_000_000 || parsed.s![r] !== s || parsed.d![r] !== d) {
+    if (
+      parsed.ts![r] !== ts ||
+      parsed.local![r] !== local ||
+      parsed.i![r] !== r ||
+      parsed.big![r] !== r * 3_000_000_000 ||
+      parsed.s![r] !== s ||
+      parsed.d![r] !== d
+    ) {
       if (bad++ === 0) t.log(`row ${r}:`, parsed.ts![r], parsed.local![r], parsed.i![r], parsed.big![r], parsed.s![r], parsed.d![r]);
     }
     for (const name of Object.keys(parsed)) if (parsed[name]!.length !== rows) bad++;
@@ -362,7 +406,9 @@ test('parquetToJsonStream reads a large DuckDB-written file in row ranges, yield
   t.is(bad, 0);
   // BIGINT is written exactly, also beyond 2^53.
   const huge = path.join(dir, 'huge.parquet');
-  await store.withConnection((c) => c.run(`COPY (SELECT 9007199254740993::BIGINT AS b, true AS flag) TO ${sqlString(huge)} (FORMAT parquet)`));
+  await store.withConnection((c) =>
+    c.run(`COPY (SELECT 9007199254740993::BIGINT AS b, true AS flag) TO ${sqlString(huge)} (FORMAT parquet)`),
+  );
   t.is((await streamText(huge)).text, '{"b":[9007199254740993],"flag":[true]}');
 });
 
@@ -418,10 +464,13 @@ test('bad frames and paths are refused', async (t) => {
   }
   await t.throwsAsync(writer.writeParquet({ columns: [] }, path.join(dir, 'bad.parquet')), { instanceOf: RangeError });
   await t.throwsAsync(writer.writeParquet({ columns: [ok()] }, path.join(dir, 'bad[1].parquet')), { instanceOf: RangeError });
-  t.deepEqual((await readdir(dir)).filter((name) => name.startsWith('bad')), []);
+  t.deepEqual(
+    (await readdir(dir)).filter((name) => name.startsWith('bad')),
+    [],
+  );
 });
 
-test('pandasMetadata follows pyarrow\'s layout', (t) => {
+test("pandasMetadata follows pyarrow's layout", (t) => {
   const frame = everyType(1);
   const meta = JSON.parse(pandasMetadata(frame));
   t.deepEqual(meta.index_columns, ['power']);
@@ -442,7 +491,7 @@ test('pandasMetadata follows pyarrow\'s layout', (t) => {
   t.deepEqual(JSON.parse(pandasMetadata({ columns: frame.columns })).index_columns, []);
 });
 
-test('wantsJson: format wins, then the Accept header\'s preference, default Parquet', (t) => {
+test("wantsJson: format wins, then the Accept header's preference, default Parquet", (t) => {
   t.is(PARQUET_MEDIA_TYPE, 'application/vnd.apache.parquet');
   const cases: [string | undefined, string | undefined, boolean][] = [
     [undefined, undefined, false],
@@ -487,7 +536,9 @@ test('timings (logged, not asserted)', async (t) => {
     const json = performance.now();
     frameToJson(frame);
     const jsonMs = performance.now() - json;
-    t.log(`${length} rows × 6 columns: writeParquet min ${times[0]!.toFixed(2)} ms, median ${times[7]!.toFixed(2)} ms; frameToJson ${jsonMs.toFixed(2)} ms`);
+    t.log(
+      `${length} rows × 6 columns: writeParquet min ${times[0]!.toFixed(2)} ms, median ${times[7]!.toFixed(2)} ms; frameToJson ${jsonMs.toFixed(2)} ms`,
+    );
   }
   t.pass();
 });

@@ -35,7 +35,10 @@ let webEmail: string;
 
 function ride(stamp: string, seconds = 300) {
   const start = Date.parse(stamp);
-  const lines = Array.from({ length: seconds }, (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)},${2 + (i % 5) / 10}`);
+  const lines = Array.from(
+    { length: seconds },
+    (_, i) => `${new Date(start + i * 1000).toISOString().slice(0, 19)}Z,${150 + (i % 50)},${2 + (i % 5) / 10}`,
+  );
   return new TextEncoder().encode(`timestamp,power,speed\n${lines.join('\n')}\n`);
 }
 
@@ -50,12 +53,30 @@ test.before(async () => {
   if (source.status !== 'processed') throw new Error(JSON.stringify(source));
   const trace = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2024-05-01T10:01:00Z', lactate: 2.1 });
   if (trace.status !== 201) throw new Error(JSON.stringify(trace.body));
-  ids = { activity_id: source.activity_ids[0], trace_id: trace.body.id, application_id: app.id, source_id: source.id, measure: 'body_mass', client_id: app.id };
+  ids = {
+    activity_id: source.activity_ids[0],
+    trace_id: trace.body.id,
+    application_id: app.id,
+    source_id: source.id,
+    measure: 'body_mass',
+    client_id: app.id,
+  };
   web = await signedInClient(service.url, webEmail);
 });
 test.after.always(() => service?.close());
 
-type Schema = { $ref?: string; type?: string | string[]; format?: string; enum?: unknown[]; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; minimum?: number; default?: unknown; items?: Schema };
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  format?: string;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  anyOf?: Schema[];
+  minimum?: number;
+  default?: unknown;
+  items?: Schema;
+};
 type Operation = {
   operationId: string;
   parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
@@ -68,7 +89,14 @@ function validValue(schema: Schema, resolve: (s: Schema) => Schema): unknown {
   if (s.anyOf) return validValue(s.anyOf.find((x) => resolve(x).type !== 'null') ?? s.anyOf[0]!, resolve);
   if (s.enum) return s.enum[0];
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
-  if (type === 'string') return s.format === 'date-time' ? '2024-05-02T10:00:00Z' : s.format === 'date' ? '2024-05-02' : s.format === 'uri' ? 'https://app.example/callback' : 'x';
+  if (type === 'string')
+    return s.format === 'date-time'
+      ? '2024-05-02T10:00:00Z'
+      : s.format === 'date'
+        ? '2024-05-02'
+        : s.format === 'uri'
+          ? 'https://app.example/callback'
+          : 'x';
   if (type === 'integer' || type === 'number') return Math.max(s.minimum ?? 1, 1);
   if (type === 'boolean') return false;
   if (type === 'array') return [];
@@ -95,10 +123,20 @@ const BASE_FORMS: Record<string, Record<string, string>> = {
 /** The values tried for one field: all that must be refused or are always tried, and a seeded sample of the others. */
 function valuesFor<T extends { refused?: boolean; always?: boolean }>(all: T[], random: () => number): T[] {
   const fixed = (v: T) => v.refused || v.always;
-  return [...all.filter(fixed), ...sample(all.filter((v) => !fixed(v)), OTHERS_PER_FIELD, random)];
+  return [
+    ...all.filter(fixed),
+    ...sample(
+      all.filter((v) => !fixed(v)),
+      OTHERS_PER_FIELD,
+      random,
+    ),
+  ];
 }
 
-function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } }): FuzzRequest[] {
+function apiRequests(doc: {
+  paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
+}): FuzzRequest[] {
   const random = seeded(SEED);
   const resolve = (s: Schema): Schema => (s.$ref ? resolve(doc.components!.schemas![s.$ref.split('/').pop()!]!) : s);
   const requests: FuzzRequest[] = [];
@@ -112,10 +150,19 @@ function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; co
       const expect = oauth ? 'oauth' : isAuthorize ? 'html' : 'detail';
       const headers: Record<string, string> = isAuthorize
         ? { cookie: web.cookieHeader, accept: 'text/html' }
-        : oauth ? {} : { authorization: `Bearer ${appMetadata ? appToken : token}` };
+        : oauth
+          ? {}
+          : { authorization: `Bearer ${appMetadata ? appToken : token}` };
       const pathParams = Object.fromEntries((op.parameters ?? []).filter((p) => p.in === 'path').map((p) => [p.name, ids[p.name] ?? 'x']));
       const baseQuery: Record<string, string> = isAuthorize
-        ? { client_id: ids.client_id!, redirect_uri: 'https://app.example/callback', scope: 'data:read', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGZKMkQO0A', code_challenge_method: 'S256', state: 'st' }
+        ? {
+            client_id: ids.client_id!,
+            redirect_uri: 'https://app.example/callback',
+            scope: 'data:read',
+            code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGZKMkQO0A',
+            code_challenge_method: 'S256',
+            state: 'st',
+          }
         : {};
       const urlOf = (params: Record<string, string>, query: Record<string, string | string[]>) => {
         const p = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeLoose(params[name] ?? 'x'));
@@ -124,9 +171,23 @@ function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; co
       };
       const jsonSchema = content['application/json']?.schema;
       const formSchema = content['application/x-www-form-urlencoded']?.schema;
-      const baseBody = method === 'put' && appMetadata ? { a: 1 } : jsonSchema ? (BASE_BODIES[op.operationId] ?? validValue(jsonSchema, resolve)) : undefined;
+      const baseBody =
+        method === 'put' && appMetadata
+          ? { a: 1 }
+          : jsonSchema
+            ? (BASE_BODIES[op.operationId] ?? validValue(jsonSchema, resolve))
+            : undefined;
       const baseForm = formSchema ? { ...BASE_FORMS[op.operationId.replace(/_root$/, '')], client_id: ids.client_id! } : undefined;
-      const send = (label: string, o: { params?: Record<string, string>; query?: Record<string, string | string[]>; body?: string; contentType?: string; refused?: boolean }) => {
+      const send = (
+        label: string,
+        o: {
+          params?: Record<string, string>;
+          query?: Record<string, string | string[]>;
+          body?: string;
+          contentType?: string;
+          refused?: boolean;
+        },
+      ) => {
         const body = o.body ?? (baseBody !== undefined ? JSON.stringify(baseBody) : baseForm ? looseForm(baseForm) : undefined);
         const contentType = o.contentType ?? (baseForm ? 'application/x-www-form-urlencoded' : 'application/json');
         requests.push({
@@ -144,7 +205,8 @@ function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; co
           if (p.in === 'path') send(`path ${p.name} = ${v.name}`, { params: { ...pathParams, [p.name]: v.value }, refused: !!v.refused });
           if (p.in === 'query') send(`query ${p.name} = ${v.name}`, { query: { ...baseQuery, [p.name]: v.value }, refused: !!v.refused });
         }
-        if (p.in === 'query') send(`query ${p.name} repeated with NUL`, { query: { ...baseQuery, [p.name]: ['a', '\u0000'] }, refused: !isAuthorize });
+        if (p.in === 'query')
+          send(`query ${p.name} repeated with NUL`, { query: { ...baseQuery, [p.name]: ['a', '\u0000'] }, refused: !isAuthorize });
       }
       // (On a DELETE, not of the real resource: the other requests need it.)
       const keep = method === 'delete' ? Object.fromEntries(Object.keys(pathParams).map((k) => [k, 'x'])) : pathParams;
@@ -153,16 +215,25 @@ function apiRequests(doc: { paths: Record<string, Record<string, Operation>>; co
         const fields = Object.keys(resolve(jsonSchema ?? {}).properties ?? baseBody ?? {});
         for (const field of fields) {
           for (const v of valuesFor(HOSTILE_JSON, random)) {
-            const text = v.text !== undefined ? JSON.stringify({ ...baseBody, [field]: '__HOLE__' }).replace('"__HOLE__"', v.text) : JSON.stringify({ ...baseBody, [field]: v.value });
+            const text =
+              v.text !== undefined
+                ? JSON.stringify({ ...baseBody, [field]: '__HOLE__' }).replace('"__HOLE__"', v.text)
+                : JSON.stringify({ ...baseBody, [field]: v.value });
             send(`body ${field} = ${v.name}`, { body: text, refused: !!v.refused });
           }
         }
-        for (const b of HOSTILE_BODIES) send(`body = ${b.name}`, { body: b.text, ...(b.contentType ? { contentType: b.contentType } : {}), refused: !!b.refused && !b.contentType });
+        for (const b of HOSTILE_BODIES)
+          send(`body = ${b.name}`, {
+            body: b.text,
+            ...(b.contentType ? { contentType: b.contentType } : {}),
+            refused: !!b.refused && !b.contentType,
+          });
       }
       if (baseForm) {
         const fields = Object.keys(resolve(formSchema!).properties ?? {});
         for (const field of fields) {
-          for (const v of valuesFor(HOSTILE_TEXT, random)) send(`form ${field} = ${v.name}`, { body: looseForm({ ...baseForm, [field]: v.value }), refused: !!v.refused });
+          for (const v of valuesFor(HOSTILE_TEXT, random))
+            send(`form ${field} = ${v.name}`, { body: looseForm({ ...baseForm, [field]: v.value }), refused: !!v.refused });
         }
       }
     }
@@ -194,9 +265,22 @@ function formRequests(appId: string, cookie: string): FuzzRequest[] {
   const random = seeded(SEED + 1);
   let n = 0;
   const email = () => `fuzz-${++n}-${randomBytes(3).toString('hex')}@example.com`;
-  const appFields = { name: 'Fuzz form app', description: '', url: '', image: '', privacy_statement: '', redirect_uris: 'https://app.example/callback', page_slug: '', webhook_endpoints: '' };
+  const appFields = {
+    name: 'Fuzz form app',
+    description: '',
+    url: '',
+    image: '',
+    privacy_statement: '',
+    redirect_uris: 'https://app.example/callback',
+    page_slug: '',
+    webhook_endpoints: '',
+  };
   const forms: { path: string; fields: () => Record<string, string>; session: boolean }[] = [
-    { path: '/signup', fields: () => ({ first_name: 'Ada', last_name: 'Lovelace', email: email(), password: 'a long enough passphrase 42' }), session: false },
+    {
+      path: '/signup',
+      fields: () => ({ first_name: 'Ada', last_name: 'Lovelace', email: email(), password: 'a long enough passphrase 42' }),
+      session: false,
+    },
     { path: '/signin', fields: () => ({ email: webEmail, password: TEST_PASSWORD }), session: false },
     { path: '/settings/profile', fields: () => ({ first_name: 'Grace', last_name: 'Hopper' }), session: true },
     { path: '/settings/applications', fields: () => ({ ...appFields }), session: true },
@@ -206,16 +290,36 @@ function formRequests(appId: string, cookie: string): FuzzRequest[] {
     { path: '/oauth/authorize/decision', fields: () => ({ ticket: 'A'.repeat(32), decision: 'allow' }), session: true },
   ];
   const requests: FuzzRequest[] = [];
-  const headers = (session: boolean) => ({ origin: service.url, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...(session ? { cookie } : {}) });
+  const headers = (session: boolean) => ({
+    origin: service.url,
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'text/html',
+    ...(session ? { cookie } : {}),
+  });
   for (const form of forms) {
     for (const field of Object.keys(form.fields())) {
       for (const v of valuesFor(HOSTILE_TEXT, random)) {
-        requests.push({ label: `form ${form.path}: ${field} = ${v.name}`, method: 'POST', url: form.path, headers: headers(form.session), body: looseForm({ ...form.fields(), [field]: v.value }), ...(v.refused ? { refused: true } : {}), expect: 'html' });
+        requests.push({
+          label: `form ${form.path}: ${field} = ${v.name}`,
+          method: 'POST',
+          url: form.path,
+          headers: headers(form.session),
+          body: looseForm({ ...form.fields(), [field]: v.value }),
+          ...(v.refused ? { refused: true } : {}),
+          expect: 'html',
+        });
       }
     }
     // The same forms posted as JSON, deep and hostile (the body parser takes JSON on every route).
     for (const b of HOSTILE_BODIES) {
-      requests.push({ label: `form ${form.path}: body = ${b.name}`, method: 'POST', url: form.path, headers: { ...headers(form.session), 'content-type': b.contentType ?? 'application/json' }, body: b.text, expect: 'any' });
+      requests.push({
+        label: `form ${form.path}: body = ${b.name}`,
+        method: 'POST',
+        url: form.path,
+        headers: { ...headers(form.session), 'content-type': b.contentType ?? 'application/json' },
+        body: b.text,
+        expect: 'any',
+      });
     }
   }
   // Ids, dates and page numbers in the addresses of the web pages.
@@ -239,7 +343,14 @@ function formRequests(appId: string, cookie: string): FuzzRequest[] {
   ];
   for (const [method, url] of pages) {
     for (const v of valuesFor(HOSTILE_TEXT, random)) {
-      requests.push({ label: `page ${method} ${url('…')}: ${v.name}`, method, url: url(encodeLoose(v.value)), headers: { ...headers(true), ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) }, ...(method === 'POST' ? { body: '' } : {}), expect: 'html' });
+      requests.push({
+        label: `page ${method} ${url('…')}: ${v.name}`,
+        method,
+        url: url(encodeLoose(v.value)),
+        headers: { ...headers(true), ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+        ...(method === 'POST' ? { body: '' } : {}),
+        expect: 'html',
+      });
     }
   }
   return requests;

@@ -89,7 +89,9 @@ test('a missing body field is type "missing"', async (t) => {
     body: '{}',
   });
   t.is(res.status, 422);
-  t.deepEqual(((await res.json()) as { detail: unknown[] }).detail, [{ loc: ['body', 'name'], msg: 'Invalid input: expected string, received undefined', type: 'missing' }]);
+  t.deepEqual(((await res.json()) as { detail: unknown[] }).detail, [
+    { loc: ['body', 'name'], msg: 'Invalid input: expected string, received undefined', type: 'missing' },
+  ]);
 });
 
 test('valid input reaches the handler, parsed and defaulted', async (t) => {

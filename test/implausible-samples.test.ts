@@ -31,7 +31,13 @@ const rideFit = buildActivityFit({
       start: new Date(START),
       seconds: SECONDS,
       laps: 2,
-      record: (i) => ({ power: SPIKES.has(i) ? SPIKE_W : realPower(i), heartRate: i === 200 ? 251 : heartRate(i), cadence: 90, speed: 9, distance: i * 9 }),
+      record: (i) => ({
+        power: SPIKES.has(i) ? SPIKE_W : realPower(i),
+        heartRate: i === 200 ? 251 : heartRate(i),
+        cadence: 90,
+        speed: 9,
+        distance: i * 9,
+      }),
     },
   ],
 });
@@ -64,9 +70,15 @@ test('the details count the dropped samples per channel; the summary and laps ar
   t.deepEqual(body.metrics, ['power', 'heart_rate', 'speed', 'cadence', 'distance']);
   t.is(body.summary.power.max, PEAK_W, 'the real peak, not the glitch');
   const kept = Array.from({ length: SECONDS }, (_, i) => i).filter((i) => !SPIKES.has(i));
-  t.true(Math.abs(body.summary.power.mean - kept.reduce((s, i) => s + realPower(i), 0) / kept.length) < 1e-9, 'the mean is over the plausible samples');
+  t.true(
+    Math.abs(body.summary.power.mean - kept.reduce((s, i) => s + realPower(i), 0) / kept.length) < 1e-9,
+    'the mean is over the plausible samples',
+  );
   t.is(body.summary.heart_rate.max, 149);
-  t.deepEqual(body.laps.map((l: { power: { max: number } }) => l.power.max), [249, PEAK_W]);
+  t.deepEqual(
+    body.laps.map((l: { power: { max: number } }) => l.power.max),
+    [249, PEAK_W],
+  );
 
   const list = await api(service, token, 'GET', '/api/v1/activities/');
   t.false('implausible_samples' in list.body[0], 'lists carry the summary only');
@@ -93,7 +105,10 @@ test('the sample file has the glitches as nulls: through /data and read from dis
   t.is(file.rows, SECONDS);
   t.deepEqual(file.columns.power, expectedPower, 'the stored Parquet file itself');
   t.deepEqual(file.columns.heart_rate, expectedHeart);
-  t.true(file.columns.speed!.every((v) => v === 9), 'other channels of the glitchy records are kept');
+  t.true(
+    file.columns.speed!.every((v) => v === 9),
+    'other channels of the glitchy records are kept',
+  );
 });
 
 test('the stored curves start at the real peak: mean-max, AWD, the longitudinal value-indexed curve', async (t) => {
@@ -101,7 +116,11 @@ test('the stored curves start at the real peak: mean-max, AWD, the longitudinal 
   t.deepEqual(mm.json.duration, [1, 5, 10, 20]);
   t.deepEqual(mm.json.power!.slice(0, 3), [PEAK_W, PEAK_W, PEAK_W]);
   t.true((mm.json.power![3] as number) < PEAK_W);
-  t.deepEqual(mm.json.start!.slice(0, 3), ['2024-05-01T08:05:00Z', '2024-05-01T08:05:00Z', '2024-05-01T08:05:00Z'], 'the sprint, not a glitch');
+  t.deepEqual(
+    mm.json.start!.slice(0, 3),
+    ['2024-05-01T08:05:00Z', '2024-05-01T08:05:00Z', '2024-05-01T08:05:00Z'],
+    'the sprint, not a glitch',
+  );
 
   const segmented = await getFrame(service, token, `/api/v1/activities/${ride}/mean-max?durations=1&segmentation=true`);
   t.is(segmented.json.power![0], PEAK_W, 'computed from the sample file, segmented: the same peak');

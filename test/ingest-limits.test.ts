@@ -46,7 +46,9 @@ test('an activity spanning more than 8 days fails with activity_too_long; a mult
   t.is(tooLong.status, 'failed');
   t.is(tooLong.error?.code, 'activity_too_long', JSON.stringify(tooLong));
   t.is(event.status, 'processed', JSON.stringify(event));
-  const activity = (await (await fetch(`${service.url}/api/v1/activities/${event.activity_ids[0]}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { start: string; end: string };
+  const activity = (await (
+    await fetch(`${service.url}/api/v1/activities/${event.activity_ids[0]}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { start: string; end: string };
   t.is(new Date(activity.end).getTime() - new Date(activity.start).getTime(), 3 * day + 1000, 'the whole event, its last second included');
   t.is(MAX_ACTIVITY_SECONDS, 8 * 86_400, 'the documented limit');
 });
@@ -76,11 +78,18 @@ test('a parse past INGEST_TIMEOUT_MS fails the source with ingest_timeout, and t
   const deps = { db: quiet.deps.db, pool, samples, dataDir: quiet.config.DATA_DIR, log: createLogger('silent'), now: () => new Date() };
   const job = { data: { sourceId }, attemptsMade: 0, stalledCounter: 0 } as unknown as Job<{ sourceId: string }>;
   t.deepEqual(await ingestProcessor({ ...deps, timeoutMs: 1 })(job), { failed: 'ingest_timeout' });
-  const source = (await (await fetch(`${quiet.url}/api/v1/sources/${sourceId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string };
+  const source = (await (
+    await fetch(`${quiet.url}/api/v1/sources/${sourceId}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { status: string };
   t.is(source.status, 'failed');
   t.regex(JSON.stringify(source), /ingest_timeout/);
   // The stopped thread is replaced: the next file parses.
-  const other = await upload(quiet, token, [{ name: 'other.fit', bytes: new Uint8Array(readFileSync(join(fixturesDir(), 'fit', 'Garmin830_with_Stages.fit'))) }]);
-  const next = await ingestProcessor({ ...deps, timeoutMs: 60_000 })({ ...job, data: { sourceId: other.body.sources[0].id } } as unknown as Job<{ sourceId: string }>);
+  const other = await upload(quiet, token, [
+    { name: 'other.fit', bytes: new Uint8Array(readFileSync(join(fixturesDir(), 'fit', 'Garmin830_with_Stages.fit'))) },
+  ]);
+  const next = await ingestProcessor({ ...deps, timeoutMs: 60_000 })({
+    ...job,
+    data: { sourceId: other.body.sources[0].id },
+  } as unknown as Job<{ sourceId: string }>);
   t.true(Array.isArray((next as { activities?: unknown[] }).activities), JSON.stringify(next));
 });

@@ -46,7 +46,11 @@ async function failForGood(sourceId: string): Promise<void> {
 }
 
 async function statusOf(token: string, id: string): Promise<string> {
-  return ((await (await fetch(`${service.url}/api/v1/sources/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status;
+  return (
+    (await (await fetch(`${service.url}/api/v1/sources/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      status: string;
+    }
+  ).status;
 }
 
 test('a source whose job failed for good is queued again by housekeeping once stale, and by the same file uploaded again; then processed once', async (t) => {
@@ -54,7 +58,12 @@ test('a source whose job failed for good is queued again by housekeeping once st
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
   const bytes = new Uint8Array(readFileSync(join(fixturesDir(), 'fit', 'Garmin830_with_Stages.fit')));
   const other = new Uint8Array(readFileSync(join(fixturesDir(), 'fit', 'SigmaRox11_1.fit')));
-  const first = (await upload(service, token, [{ name: 'a.fit', bytes }, { name: 'b.fit', bytes: other }])).body.sources as { id: string }[];
+  const first = (
+    await upload(service, token, [
+      { name: 'a.fit', bytes },
+      { name: 'b.fit', bytes: other },
+    ])
+  ).body.sources as { id: string }[];
   const [a, b] = [first[0]!.id, first[1]!.id];
   await failForGood(a);
   await failForGood(b);
@@ -67,8 +76,18 @@ test('a source whose job failed for good is queued again by housekeeping once st
   t.is(await (await service.deps.queues.ingest.getJob(a))!.getState(), 'waiting');
 
   // Housekeeping, once b is stale (created 16 minutes ago), queues it again.
-  await service.deps.db.updateTable('sources').set({ created_at: new Date(Date.now() - 16 * 60_000) }).where('id', '=', b).execute();
-  const housekeeping = housekeepingProcessor({ db: service.deps.db, queues: service.deps.queues, dataDir: service.config.DATA_DIR, log: createLogger('silent'), now: () => new Date() });
+  await service.deps.db
+    .updateTable('sources')
+    .set({ created_at: new Date(Date.now() - 16 * 60_000) })
+    .where('id', '=', b)
+    .execute();
+  const housekeeping = housekeepingProcessor({
+    db: service.deps.db,
+    queues: service.deps.queues,
+    dataDir: service.config.DATA_DIR,
+    log: createLogger('silent'),
+    now: () => new Date(),
+  });
   const report = await housekeeping({ data: { task: 'purge-expired' } } as unknown as Job<HousekeepingJob>);
   t.is(report.requeuedSources, 1);
   t.is(await (await service.deps.queues.ingest.getJob(b))!.getState(), 'waiting');
@@ -80,7 +99,14 @@ test('a source whose job failed for good is queued again by housekeeping once st
     await pool.close();
     await samples.close();
   });
-  const ingest = ingestProcessor({ db: service.deps.db, pool, samples, dataDir: service.config.DATA_DIR, log: createLogger('silent'), now: () => new Date() });
+  const ingest = ingestProcessor({
+    db: service.deps.db,
+    pool,
+    samples,
+    dataDir: service.config.DATA_DIR,
+    log: createLogger('silent'),
+    now: () => new Date(),
+  });
   for (const id of [a, b]) {
     const job = (await service.deps.queues.ingest.getJob(id))!;
     await ingest(job);

@@ -21,7 +21,9 @@ test.serial('a worker killed (SIGKILL) mid-ingest leaves no trace: a restarted w
   const user = await createTestUser(service);
   const token = await tokenFor(service, user, ['data:read', 'data:write']);
   // 6 h at 1 Hz.
-  const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-04-01T06:00:00Z'), seconds: 6 * 3600, laps: 12 }] });
+  const bytes = buildActivityFit({
+    sessions: [{ sport: 'cycling', start: new Date('2026-04-01T06:00:00Z'), seconds: 6 * 3600, laps: 12 }],
+  });
   const res = await upload(service, token, [{ name: 'long.fit', bytes }]);
   t.is(res.status, 202);
   const sourceId: string = res.body.sources[0].id;
@@ -37,7 +39,9 @@ test.serial('a worker killed (SIGKILL) mid-ingest leaves no trace: a restarted w
 
   const first = await startWorkerProcess(service.config);
   await poll('the worker waiting to store the activity', async () => {
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
     return rows[0]!.n > 0;
   });
   const job = (await service.deps.queues.ingest.getJob(sourceId))!;
@@ -78,7 +82,9 @@ async function holdMidJob(sourceId: string) {
   return {
     waiting: () =>
       poll('a worker waiting to store the activity', async () => {
-        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
+        const { rows } = await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${lockPid}::int = ANY(pg_blocking_pids(pid))`.execute(service.deps.db);
         return rows[0]!.n > 0;
       }),
     release: async () => {
@@ -102,83 +108,99 @@ async function assertOneActivity(t: ExecutionContext, userId: string, source: { 
   t.is(source.activity_ids.length, 1);
   const rows = await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', userId).execute();
   t.is(rows.length, 1, 'exactly one activity');
-  t.deepEqual(readdirSync(join(service.config.DATA_DIR, 'users', userId, 'activities')), [`${rows[0]!.id}.parquet`], 'one sample file, no temporary leftovers');
+  t.deepEqual(
+    readdirSync(join(service.config.DATA_DIR, 'users', userId, 'activities')),
+    [`${rows[0]!.id}.parquet`],
+    'one sample file, no temporary leftovers',
+  );
 }
 
-test.serial('a job whose worker is killed twice (BullMQ fails it as stalled too often) is queued again at once and ends processed, once', async (t) => {
-  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-02T06:00:00Z');
-  for (const round of [1, 2]) {
+test.serial(
+  'a job whose worker is killed twice (BullMQ fails it as stalled too often) is queued again at once and ends processed, once',
+  async (t) => {
+    const { user, token, sourceId } = await uploadLongRide(t, '2026-04-02T06:00:00Z');
+    for (const round of [1, 2]) {
+      const held = await holdMidJob(sourceId);
+      const worker = await startWorkerProcess(service.config);
+      try {
+        await held.waiting();
+        t.is(
+          await (await service.deps.queues.ingest.getJob(sourceId))!.getState(),
+          'active',
+          `round ${round}: the job was running when its worker was killed`,
+        );
+        await kill(worker, 'SIGKILL');
+      } finally {
+        await kill(worker, 'SIGKILL');
+        await held.release();
+      }
+    }
+    t.like(await waitForSourceState(sourceId), { status: 'processing' });
+
+    // The next worker finds the job stalled a second time: BullMQ fails it, and the service queues it again.
+    const third = await startWorkerProcess(service.config);
+    try {
+      const source = await waitForSource(service, token, sourceId, 60_000);
+      await assertOneActivity(t, user.id, source);
+      const job = (await service.deps.queues.ingest.getJob(sourceId))!;
+      t.is(job.data.requeues, 1, 'queued again once, by the failure itself (housekeeping did not run)');
+    } finally {
+      await kill(third, 'SIGTERM');
+    }
+  },
+);
+
+test.serial(
+  'SIGTERM while a job outlasts SHUTDOWN_TIMEOUT_MS: the worker exits once the timeout is over, hands the job back, and the next worker finishes it once',
+  async (t) => {
+    const { user, token, sourceId } = await uploadLongRide(t, '2026-04-03T06:00:00Z');
     const held = await holdMidJob(sourceId);
-    const worker = await startWorkerProcess(service.config);
+    const timeoutMs = 1_500;
+    const worker = await startWorkerProcess(service.config, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+    let next: Awaited<ReturnType<typeof startWorkerProcess>> | undefined;
     try {
       await held.waiting();
-      t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'active', `round ${round}: the job was running when its worker was killed`);
-      await kill(worker, 'SIGKILL');
-    } finally {
-      await kill(worker, 'SIGKILL');
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+      const signalled = Date.now();
+      worker.kill('SIGTERM');
+      const code = await exited;
+      const tookMs = Date.now() - signalled;
+      t.is(code, 0, 'a clean exit');
+      t.true(tookMs >= timeoutMs - 100, `it waited for the job (${tookMs} ms)`);
+      t.true(tookMs < timeoutMs + 8_000, `and not much longer than the timeout (${tookMs} ms)`);
+      t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was handed back, not left locked');
       await held.release();
+      next = await startWorkerProcess(service.config);
+      await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
+    } finally {
+      await held.release();
+      if (next) await kill(next, 'SIGTERM');
+      await kill(worker, 'SIGKILL');
     }
-  }
-  t.like(await waitForSourceState(sourceId), { status: 'processing' });
+  },
+);
 
-  // The next worker finds the job stalled a second time: BullMQ fails it, and the service queues it again.
-  const third = await startWorkerProcess(service.config);
-  try {
-    const source = await waitForSource(service, token, sourceId, 60_000);
-    await assertOneActivity(t, user.id, source);
-    const job = (await service.deps.queues.ingest.getJob(sourceId))!;
-    t.is(job.data.requeues, 1, 'queued again once, by the failure itself (housekeeping did not run)');
-  } finally {
-    await kill(third, 'SIGTERM');
-  }
-});
-
-test.serial('SIGTERM while a job outlasts SHUTDOWN_TIMEOUT_MS: the worker exits once the timeout is over, hands the job back, and the next worker finishes it once', async (t) => {
-  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-03T06:00:00Z');
-  const held = await holdMidJob(sourceId);
-  const timeoutMs = 1_500;
-  const worker = await startWorkerProcess(service.config, { SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
-  let next: Awaited<ReturnType<typeof startWorkerProcess>> | undefined;
-  try {
-    await held.waiting();
-    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
-    const signalled = Date.now();
-    worker.kill('SIGTERM');
-    const code = await exited;
-    const tookMs = Date.now() - signalled;
-    t.is(code, 0, 'a clean exit');
-    t.true(tookMs >= timeoutMs - 100, `it waited for the job (${tookMs} ms)`);
-    t.true(tookMs < timeoutMs + 8_000, `and not much longer than the timeout (${tookMs} ms)`);
-    t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was handed back, not left locked');
-    await held.release();
-    next = await startWorkerProcess(service.config);
-    await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
-  } finally {
-    await held.release();
-    if (next) await kill(next, 'SIGTERM');
-    await kill(worker, 'SIGKILL');
-  }
-});
-
-
-test.serial('a worker process over WORKER_MAX_RSS_MB takes no job (it waits in the queue); a worker under its cap then runs it', async (t) => {
-  const { user, token, sourceId } = await uploadLongRide(t, '2026-04-04T06:00:00Z');
-  // Any process is over 1 MB: this one takes nothing.
-  const capped = await startWorkerProcess(service.config, { WORKER_MAX_RSS_MB: '1' });
-  try {
-    await new Promise((r) => setTimeout(r, 4_000));
-    t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was not taken');
-    t.like(await waitForSourceState(sourceId), { status: 'processing' });
-  } finally {
-    await kill(capped, 'SIGTERM');
-  }
-  const next = await startWorkerProcess(service.config);
-  try {
-    await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
-  } finally {
-    await kill(next, 'SIGTERM');
-  }
-});
+test.serial(
+  'a worker process over WORKER_MAX_RSS_MB takes no job (it waits in the queue); a worker under its cap then runs it',
+  async (t) => {
+    const { user, token, sourceId } = await uploadLongRide(t, '2026-04-04T06:00:00Z');
+    // Any process is over 1 MB: this one takes nothing.
+    const capped = await startWorkerProcess(service.config, { WORKER_MAX_RSS_MB: '1' });
+    try {
+      await new Promise((r) => setTimeout(r, 4_000));
+      t.is(await (await service.deps.queues.ingest.getJob(sourceId))!.getState(), 'waiting', 'the job was not taken');
+      t.like(await waitForSourceState(sourceId), { status: 'processing' });
+    } finally {
+      await kill(capped, 'SIGTERM');
+    }
+    const next = await startWorkerProcess(service.config);
+    try {
+      await assertOneActivity(t, user.id, await waitForSource(service, token, sourceId, 60_000));
+    } finally {
+      await kill(next, 'SIGTERM');
+    }
+  },
+);
 
 test.serial('SIGTERM while a job runs that ends within SHUTDOWN_TIMEOUT_MS: the worker finishes it, then exits', async (t) => {
   const { user, token, sourceId } = await uploadLongRide(t, '2026-04-05T06:00:00Z');

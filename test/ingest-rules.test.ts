@@ -31,11 +31,24 @@ async function ingestCsv(rows: string[], sport = 'cycling'): Promise<IngestedAct
 }
 /** One cycling session at START with records at the given offsets (s). */
 function ride(times: number[], record: (i: number) => RecordFields, extra: Partial<SessionSpec> = {}): Uint8Array {
-  return buildActivityFit({ sessions: [{ sport: 'cycling', start: START, seconds: times.length, elapsed: times[times.length - 1]!, recordTimes: (i) => times[i]!, record, ...extra }] });
+  return buildActivityFit({
+    sessions: [
+      {
+        sport: 'cycling',
+        start: START,
+        seconds: times.length,
+        elapsed: times[times.length - 1]!,
+        recordTimes: (i) => times[i]!,
+        record,
+        ...extra,
+      },
+    ],
+  });
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
-const isEmpty = (x: Float64Array | undefined, from: number, to: number) => x === undefined || Array.from(x.subarray(from, to)).every(Number.isNaN);
+const isEmpty = (x: Float64Array | undefined, from: number, to: number) =>
+  x === undefined || Array.from(x.subarray(from, to)).every(Number.isNaN);
 const close = (a: number, b: number, rel: number) => Math.abs(a - b) <= rel * Math.abs(b);
 
 /** mulberry32: a seeded generator, so the irregular gaps are the same on every run. */
@@ -66,26 +79,46 @@ test('a smart-recorded ride (irregular gaps of 1–70 s, no pause): no empty sec
   let distance = 0;
   const record = (i: number): RecordFields => {
     if (i > 0) distance += ((speed(times[i - 1]!) + speed(times[i]!)) / 2) * (times[i]! - times[i - 1]!);
-    return { heartRate: hr(times[i]!), power: power(times[i]!), speed: speed(times[i]!), cadence: 88, distance: Math.round(distance * 100) / 100 };
+    return {
+      heartRate: hr(times[i]!),
+      power: power(times[i]!),
+      speed: speed(times[i]!),
+      cadence: 88,
+      distance: Math.round(distance * 100) / 100,
+    };
   };
   const bytes = ride(times, record);
   const last = times[times.length - 1]!;
-  t.true(times.some((s, k) => k > 0 && s - times[k - 1]! > 60), 'some gaps are long');
+  t.true(
+    times.some((s, k) => k > 0 && s - times[k - 1]! > 60),
+    'some gaps are long',
+  );
 
   const [rec] = await parseFit(bytes);
-  t.deepEqual(rec!.pauses, [{ start: T0 + last * 1000, end: T0 + last * 1000 + 1000 }], 'start and stop_all at the ends: the timer ran throughout');
+  t.deepEqual(
+    rec!.pauses,
+    [{ start: T0 + last * 1000, end: T0 + last * 1000 + 1000 }],
+    'start and stop_all at the ends: the timer ran throughout',
+  );
   t.true(resample(rec!).running.every((r) => r === 1));
 
   const a = await ingestFit(bytes);
   t.is(a.length, last + 1);
-  for (const c of ['power', 'heart_rate', 'speed', 'cadence', 'distance'] as const) t.true(Array.from(a.channels[c]!).every((v) => !Number.isNaN(v)), `${c}: no empty second`);
+  for (const c of ['power', 'heart_rate', 'speed', 'cadence', 'distance'] as const)
+    t.true(
+      Array.from(a.channels[c]!).every((v) => !Number.isNaN(v)),
+      `${c}: no empty second`,
+    );
 
   // The records' heart rate, linear between them, averaged over the time.
   let integral = 0;
   for (let k = 1; k < times.length; k++) integral += ((hr(times[k - 1]!) + hr(times[k]!)) / 2) * (times[k]! - times[k - 1]!);
   const timeWeighted = integral / last;
   const recordMean = times.reduce((s, x) => s + hr(x), 0) / times.length;
-  t.true(close(a.summary.heart_rate!.mean!, timeWeighted, 0.005), `mean ${a.summary.heart_rate!.mean} vs the time-weighted ${timeWeighted} (the records' plain mean: ${recordMean})`);
+  t.true(
+    close(a.summary.heart_rate!.mean!, timeWeighted, 0.005),
+    `mean ${a.summary.heart_rate!.mean} vs the time-weighted ${timeWeighted} (the records' plain mean: ${recordMean})`,
+  );
   // Second by second: linear between the records (a gap inside a running timer "changed smoothly").
   const linear = range(0, last + 1).map((s) => {
     const k = times.findIndex((x) => x >= s);
@@ -93,7 +126,10 @@ test('a smart-recorded ride (irregular gaps of 1–70 s, no pause): no empty sec
     const [t0, t1] = [times[k - 1]!, times[k]!];
     return hr(t0) + ((hr(t1) - hr(t0)) * (s - t0)) / (t1 - t0);
   });
-  t.true(linear.every((v, s) => close(a.channels.heart_rate![s]!, v, 1e-9)), 'every second linear between the records');
+  t.true(
+    linear.every((v, s) => close(a.channels.heart_rate![s]!, v, 1e-9)),
+    'every second linear between the records',
+  );
   t.is(a.timerSeconds, last);
   t.is(a.summary.cadence!.mean, 88);
   t.is(a.summary.distance!.sum, a.channels.distance![last]!);
@@ -102,26 +138,44 @@ test('a smart-recorded ride (irregular gaps of 1–70 s, no pause): no empty sec
 test('a timer pause (stop_all … start, 3 minutes without records): its seconds empty, out of the timer time, skipped by NP', async (t) => {
   const times = [...range(0, 601), ...range(780, 1380)];
   const power = (s: number) => 150 + ((s * 37) % 250);
-  const bytes = ride(times, (i) => ({ power: power(times[i]!), heartRate: 150, cadence: 90, speed: 8, distance: 8 * (times[i]! <= 600 ? times[i]! : times[i]! - 180) }), {
-    events: [
-      { at: 600, eventType: 'stopAll' },
-      { at: 780, eventType: 'start' },
-    ],
-  });
+  const bytes = ride(
+    times,
+    (i) => ({
+      power: power(times[i]!),
+      heartRate: 150,
+      cadence: 90,
+      speed: 8,
+      distance: 8 * (times[i]! <= 600 ? times[i]! : times[i]! - 180),
+    }),
+    {
+      events: [
+        { at: 600, eventType: 'stopAll' },
+        { at: 780, eventType: 'start' },
+      ],
+    },
+  );
   const [rec] = await parseFit(bytes);
   t.deepEqual(rec!.pauses![0], { start: T0 + 600_000, end: T0 + 780_000 });
   const grid = resample(rec!);
-  t.deepEqual(range(595, 785).filter((i) => !grid.running[i]), range(601, 780), 'the stop second (600) runs, 601–779 are paused');
+  t.deepEqual(
+    range(595, 785).filter((i) => !grid.running[i]),
+    range(601, 780),
+    'the stop second (600) runs, 601–779 are paused',
+  );
 
   const a = await ingestFit(bytes);
-  for (const c of ['power', 'heart_rate', 'cadence', 'speed'] as const) t.true(isEmpty(a.channels[c], 601, 780), `${c}: empty while paused`);
+  for (const c of ['power', 'heart_rate', 'cadence', 'speed'] as const)
+    t.true(isEmpty(a.channels[c], 601, 780), `${c}: empty while paused`);
   t.true(isEmpty(a.channels.distance, 601, 780), 'distance: nothing recorded, nothing filled');
   t.is(a.channels.power![600], power(600));
   t.is(a.channels.power![780], power(780));
   t.is(a.timerSeconds, 1379 - 180, 'elapsed − the 3 minutes');
   t.is(a.movingSeconds, 1379 - 180, 'every running second moves (capped at the timer time)');
   const np = naiveNp(times.map(power));
-  t.true(close(a.summary.power!.normalized!, np, 1e-9), `NP ${a.summary.power!.normalized} vs ${np} over the recorded seconds, the pause skipped`);
+  t.true(
+    close(a.summary.power!.normalized!, np, 1e-9),
+    `NP ${a.summary.power!.normalized} vs ${np} over the recorded seconds, the pause skipped`,
+  );
   const withPause = naiveNp([...range(0, 601).map(power), ...range(601, 780).map(() => 0), ...range(780, 1380).map(power)]);
   t.true(Math.abs(np - withPause) > 5, `(counting the pause as zeros would give ${withPause})`);
   t.is(a.summary.power!.mean, times.map(power).reduce((s, v) => s + v, 0) / times.length);
@@ -132,7 +186,9 @@ test('a timer pause (stop_all … start, 3 minutes without records): its seconds
 test('a stop the records contradict is not taken: records at least every other second inside it (a stop stamped at the timer time); a rest with a few records is', async (t) => {
   // A Sigma-like file: the stop_all event at 600 s, records at 1 Hz on to 640 s.
   const times = range(0, 641);
-  const bytes = ride(times, (i) => ({ power: 200, heartRate: 140, cadence: 90, speed: 8, distance: 8 * times[i]! }), { events: [{ at: 600, eventType: 'stopAll' }] });
+  const bytes = ride(times, (i) => ({ power: 200, heartRate: 140, cadence: 90, speed: 8, distance: 8 * times[i]! }), {
+    events: [{ at: 600, eventType: 'stopAll' }],
+  });
   const [rec] = await parseFit(bytes);
   t.deepEqual(rec!.pauses, [], 'the trailing stop is contradicted by 40 s of records');
   const a = await ingestFit(bytes);
@@ -154,7 +210,7 @@ test('a stop the records contradict is not taken: records at least every other s
   t.is(b.timerSeconds, 899 - 60);
 });
 
-test('a pool swim: speed, stroke rate and distance from its length messages; a drill set\'s lengths follow each other; its moving time is its active lengths', async (t) => {
+test("a pool swim: speed, stroke rate and distance from its length messages; a drill set's lengths follow each other; its moving time is its active lengths", async (t) => {
   // 4 lengths of 25 m (30 s each, 0.8–0.9 m/s), a 60 s rest (timer stopped, one record), then a drill set
   // whose two lengths both carry the set's start (60 s each, no speed or strokes), then one more length.
   const lengths = [
@@ -211,8 +267,17 @@ test('a pool swim: speed, stroke rate and distance from its length messages; a d
   t.is(a.timerSeconds, 330 - 60);
   t.is(a.movingSeconds, 270, 'every second of an active length moves, the 0.42 m/s drills too (below the 0.5 m/s of the motion test)');
   t.true(close(a.summary.speed!.mean!, 175 / 270, 1e-12));
-  const strokes = [...range(0, 30).map(() => 24), ...range(0, 30).map(() => 25), ...range(0, 30).map(() => 26), ...range(0, 30).map(() => 25), ...range(0, 30).map(() => 22)];
-  t.true(close(a.summary.cadence!.mean!, strokes.reduce((s, v) => s + v, 0) / strokes.length, 1e-12), 'stroke rate over the seconds that have one (not the drills)');
+  const strokes = [
+    ...range(0, 30).map(() => 24),
+    ...range(0, 30).map(() => 25),
+    ...range(0, 30).map(() => 26),
+    ...range(0, 30).map(() => 25),
+    ...range(0, 30).map(() => 22),
+  ];
+  t.true(
+    close(a.summary.cadence!.mean!, strokes.reduce((s, v) => s + v, 0) / strokes.length, 1e-12),
+    'stroke rate over the seconds that have one (not the drills)',
+  );
   t.is(a.summary.heart_rate!.max, 146, 'the records give the other channels');
 });
 
@@ -220,12 +285,31 @@ test('a stop at a standstill with the timer running: held at 0, not interpolated
   const times = [...range(0, 101), ...range(140, 201)];
   const stopped = (s: number) => s === 100;
   const distance = (s: number) => (s <= 100 ? 8 * s : 800 + 8 * (s - 140));
-  const bytes = ride(times, (i) => ({ speed: stopped(times[i]!) ? 0 : 8, power: stopped(times[i]!) ? 0 : 220, cadence: stopped(times[i]!) ? 0 : 90, heartRate: stopped(times[i]!) ? 120 : 140, distance: distance(times[i]!) }));
+  const bytes = ride(times, (i) => ({
+    speed: stopped(times[i]!) ? 0 : 8,
+    power: stopped(times[i]!) ? 0 : 220,
+    cadence: stopped(times[i]!) ? 0 : 90,
+    heartRate: stopped(times[i]!) ? 120 : 140,
+    distance: distance(times[i]!),
+  }));
   const a = await ingestFit(bytes);
-  t.deepEqual(Array.from(a.channels.speed!.subarray(100, 141)), [...range(100, 140).map(() => 0), 8], 'held at 0 (interpolated would be 0.2, 0.4, …)');
-  t.deepEqual(Array.from(a.channels.power!.subarray(100, 140)), range(100, 140).map(() => 0));
-  t.deepEqual(Array.from(a.channels.heart_rate!.subarray(100, 140)), range(100, 140).map(() => 120));
-  t.deepEqual(Array.from(a.channels.distance!.subarray(100, 140)), range(100, 140).map(() => 800));
+  t.deepEqual(
+    Array.from(a.channels.speed!.subarray(100, 141)),
+    [...range(100, 140).map(() => 0), 8],
+    'held at 0 (interpolated would be 0.2, 0.4, …)',
+  );
+  t.deepEqual(
+    Array.from(a.channels.power!.subarray(100, 140)),
+    range(100, 140).map(() => 0),
+  );
+  t.deepEqual(
+    Array.from(a.channels.heart_rate!.subarray(100, 140)),
+    range(100, 140).map(() => 120),
+  );
+  t.deepEqual(
+    Array.from(a.channels.distance!.subarray(100, 140)),
+    range(100, 140).map(() => 800),
+  );
   t.is(a.timerSeconds, 200);
   t.is(a.movingSeconds, 100 + 61, 'the 40 standing seconds (100–139) are not moving');
   t.is(a.summary.distance!.sum, 800 + 8 * 60);
@@ -258,12 +342,26 @@ test('CSV with sub-second timestamps: the row after a long gap keeps its values'
 test('a pool-swim-like session: the first record (25 m) 30 s after the start; the distance counts from 0', async (t) => {
   const times = range(1, 21).map((n) => 30 * n);
   const bytes = buildActivityFit({
-    sessions: [{ sport: 'swimming', subSport: 'lapSwimming', start: START, seconds: times.length, elapsed: 600, recordTimes: (i) => times[i]!, record: (i) => ({ distance: 25 * (i + 1), speed: 25 / 30, heartRate: 130 + i }) }],
+    sessions: [
+      {
+        sport: 'swimming',
+        subSport: 'lapSwimming',
+        start: START,
+        seconds: times.length,
+        elapsed: 600,
+        recordTimes: (i) => times[i]!,
+        record: (i) => ({ distance: 25 * (i + 1), speed: 25 / 30, heartRate: 130 + i }),
+      },
+    ],
   });
   const a = await ingestFit(bytes);
   t.is(a.summary.distance!.sum, 500, '25 m more than the last record − the first');
   t.is(a.distance, 500);
-  t.deepEqual(Array.from(a.channels.heart_rate!.subarray(0, 31)), range(0, 31).map(() => 130), 'the first length’s seconds take its record’s values');
+  t.deepEqual(
+    Array.from(a.channels.heart_rate!.subarray(0, 31)),
+    range(0, 31).map(() => 130),
+    'the first length’s seconds take its record’s values',
+  );
   t.true(isEmpty(a.channels.distance, 0, 30), 'but not the counter');
   t.is(a.timerSeconds, 600);
 });
@@ -273,7 +371,17 @@ test('a pool-swim-like session: the first record (25 m) 30 s after the start; th
 test('distance from 0 when the first record (150 m) comes 80 s after the start', async (t) => {
   const times = range(0, 10).map((n) => 80 + 40 * n);
   const bytes = buildActivityFit({
-    sessions: [{ sport: 'swimming', subSport: 'lapSwimming', start: START, seconds: times.length, elapsed: times[times.length - 1]!, recordTimes: (i) => times[i]!, record: (i) => ({ distance: 150 + 50 * i, speed: 1.5 }) }],
+    sessions: [
+      {
+        sport: 'swimming',
+        subSport: 'lapSwimming',
+        start: START,
+        seconds: times.length,
+        elapsed: times[times.length - 1]!,
+        recordTimes: (i) => times[i]!,
+        record: (i) => ({ distance: 150 + 50 * i, speed: 1.5 }),
+      },
+    ],
   });
   const a = await ingestFit(bytes);
   t.is(a.summary.distance!.sum, 600, '150 m in 80 s is 1.9 m/s: covered since the start');
@@ -282,12 +390,27 @@ test('distance from 0 when the first record (150 m) comes 80 s after the start',
 test('duplicate timestamps and a record years after the session are dropped and counted', async (t) => {
   const years = 3 * 365 * 86_400;
   const times = [...range(0, 60), 10, 20, 30, years];
-  const spec = { sessions: [{ sport: 'cycling', start: START, seconds: times.length, elapsed: 59, recordTimes: (i: number) => times[i]!, record: (i: number) => ({ power: i < 60 ? 200 : 900 + i, heartRate: 140 }) }] };
+  const spec = {
+    sessions: [
+      {
+        sport: 'cycling',
+        start: START,
+        seconds: times.length,
+        elapsed: 59,
+        recordTimes: (i: number) => times[i]!,
+        record: (i: number) => ({ power: i < 60 ? 200 : 900 + i, heartRate: 140 }),
+      },
+    ],
+  };
   const bytes = buildActivityFit(spec);
   const a = await ingestFit(bytes);
   t.deepEqual(a.droppedRecords, { duplicate_timestamp: 3, outside_session: 1 });
   t.is(a.length, 60, 'the record years later does not stretch the grid');
-  t.deepEqual([a.channels.power![10], a.channels.power![20], a.channels.power![30], a.channels.power![11]], [960, 961, 962, 200], 'of a duplicated timestamp the last record in the file is kept');
+  t.deepEqual(
+    [a.channels.power![10], a.channels.power![20], a.channels.power![30], a.channels.power![11]],
+    [960, 961, 962, 200],
+    'of a duplicated timestamp the last record in the file is kept',
+  );
   for (const decoder of ['lean', 'library'] as const) {
     const [rec] = await parseFit(bytes, { decoder });
     t.deepEqual(rec!.dropped, { duplicate_timestamp: 3, outside_session: 1 }, decoder);
@@ -318,7 +441,15 @@ test('the device summary carries the session message’s values; altitude gain f
   };
   const bytes = buildActivityFit({
     sessions: [
-      { sport: 'cycling', start: START, seconds: 600, laps: 2, record: (i) => ({ power: 200, altitude: altitude(i), speed: 8, distance: 8 * i }), sessionFields, lapFields: (l) => ({ totalAscent: 10 + l, totalDescent: 4 + l }) },
+      {
+        sport: 'cycling',
+        start: START,
+        seconds: 600,
+        laps: 2,
+        record: (i) => ({ power: 200, altitude: altitude(i), speed: 8, distance: 8 * i }),
+        sessionFields,
+        lapFields: (l) => ({ totalAscent: 10 + l, totalDescent: 4 + l }),
+      },
     ],
   });
   const a = await ingestFit(bytes);
@@ -340,27 +471,46 @@ test('the device summary carries the session message’s values; altitude gain f
     total_descent: 300,
   });
   t.like(a.summary.altitude, { gain: 321, loss: 300, max: 152, min: 100 }, 'the session’s totals');
-  t.deepEqual(a.laps.map((l) => [l.altitude!.gain, l.altitude!.loss]), [
-    [10, 4],
-    [11, 5],
-  ], 'each lap its own totals');
+  t.deepEqual(
+    a.laps.map((l) => [l.altitude!.gain, l.altitude!.loss]),
+    [
+      [10, 4],
+      [11, 5],
+    ],
+    'each lap its own totals',
+  );
 });
 
 test(`altitude gain without the device's totals: counted with the ${ALTITUDE_HYSTERESIS_M} m hysteresis (2 m noise is not climbing)`, async (t) => {
-  const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: START, seconds: 600, laps: 2, record: (i) => ({ power: 200, altitude: altitude(i), speed: 8, distance: 8 * i }) }] });
+  const bytes = buildActivityFit({
+    sessions: [
+      {
+        sport: 'cycling',
+        start: START,
+        seconds: 600,
+        laps: 2,
+        record: (i) => ({ power: 200, altitude: altitude(i), speed: 8, distance: 8 * i }),
+      },
+    ],
+  });
   const a = await ingestFit(bytes);
   t.like(a.summary.altitude, { gain: 52, loss: 0 }, 'from 100 to the last noise peak, 152');
   t.like(a.laps[0]!.altitude, { gain: 0, loss: 0 }, 'the first lap: noise only');
   t.like(a.laps[1]!.altitude, { gain: 52, loss: 0 }, 'the second lap holds the climb');
   t.is(a.deviceSummary!.total_ascent, undefined);
   t.false('total_ascent' in a.deviceSummary!, 'only the fields the file has');
-  const csv = await ingestCsv(['timestamp,altitude', ...range(0, 600).map((s) => `${new Date(T0 + s * 1000).toISOString()},${altitude(s)}`)]);
+  const csv = await ingestCsv([
+    'timestamp,altitude',
+    ...range(0, 600).map((s) => `${new Date(T0 + s * 1000).toISOString()},${altitude(s)}`),
+  ]);
   t.like(csv.summary.altitude, { gain: 52, loss: 0 }, 'a CSV likewise');
   t.is(csv.deviceSummary, null, 'a CSV has no device summary');
 });
 
 test('average cadence ignores zeros (coasting); max over every second', async (t) => {
-  const a = await ingestFit(ride(range(0, 120), (i) => ({ cadence: Math.floor(i / 10) % 2 === 0 ? 0 : 80 + (i % 10), power: 100, speed: 8 }), { elapsed: 120 }));
+  const a = await ingestFit(
+    ride(range(0, 120), (i) => ({ cadence: Math.floor(i / 10) % 2 === 0 ? 0 : 80 + (i % 10), power: 100, speed: 8 }), { elapsed: 120 }),
+  );
   t.is(a.summary.cadence!.mean, 84.5, 'the mean of 80…89 over the pedalling seconds (half the ride coasts at 0)');
   t.is(a.summary.cadence!.max, 89);
   t.is(a.laps[0]!.cadence!.mean, 84.5);

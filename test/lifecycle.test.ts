@@ -60,7 +60,9 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   // A request its client gives up on mid-body: logged as what it is, 499 and aborted, not Koa's default 404.
   const cut = net.connect(port, '127.0.0.1');
   await new Promise((r) => cut.once('connect', r));
-  cut.write(`POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nx-request-id: lifecycle-cut\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nemail=a`);
+  cut.write(
+    `POST /signin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nx-request-id: lifecycle-cut\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nemail=a`,
+  );
   await new Promise((r) => setTimeout(r, 200));
   cut.destroy();
   const cutLine = JSON.parse(await proc.waitFor(/"request_id":"lifecycle-cut"/));
@@ -87,7 +89,11 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
   // New connections are refused while the in-flight request is still served. The listener closes
   // as shutdown starts: wait for a refused connection (anything else, e.g. an idle keep-alive
   // connection closed under a request, is tried again).
-  const healthz = () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'answered', (err: Error) => String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message));
+  const healthz = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
+      () => 'answered',
+      (err: Error) => String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message),
+    );
   t.is(await poll('a new connection refused', async () => (await healthz()) === 'ECONNREFUSED' && 'ECONNREFUSED'), 'ECONNREFUSED');
   t.false(response.includes('HTTP/1.1 401'), 'the in-flight request is not answered yet: the rest of its body has not been sent');
   t.is(await healthz(), 'ECONNREFUSED', 'and new connections stay refused');
@@ -100,7 +106,11 @@ test('start runs migrations, API and workers, prints its URL, logs requests and 
 });
 
 test('the API refuses to start without its database and says so', async (t) => {
-  const proc = launch('bin/api.ts', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing', LOG_LEVEL: 'info', PORT: String(await freePort()) });
+  const proc = launch('bin/api.ts', {
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing',
+    LOG_LEVEL: 'info',
+    PORT: String(await freePort()),
+  });
   t.teardown(() => kill(proc.child));
   t.is(await proc.exited, 1);
   t.regex(proc.stderr(), /failed to start/);

@@ -80,7 +80,7 @@ const all = (n: number) => Int32Array.from({ length: n }, (_, i) => i + 1);
 /** A ride-like series: endurance power with noise, sprints, efforts and zero runs (coasting, stops). */
 function rideLike(n: number, seed: number): Float64Array {
   let s = seed >>> 0 || 1;
-  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const x = new Float64Array(n);
   let zero = 0;
   let effort = 0;
@@ -108,14 +108,33 @@ const series = (maxLength: number): fc.Arbitrary<number[]> =>
   fc.oneof(
     fc.array(fc.integer({ min: -50, max: 1500 }), { minLength: 1, maxLength, size: 'max' }),
     fc.array(fc.double({ min: -1000, max: 2000, noNaN: true }), { minLength: 1, maxLength, size: 'max' }),
-    fc.array(fc.integer({ min: 0, max: 20_000 }).map((v) => v / 1000), { minLength: 1, maxLength, size: 'max' }), // speeds in m/s
-    fc.tuple(fc.integer({ min: 1, max: maxLength }), fc.oneof(fc.integer({ min: -300, max: 1500 }), fc.double({ min: -300, max: 1500, noNaN: true }))).map(([n, v]) => new Array<number>(n).fill(v)),
+    fc.array(
+      fc.integer({ min: 0, max: 20_000 }).map((v) => v / 1000),
+      { minLength: 1, maxLength, size: 'max' },
+    ), // speeds in m/s
+    fc
+      .tuple(
+        fc.integer({ min: 1, max: maxLength }),
+        fc.oneof(fc.integer({ min: -300, max: 1500 }), fc.double({ min: -300, max: 1500, noNaN: true })),
+      )
+      .map(([n, v]) => new Array<number>(n).fill(v)),
     fc.array(fc.constantFrom(0, 250), { minLength: 1, maxLength, size: 'max' }), // long ties
-    fc.array(fc.oneof(fc.integer({ min: 1, max: 80 }).map((k) => new Array<number>(k).fill(0)), fc.array(fc.integer({ min: 100, max: 400 }), { minLength: 1, maxLength: 60, size: 'max' })), { minLength: 1, maxLength: 12, size: 'max' }).map((runs) => runs.flat()), // pauses
+    fc
+      .array(
+        fc.oneof(
+          fc.integer({ min: 1, max: 80 }).map((k) => new Array<number>(k).fill(0)),
+          fc.array(fc.integer({ min: 100, max: 400 }), { minLength: 1, maxLength: 60, size: 'max' }),
+        ),
+        { minLength: 1, maxLength: 12, size: 'max' },
+      )
+      .map((runs) => runs.flat()), // pauses
     fc.array(fc.integer({ min: -1500, max: 50 }), { minLength: 1, maxLength, size: 'max' }), // mostly negative
     fc.integer({ min: -2000, max: 2000 }).map((v) => [v]), // a single sample
     fc.tuple(fc.integer({ min: 50, max: maxLength }), fc.integer()).map(([n, seed]) => [...rideLike(n, seed)]),
-    fc.array(fc.integer({ min: -(2 ** 30), max: 2 ** 30 }).map((v) => v * 2 ** 13), { minLength: 1, maxLength, size: 'max' }), // huge integers: rounding margins
+    fc.array(
+      fc.integer({ min: -(2 ** 30), max: 2 ** 30 }).map((v) => v * 2 ** 13),
+      { minLength: 1, maxLength, size: 'max' },
+    ), // huge integers: rounding margins
     fc.array(fc.double({ min: -1e-300, max: 1e-300, noNaN: true }), { minLength: 1, maxLength, size: 'max' }), // tiny and subnormal
   );
 
@@ -124,13 +143,18 @@ const durationsFor = (n: number): fc.Arbitrary<Int32Array> =>
   fc
     .oneof(
       fc.constant([...all(n)]),
-      fc.tuple(fc.integer({ min: 1, max: n + 3 }), fc.integer({ min: 0, max: n + 3 })).map(([a, len]) => Array.from({ length: len + 1 }, (_, i) => a + i)),
-      fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 9 })).map(([a, step]) => Array.from({ length: Math.ceil((n + 3) / step) }, (_, i) => a + i * step)),
+      fc
+        .tuple(fc.integer({ min: 1, max: n + 3 }), fc.integer({ min: 0, max: n + 3 }))
+        .map(([a, len]) => Array.from({ length: len + 1 }, (_, i) => a + i)),
+      fc
+        .tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 9 }))
+        .map(([a, step]) => Array.from({ length: Math.ceil((n + 3) / step) }, (_, i) => a + i * step)),
       fc.uniqueArray(fc.integer({ min: 1, max: n + 5 }), { minLength: 1, maxLength: 60, size: 'max' }),
     )
     .map((ds) => Int32Array.from([...new Set(ds)].sort((a, b) => a - b)));
 
-const withDurations = (maxLength: number) => series(maxLength).chain((x) => fc.tuple(fc.constant(Float64Array.from(x)), durationsFor(x.length)));
+const withDurations = (maxLength: number) =>
+  series(maxLength).chain((x) => fc.tuple(fc.constant(Float64Array.from(x)), durationsFor(x.length)));
 
 test('meanMaxAll equals the plain scan on every duration (values and starts)', (t) => {
   fc.assert(
@@ -153,10 +177,16 @@ test('meanMax equals the plain scan on any set of durations', (t) => {
   t.pass();
 });
 
-test('meanMax with `from` counts only the windows starting there, with the whole series\' prefix sums', (t) => {
+test("meanMax with `from` counts only the windows starting there, with the whole series' prefix sums", (t) => {
   fc.assert(
     fc.property(
-      withDurations(300).chain(([x, durations]) => fc.tuple(fc.constant(x), fc.constant(durations), fc.oneof(fc.integer({ min: 0, max: x.length + 2 }), fc.constant(0), fc.constant(x.length)))),
+      withDurations(300).chain(([x, durations]) =>
+        fc.tuple(
+          fc.constant(x),
+          fc.constant(durations),
+          fc.oneof(fc.integer({ min: 0, max: x.length + 2 }), fc.constant(0), fc.constant(x.length)),
+        ),
+      ),
       ([x, durations, from]) => {
         assertSame(fast(x, durations, { from }), reference(x, durations, from), durations, `from ${from}`);
       },
@@ -196,7 +226,14 @@ function floorsFor(want: Curve, modes: number[]): Float64Array {
 test('meanMax with a floor reports a duration only when its best mean is strictly above it', (t) => {
   fc.assert(
     fc.property(
-      withDurations(300).chain(([x, durations]) => fc.tuple(fc.constant(x), fc.constant(durations), fc.integer({ min: 0, max: x.length }), fc.array(fc.nat(6), { minLength: 1, maxLength: 40 }))),
+      withDurations(300).chain(([x, durations]) =>
+        fc.tuple(
+          fc.constant(x),
+          fc.constant(durations),
+          fc.integer({ min: 0, max: x.length }),
+          fc.array(fc.nat(6), { minLength: 1, maxLength: 40 }),
+        ),
+      ),
       ([x, durations, from, modes]) => {
         const floor = floorsFor(reference(x, durations, from), modes);
         assertSame(fast(x, durations, { from, floor }), reference(x, durations, from, floor), durations, 'floor');
@@ -223,56 +260,104 @@ test('floors without gaps (a longitudinal running best): every duration, from, a
   // The floor's own growth lets blocks below it sleep: floors from another ride, and the ride's
   // own curve nudged up and down, with no NaN or infinite entry to switch that off.
   fc.assert(
-    fc.property(fc.integer({ min: 600, max: 2500 }), fc.integer(), fc.integer(), fc.double({ min: 0.9, max: 1.1, noNaN: true }), (n, seed, other, scale) => {
-      const x = rideLike(n, seed);
-      const durations = all(n);
-      const own = reference(x, durations).best;
-      const floors = [
-        reference(rideLike(n + 500, other), durations).best.map((v) => v * scale),
-        own.map((v, k) => (k % 3 === 0 ? v : k % 3 === 1 ? v * 0.995 : v * 1.001)),
-        own.map((v, k) => v * (k % 50 < 25 ? 1.002 : 0.97)),
-      ];
-      for (const floor of floors) {
-        assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, 'floor');
-        const cuts = Int32Array.of(0, Math.floor(n / 3), Math.floor(n / 2));
-        const after = meanMaxAfter(x, durations, cuts, { floor });
-        cuts.forEach((from, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, from, floor), durations, `after ${from} with floor`));
-      }
-    }),
+    fc.property(
+      fc.integer({ min: 600, max: 2500 }),
+      fc.integer(),
+      fc.integer(),
+      fc.double({ min: 0.9, max: 1.1, noNaN: true }),
+      (n, seed, other, scale) => {
+        const x = rideLike(n, seed);
+        const durations = all(n);
+        const own = reference(x, durations).best;
+        const floors = [
+          reference(rideLike(n + 500, other), durations).best.map((v) => v * scale),
+          own.map((v, k) => (k % 3 === 0 ? v : k % 3 === 1 ? v * 0.995 : v * 1.001)),
+          own.map((v, k) => v * (k % 50 < 25 ? 1.002 : 0.97)),
+        ];
+        for (const floor of floors) {
+          assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, 'floor');
+          const cuts = Int32Array.of(0, Math.floor(n / 3), Math.floor(n / 2));
+          const after = meanMaxAfter(x, durations, cuts, { floor });
+          cuts.forEach((from, j) =>
+            assertSame(
+              { best: after.best[j]!, start: after.start[j]! },
+              reference(x, durations, from, floor),
+              durations,
+              `after ${from} with floor`,
+            ),
+          );
+        }
+      },
+    ),
     { numRuns: 12 },
   );
   t.pass();
 });
 
-test('a floor per cut: each cut reported only above its own floor, whatever the other cuts\' floors (nested or not, NaN, ±∞)', (t) => {
+test("a floor per cut: each cut reported only above its own floor, whatever the other cuts' floors (nested or not, NaN, ±∞)", (t) => {
   // The longitudinal callers pass nested floors (a later cut's running best is never above an
   // earlier one's); the kernel must not rely on it.
   fc.assert(
-    fc.property(fc.integer({ min: 300, max: 1800 }), fc.integer(), fc.array(fc.tuple(fc.double({ min: 0.8, max: 1.2, noNaN: true }), fc.nat(7)), { minLength: 3, maxLength: 3 }), (n, seed, shapes) => {
-      const x = rideLike(n, seed);
-      const durations = all(n);
-      const cuts = Int32Array.of(0, Math.floor(n / 4), Math.floor((2 * n) / 3));
-      const floor = Array.from(cuts, (from, j) => {
-        const [scale, mode] = shapes[j]!;
-        const own = reference(x, durations, from).best;
-        return own.map((v, k) => (mode === 0 ? Number.NaN : mode === 1 && k % 7 === 0 ? Number.NaN : mode === 2 ? (k % 2 ? Infinity : v) : mode === 3 ? -Infinity : (v === v ? v : 100) * scale));
-      });
-      const got = meanMaxAfter(x, durations, cuts, { floor });
-      cuts.forEach((from, j) => assertSame({ best: got.best[j]!, start: got.start[j]! }, reference(x, durations, from, floor[j]), durations, `cut ${j} (${from})`));
-    }),
+    fc.property(
+      fc.integer({ min: 300, max: 1800 }),
+      fc.integer(),
+      fc.array(fc.tuple(fc.double({ min: 0.8, max: 1.2, noNaN: true }), fc.nat(7)), { minLength: 3, maxLength: 3 }),
+      (n, seed, shapes) => {
+        const x = rideLike(n, seed);
+        const durations = all(n);
+        const cuts = Int32Array.of(0, Math.floor(n / 4), Math.floor((2 * n) / 3));
+        const floor = Array.from(cuts, (from, j) => {
+          const [scale, mode] = shapes[j]!;
+          const own = reference(x, durations, from).best;
+          return own.map((v, k) =>
+            mode === 0
+              ? Number.NaN
+              : mode === 1 && k % 7 === 0
+                ? Number.NaN
+                : mode === 2
+                  ? k % 2
+                    ? Infinity
+                    : v
+                  : mode === 3
+                    ? -Infinity
+                    : (v === v ? v : 100) * scale,
+          );
+        });
+        const got = meanMaxAfter(x, durations, cuts, { floor });
+        cuts.forEach((from, j) =>
+          assertSame(
+            { best: got.best[j]!, start: got.start[j]! },
+            reference(x, durations, from, floor[j]),
+            durations,
+            `cut ${j} (${from})`,
+          ),
+        );
+      },
+    ),
     { numRuns: 25 },
   );
-  t.throws(() => meanMaxAfter(rideLike(300, 1), all(300), Int32Array.of(0, 10), { floor: [new Float64Array(300)] }), { instanceOf: RangeError });
+  t.throws(() => meanMaxAfter(rideLike(300, 1), all(300), Int32Array.of(0, 10), { floor: [new Float64Array(300)] }), {
+    instanceOf: RangeError,
+  });
   t.pass();
 });
 
 const cutsFor = (n: number): fc.Arbitrary<Int32Array> =>
-  fc.array(fc.oneof(fc.integer({ min: 0, max: n }), fc.constant(0), fc.constant(n)), { minLength: 1, maxLength: 5 }).map((cs) => Int32Array.from(cs.sort((a, b) => a - b)));
+  fc
+    .array(fc.oneof(fc.integer({ min: 0, max: n }), fc.constant(0), fc.constant(n)), { minLength: 1, maxLength: 5 })
+    .map((cs) => Int32Array.from(cs.sort((a, b) => a - b)));
 
 test('meanMaxAfter equals meanMax from each cut (and the reference), in one pass', (t) => {
   fc.assert(
     fc.property(
-      withDurations(300).chain(([x, durations]) => fc.tuple(fc.constant(x), fc.constant(durations), cutsFor(x.length), fc.option(fc.array(fc.nat(6), { minLength: 1, maxLength: 40 })))),
+      withDurations(300).chain(([x, durations]) =>
+        fc.tuple(
+          fc.constant(x),
+          fc.constant(durations),
+          cutsFor(x.length),
+          fc.option(fc.array(fc.nat(6), { minLength: 1, maxLength: 40 })),
+        ),
+      ),
       ([x, durations, cuts, modes]) => {
         const floor = modes ? floorsFor(reference(x, durations, cuts[0]), modes) : undefined;
         const got = meanMaxAfter(x, durations, cuts, floor ? { floor } : {});
@@ -291,30 +376,27 @@ test('meanMaxAfter equals meanMax from each cut (and the reference), in one pass
 
 test('long series (many blocks, slope rebuilds, sleeping blocks): all durations, from, after-cuts, floors', (t) => {
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1000, max: 3000 }),
-      fc.integer(),
-      fc.constantFrom('ride', 'noise', 'floats', 'ties'),
-      (n, seed, kind) => {
-        let s = seed >>> 0 || 7;
-        const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-        const x =
-          kind === 'ride'
-            ? rideLike(n, seed)
-            : kind === 'noise'
-              ? Float64Array.from({ length: n }, () => Math.floor(rand() * 1000))
-              : kind === 'floats'
-                ? Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin(i / 97) + rand() * 50.5)
-                : Float64Array.from({ length: n }, () => (rand() < 0.5 ? 0 : 250));
-        const durations = all(n);
-        assertSame(meanMaxAll(x), reference(x, durations), durations, `${kind} all`);
-        const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand()), n - 1].sort((a, b) => a - b));
-        const after = meanMaxAfter(x, durations, cuts);
-        cuts.forEach((from, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, from), durations, `${kind} cut ${from}`));
-        const floor = floorsFor(reference(x, durations), [0, 1, 2, 3, 4]);
-        assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, `${kind} floor`);
-      },
-    ),
+    fc.property(fc.integer({ min: 1000, max: 3000 }), fc.integer(), fc.constantFrom('ride', 'noise', 'floats', 'ties'), (n, seed, kind) => {
+      let s = seed >>> 0 || 7;
+      const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+      const x =
+        kind === 'ride'
+          ? rideLike(n, seed)
+          : kind === 'noise'
+            ? Float64Array.from({ length: n }, () => Math.floor(rand() * 1000))
+            : kind === 'floats'
+              ? Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin(i / 97) + rand() * 50.5)
+              : Float64Array.from({ length: n }, () => (rand() < 0.5 ? 0 : 250));
+      const durations = all(n);
+      assertSame(meanMaxAll(x), reference(x, durations), durations, `${kind} all`);
+      const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand()), n - 1].sort((a, b) => a - b));
+      const after = meanMaxAfter(x, durations, cuts);
+      cuts.forEach((from, j) =>
+        assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, from), durations, `${kind} cut ${from}`),
+      );
+      const floor = floorsFor(reference(x, durations), [0, 1, 2, 3, 4]);
+      assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, `${kind} floor`);
+    }),
     { numRuns: 8 },
   );
   t.pass();
@@ -370,7 +452,7 @@ test('a single sample, ties, and durations longer than the data', (t) => {
   t.deepEqual([...after.start[1]!], [-1, -1]);
 });
 
-test('non-finite sums (not supported input) still give the plain scan\'s answer', (t) => {
+test("non-finite sums (not supported input) still give the plain scan's answer", (t) => {
   const cases = [
     Float64Array.of(1, Infinity, 2, 3),
     Float64Array.of(5, -Infinity, 7, 1, 2),
@@ -422,7 +504,9 @@ test('real FIT power: every duration, and after-cuts by accumulated work, equal 
   }
   t.true(cuts.length >= 3);
   const after = meanMaxAfter(power, durations, Int32Array.from(cuts));
-  cuts.forEach((from, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(power, durations, from), durations, `fixture after ${from}`));
+  cuts.forEach((from, j) =>
+    assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(power, durations, from), durations, `fixture after ${from}`),
+  );
 });
 
 /**
@@ -433,30 +517,58 @@ test('real FIT power: every duration, and after-cuts by accumulated work, equal 
  */
 const adversarial = (minLength: number, maxLength: number): fc.Arbitrary<{ kind: string; x: Float64Array }> => {
   const length = fc.integer({ min: minLength, max: maxLength });
-  const value = fc.oneof(fc.integer({ min: 0, max: 1500 }), fc.double({ min: 0, max: 1500, noNaN: true }), fc.integer({ min: 1, max: 20_000 }).map((v) => v / 1000));
-  const periodic = fc.tuple(length, fc.array(value, { minLength: 1, maxLength: 240 }), fc.nat(4), fc.integer()).map(([n, pattern, noise, seed]) => {
-    let s = seed >>> 0 || 1;
-    const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
-    return { kind: `periodic ${pattern.length}${noise ? ` ±${noise}` : ''}`, x: Float64Array.from({ length: n }, (_, i) => pattern[i % pattern.length]! + (noise ? Math.floor(rand() * (2 * noise + 1)) - noise : 0)) };
-  });
+  const value = fc.oneof(
+    fc.integer({ min: 0, max: 1500 }),
+    fc.double({ min: 0, max: 1500, noNaN: true }),
+    fc.integer({ min: 1, max: 20_000 }).map((v) => v / 1000),
+  );
+  const periodic = fc
+    .tuple(length, fc.array(value, { minLength: 1, maxLength: 240 }), fc.nat(4), fc.integer())
+    .map(([n, pattern, noise, seed]) => {
+      let s = seed >>> 0 || 1;
+      const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+      return {
+        kind: `periodic ${pattern.length}${noise ? ` ±${noise}` : ''}`,
+        x: Float64Array.from(
+          { length: n },
+          (_, i) => pattern[i % pattern.length]! + (noise ? Math.floor(rand() * (2 * noise + 1)) - noise : 0),
+        ),
+      };
+    });
   const sawtooth = fc
     .tuple(length, fc.integer({ min: 2, max: 400 }), fc.integer({ min: 0, max: 300 }), fc.boolean())
-    .map(([n, p, base, float]) => ({ kind: `sawtooth ${p}${float ? ' (floats)' : ''}`, x: Float64Array.from({ length: n }, (_, i) => (float ? 0.1 * (i % p) + 0.05 : base + (i % p))) }));
+    .map(([n, p, base, float]) => ({
+      kind: `sawtooth ${p}${float ? ' (floats)' : ''}`,
+      x: Float64Array.from({ length: n }, (_, i) => (float ? 0.1 * (i % p) + 0.05 : base + (i % p))),
+    }));
   const constant = fc.tuple(length, value).map(([n, v]) => ({ kind: `constant ${v}`, x: new Float64Array(n).fill(v) }));
-  const steps = fc.tuple(length, fc.array(fc.tuple(fc.integer({ min: 1, max: 800 }), value), { minLength: 1, maxLength: 8 })).map(([n, runs]) => {
-    const x = new Float64Array(n);
-    for (let i = 0, r = 0, left = runs[0]![0]; i < n; i++, left--) {
-      if (left === 0) [r, left] = [(r + 1) % runs.length, runs[(r + 1) % runs.length]![0]];
-      x[i] = runs[r]![1];
-    }
-    return { kind: `steps ${runs.length}`, x };
-  });
-  const spikes = fc.tuple(length, fc.integer(), fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 2000, max: 40_000 })), { minLength: 1, maxLength: 5 })).map(([n, seed, at]) => {
-    const x = rideLike(n, seed);
-    for (const [f, v] of at) x[Math.min(n - 1, Math.floor(f * n))] = v;
-    return { kind: `spikes ${at.length}`, x };
-  });
-  const ramp = fc.tuple(length, fc.double({ min: -3, max: 3, noNaN: true }), fc.integer({ min: 0, max: 500 })).map(([n, slope, base]) => ({ kind: `ramp ${slope}`, x: Float64Array.from({ length: n }, (_, i) => base + slope * i) }));
+  const steps = fc
+    .tuple(length, fc.array(fc.tuple(fc.integer({ min: 1, max: 800 }), value), { minLength: 1, maxLength: 8 }))
+    .map(([n, runs]) => {
+      const x = new Float64Array(n);
+      for (let i = 0, r = 0, left = runs[0]![0]; i < n; i++, left--) {
+        if (left === 0) [r, left] = [(r + 1) % runs.length, runs[(r + 1) % runs.length]![0]];
+        x[i] = runs[r]![1];
+      }
+      return { kind: `steps ${runs.length}`, x };
+    });
+  const spikes = fc
+    .tuple(
+      length,
+      fc.integer(),
+      fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 2000, max: 40_000 })), {
+        minLength: 1,
+        maxLength: 5,
+      }),
+    )
+    .map(([n, seed, at]) => {
+      const x = rideLike(n, seed);
+      for (const [f, v] of at) x[Math.min(n - 1, Math.floor(f * n))] = v;
+      return { kind: `spikes ${at.length}`, x };
+    });
+  const ramp = fc
+    .tuple(length, fc.double({ min: -3, max: 3, noNaN: true }), fc.integer({ min: 0, max: 500 }))
+    .map(([n, slope, base]) => ({ kind: `ramp ${slope}`, x: Float64Array.from({ length: n }, (_, i) => base + slope * i) }));
   return fc.oneof(periodic, sawtooth, constant, steps, spikes, ramp);
 };
 
@@ -467,12 +579,14 @@ function everyDurationFromAndCuts(x: Float64Array, kind: string, seed: number): 
   const want = reference(x, durations);
   assertSame(meanMaxAll(x), want, durations, `${kind} all`);
   let s = seed >>> 0 || 3;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const from = Math.floor(rand() * n);
   assertSame(fast(x, durations, { from }), reference(x, durations, from), durations, `${kind} from ${from}`);
   const cuts = Int32Array.from([0, Math.floor(n * rand()), Math.floor(n * rand())].sort((a, b) => a - b));
   const after = meanMaxAfter(x, durations, cuts);
-  cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c), durations, `${kind} cut ${c}`));
+  cuts.forEach((c, j) =>
+    assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c), durations, `${kind} cut ${c}`),
+  );
   return want;
 }
 
@@ -485,7 +599,12 @@ test('adversarial series (repetition, ties up to rounding, spikes, steps, ramps)
 });
 
 test('a float constant ties up to rounding: every duration equals the plain scan (prefix sums linear between powers of two)', (t) => {
-  for (const [v, n] of [[0.1, 6000], [0.3, 5000], [8.333, 4000], [1e-3, 3000]] as const) {
+  for (const [v, n] of [
+    [0.1, 6000],
+    [0.3, 5000],
+    [8.333, 4000],
+    [1e-3, 3000],
+  ] as const) {
     const x = new Float64Array(n).fill(v);
     assertSame(meanMaxAll(x), reference(x, all(n)), all(n), `constant ${v}`);
   }
@@ -495,7 +614,12 @@ test('a float constant ties up to rounding: every duration equals the plain scan
 test('float sawtooth: windows a period apart differ by rounding only; every duration equals the plain scan', (t) => {
   // Sums grow with the duration: a later window is greater than an earlier one only if by more
   // than the spacing of doubles at the LONGEST duration its block sleeps through.
-  for (const [p, n] of [[36, 2967], [7, 2500], [100, 3000], [2, 2000]] as const) {
+  for (const [p, n] of [
+    [36, 2967],
+    [7, 2500],
+    [100, 3000],
+    [2, 2000],
+  ] as const) {
     const x = Float64Array.from({ length: n }, (_, i) => 0.1 * (i % p) + 0.05);
     assertSame(meanMaxAll(x), reference(x, all(n)), all(n), `float sawtooth ${p}`);
   }
@@ -505,7 +629,12 @@ test('float sawtooth: windows a period apart differ by rounding only; every dura
 test('float sines: windows a period apart tie up to rounding at every duration (short periods give way to full scans): every duration, from, after-cuts equal the plain scan', (t) => {
   // Periods 5 (n 2,000) and 37 (n 4,000) cost the search more than the plain scan would, which
   // then takes over for spells; period 7 at 3,000 and 100 stay searched.
-  for (const [p, n, seed] of [[5, 2000, 1], [37, 4000, 2], [7, 3000, 3], [100, 3000, 4]] as const) {
+  for (const [p, n, seed] of [
+    [5, 2000, 1],
+    [37, 4000, 2],
+    [7, 3000, 3],
+    [100, 3000, 4],
+  ] as const) {
     const x = Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin((2 * Math.PI * i) / p));
     everyDurationFromAndCuts(x, `float sine ${p}`, seed);
   }
@@ -530,7 +659,7 @@ test('any floor gives the no-floor curve wherever it is beaten, NaN / −1 elsew
         // A ride, a periodic series, or a ride with glitch samples (far above the rest: the floor's
         // own growth can outpace all but them).
         let s = seed >>> 0 || 5;
-        const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+        const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
         const x =
           kind === 0
             ? rideLike(n, seed)
@@ -566,7 +695,14 @@ test('any floor gives the no-floor curve wherever it is beaten, NaN / −1 elsew
         assertSame(fast(x, durations, { floor }), reference(x, durations, 0, floor), durations, 'floor');
         const cuts = Int32Array.of(0, Math.floor(n / 4), Math.floor(n / 2));
         const after = meanMaxAfter(x, durations, cuts, { floor });
-        cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c, floor), durations, `after ${c} with floor`));
+        cuts.forEach((c, j) =>
+          assertSame(
+            { best: after.best[j]!, start: after.start[j]! },
+            reference(x, durations, c, floor),
+            durations,
+            `after ${c} with floor`,
+          ),
+        );
       },
     ),
     { numRuns: 60 },
@@ -591,7 +727,7 @@ test('periodic series with noise (the periodic template in the bound): every dur
     )
     .map(([n, pattern, noise, kind, seed]) => {
       let s = seed >>> 0 || 1;
-      const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+      const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
       const p = pattern.length;
       const ride = rideLike(n, seed);
       const x = Float64Array.from({ length: n }, (_, i) => {
@@ -612,7 +748,14 @@ test('periodic series with noise (the periodic template in the bound): every dur
       // After-cuts with the floor, as engine/curves/longitudinal.ts calls the kernel.
       const cuts = Int32Array.of(0, Math.floor(x.length / 3), Math.floor(x.length / 2));
       const after = meanMaxAfter(x, durations, cuts, { floor });
-      cuts.forEach((c, j) => assertSame({ best: after.best[j]!, start: after.start[j]! }, reference(x, durations, c, floor), durations, `${kind} after ${c} with floor`));
+      cuts.forEach((c, j) =>
+        assertSame(
+          { best: after.best[j]!, start: after.start[j]! },
+          reference(x, durations, c, floor),
+          durations,
+          `${kind} after ${c} with floor`,
+        ),
+      );
     }),
     { numRuns: 40 },
   );
@@ -621,7 +764,7 @@ test('periodic series with noise (the periodic template in the bound): every dur
 
 test('the periodic template is found on noisy periodic series (and its period), never on rides or noise', (t) => {
   let s = 7;
-  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const n = 14_400;
   const erg = Float64Array.from({ length: n }, (_, i) => (i % 480 < 300 ? 300 : 150) + Math.floor(rand() * 7) - 3);
   const square = Float64Array.from({ length: n }, (_, i) => (i % 60 < 30 ? 100 : 300) + Math.floor(rand() * 11) - 5);
@@ -630,7 +773,16 @@ test('the periodic template is found on noisy periodic series (and its period), 
   t.is(findTemplate(square, true, 32, 16)?.p, 60);
   t.is(findTemplate(sine, false, 32, 16)?.p, 100);
   for (let seed = 1; seed <= 5; seed++) t.is(findTemplate(rideLike(n, seed), true, 32, 16), undefined, `ride ${seed}`);
-  t.is(findTemplate(Float64Array.from({ length: n }, () => Math.floor(rand() * 1000)), true, 32, 16), undefined, 'noise');
+  t.is(
+    findTemplate(
+      Float64Array.from({ length: n }, () => Math.floor(rand() * 1000)),
+      true,
+      32,
+      16,
+    ),
+    undefined,
+    'noise',
+  );
   // The tables: G[r][φ] is the best template window of length r over the block's (leaf's)
   // phases, at every phase a block (leaf) starts at; by both ways of computing them (period 60:
   // only the multiples of 4; period 61: every phase).
@@ -647,6 +799,9 @@ test('the periodic template is found on noisy periodic series (and its period), 
       for (const c of new Set(leafPhase)) t.is(GL[r * columns + c], over(c * step, 16), `GL r=${r} φ=${c * step}`);
     }
     t.is(GB.length, p * columns);
-    t.true(Z.every((z) => Number.isInteger(z * 256)), 'exact: multiples of 1/256');
+    t.true(
+      Z.every((z) => Number.isInteger(z * 256)),
+      'exact: multiples of 1/256',
+    );
   }
 });

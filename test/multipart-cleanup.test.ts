@@ -51,7 +51,11 @@ test('removeUploadDir never rejects while files are still being created in the d
     t.is(await removeWhileFilling((d) => removeUploadDir(d), dir), undefined, `round ${round}`);
     await removeUploadDir(dir); // (what the later pass does)
   }
-  t.deepEqual(readdirSync(base).filter((n) => n.startsWith('quiet-')), [], 'every directory is gone');
+  t.deepEqual(
+    readdirSync(base).filter((n) => n.startsWith('quiet-')),
+    [],
+    'every directory is gone',
+  );
 });
 
 let service: TestService;
@@ -63,13 +67,24 @@ test.after.always(() => service?.close());
 test('uploads of 30 files at once are refused with 422, never 500, and leave no temporary files', async (t) => {
   const token = await tokenFor(service, await createTestUser(service), ['data:write']);
   // 30 small parts arrive in one chunk: when the 11th is refused, the 19 after it are parsed already.
-  const { body, contentType } = multipartBody(Array.from({ length: 30 }, (_, i) => ({ name: 'files', filename: `r${i}.csv`, type: 'text/csv', data: 'timestamp,power\n2024-01-01T00:00:00Z,1\n' })));
+  const { body, contentType } = multipartBody(
+    Array.from({ length: 30 }, (_, i) => ({
+      name: 'files',
+      filename: `r${i}.csv`,
+      type: 'text/csv',
+      data: 'timestamp,power\n2024-01-01T00:00:00Z,1\n',
+    })),
+  );
   const unexpected: unknown[] = [];
   let answered = 0;
   for (let round = 0; round < 10; round++) {
     const answers = await Promise.all(
       Array.from({ length: 6 }, () =>
-        fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body }).then(async (r) => ({
+        fetch(`${service.url}/api/v1/activities/upload`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+          body,
+        }).then(async (r) => ({
           status: r.status,
           body: (await r.json()) as unknown,
         })),

@@ -27,7 +27,16 @@ async function setup(fields: Parameters<typeof createTestApplication>[2] = {}) {
 }
 
 function params(clientId: string, extra: Record<string, string | undefined> = {}) {
-  return { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'data:read', state: 's1', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra };
+  return {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: 'data:read',
+    state: 's1',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  };
 }
 
 test('an unknown client or an unregistered redirect URI is shown on our own error page, never redirected', async (t) => {
@@ -53,9 +62,15 @@ test('an unknown client or an unregistered redirect URI is shown on our own erro
 test('a requested redirect_uri that escapes its sub-path, has user-info or its own code/state/iss is refused on our page', async (t) => {
   const { app, web } = await setup({ redirect_uris: [REDIRECT, 'http://127.0.0.1/cb'] });
   for (const uri of [
-    'https://app.example/callback/..;/evil', 'https://app.example/callback/%2e%2e/evil', 'https://app.example/callback/..%2fevil',
-    'https://app.example/callback/..\\evil', 'https://app.example/callback;x=1', 'https://@app.example/callback',
-    'https://app.example/callback?code=forged', 'https://app.example/callback?state=1', 'https://app.example/callback?iss=x',
+    'https://app.example/callback/..;/evil',
+    'https://app.example/callback/%2e%2e/evil',
+    'https://app.example/callback/..%2fevil',
+    'https://app.example/callback/..\\evil',
+    'https://app.example/callback;x=1',
+    'https://@app.example/callback',
+    'https://app.example/callback?code=forged',
+    'https://app.example/callback?state=1',
+    'https://app.example/callback?iss=x',
     'http://127.0.0.1:4000/cb/./x',
   ]) {
     const res = await web.get(authorizePath(params(app.id, { redirect_uri: uri })));
@@ -116,7 +131,11 @@ test('a client with a secret may skip PKCE; response_type defaults to code; scop
   await createClientSecret(service.deps.db, app.id, 'server');
   const back = await authorizeAndDecide(web, { client_id: app.id, redirect_uri: REDIRECT, scope: 'data:read,profile' });
   t.truthy(back.searchParams.get('code'));
-  const code = await service.deps.db.selectFrom('authorization_codes').selectAll().where('application_id', '=', app.id).executeTakeFirstOrThrow();
+  const code = await service.deps.db
+    .selectFrom('authorization_codes')
+    .selectAll()
+    .where('application_id', '=', app.id)
+    .executeTakeFirstOrThrow();
   t.deepEqual(code.scopes, ['data:read', 'profile']);
   t.is(code.code_challenge, null);
 });
@@ -130,7 +149,11 @@ test('signed out: the user signs in and comes back to the consent screen', async
   const signin = new URL(res.headers.get('location')!, service.url);
   t.is(signin.pathname, '/signin');
   t.is(signin.searchParams.get('next'), path);
-  const login = await web.postForm('/signin', { email: owner.email, password: 'correct horse battery staple', next: signin.searchParams.get('next')! });
+  const login = await web.postForm('/signin', {
+    email: owner.email,
+    password: 'correct horse battery staple',
+    next: signin.searchParams.get('next')!,
+  });
   t.is(login.headers.get('location'), path);
   const consent = await web.get(path);
   t.is(consent.status, 200);

@@ -39,7 +39,7 @@ async function consentedOnce() {
   return { user, web };
 }
 
-test('another loopback port, a sub-path or another host for the docs\' redirect page: our own error page, never a redirect, even with prompt=none after consent', async (t) => {
+test("another loopback port, a sub-path or another host for the docs' redirect page: our own error page, never a redirect, even with prompt=none after consent", async (t) => {
   t.true(new URL(service.url).hostname === '127.0.0.1', 'the test service has a loopback BASE_URL');
   const { web } = await consentedOnce();
   const registered = new URL(docsRedirectUri(service.config));
@@ -87,7 +87,13 @@ test('the docs client never gets offline_access: dropped from what it asks, no r
   t.notRegex(html, /data-scope="offline_access"/, 'the consent screen does not offer offline access');
   const back = await authorizeAndDecide(web, docsParams({ scope: 'data:read offline_access' }, pkce.challenge));
   const code = back.searchParams.get('code')!;
-  const token = await postToken(service.url, { grant_type: 'authorization_code', code, client_id: DOCS_CLIENT_ID, code_verifier: pkce.verifier, redirect_uri: docsRedirectUri(service.config) });
+  const token = await postToken(service.url, {
+    grant_type: 'authorization_code',
+    code,
+    client_id: DOCS_CLIENT_ID,
+    code_verifier: pkce.verifier,
+    redirect_uri: docsRedirectUri(service.config),
+  });
   t.is(token.status, 200);
   t.is(token.body.scope, 'data:read');
   t.false('refresh_token' in token.body);
@@ -97,17 +103,30 @@ test('the docs client never gets offline_access: dropped from what it asks, no r
   t.is(new URL(only.headers.get('location')!).searchParams.get('error'), 'invalid_scope');
 
   // A refresh token issued to the docs client before this rule: refused.
-  const { refreshToken } = await createGrant(service.deps.db, { user_id: user.id, application_id: DOCS_CLIENT_ID, scopes: ['data:read', 'offline_access'], withRefreshToken: true });
+  const { refreshToken } = await createGrant(service.deps.db, {
+    user_id: user.id,
+    application_id: DOCS_CLIENT_ID,
+    scopes: ['data:read', 'offline_access'],
+    withRefreshToken: true,
+  });
   const refreshed = await postToken(service.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: DOCS_CLIENT_ID });
   t.is(refreshed.status, 400);
   t.is(refreshed.body.error, 'invalid_grant');
 });
 
-test('a user\'s own application keeps the native-app rules: loopback on any port, prompt=none after consent, offline_access', async (t) => {
+test("a user's own application keeps the native-app rules: loopback on any port, prompt=none after consent, offline_access", async (t) => {
   const owner = await createTestUser(service);
   const app = await createTestApplication(service, owner, { redirect_uris: ['http://127.0.0.1/callback'] });
   const web = await signedIn(service, owner);
-  const params = (extra: Record<string, string> = {}) => ({ response_type: 'code', client_id: app.id, redirect_uri: 'http://127.0.0.1:5173/callback', scope: 'data:read offline_access', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra });
+  const params = (extra: Record<string, string> = {}) => ({
+    response_type: 'code',
+    client_id: app.id,
+    redirect_uri: 'http://127.0.0.1:5173/callback',
+    scope: 'data:read offline_access',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
   t.truthy((await authorizeAndDecide(web, params())).searchParams.get('code'));
   const silent = await web.get(authorizePath(params({ prompt: 'none', redirect_uri: 'http://127.0.0.1:6006/callback' })));
   t.is(silent.status, 302);

@@ -145,11 +145,18 @@ test('OpenID Connect: with openid and a nonce the code exchange returns an ID to
   });
   const context = await browser.newContext();
   const back = await consentInBrowser(await context.newPage(), authorizationUrl, user);
-  const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+  const tokens = await oidc.authorizationCodeGrant(config, back, {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+    idTokenExpected: true,
+  });
   const claims = tokens.claims()!;
   t.like(claims, { iss: service.url, sub: user.id, aud: app.id, nonce, name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace' });
   // Signed by a published key; but it is not an access token.
-  const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`)), { issuer: service.url, audience: app.id });
+  const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`)), {
+    issuer: service.url,
+    audience: app.id,
+  });
   t.is(payload.sub, user.id);
   const misuse = await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.id_token}` } });
   t.is(misuse.status, 401);

@@ -21,7 +21,15 @@ interface Parameter {
   name: string;
   in: string;
   required?: boolean;
-  schema: { type?: string; enum?: string[]; default?: unknown; format?: string; minimum?: number; maximum?: number; items?: { enum?: string[]; pattern?: string } };
+  schema: {
+    type?: string;
+    enum?: string[];
+    default?: unknown;
+    format?: string;
+    minimum?: number;
+    maximum?: number;
+    items?: { enum?: string[]; pattern?: string };
+  };
 }
 interface Operation {
   method: string;
@@ -53,7 +61,10 @@ test.before(async () => {
   const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: csv }], { sport: 'cycling.road', tags: 'intervals' });
   if (source.status !== 'processed') throw new Error(JSON.stringify(source));
   pathValues.activity_id = source.activity_ids[0];
-  for (const [daysAgo, value] of [[10, 71.2], [4, 70.1]] as const) {
+  for (const [daysAgo, value] of [
+    [10, 71.2],
+    [4, 70.1],
+  ] as const) {
     const res = await api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: dayOf(Date.now() - daysAgo * DAY_MS), value });
     if (res.status !== 200) throw new Error(JSON.stringify(res.body));
   }
@@ -119,7 +130,9 @@ test('the document declares query parameters to check, of every kind', (t) => {
   for (const kind of ['boolean', 'integer', 'enum', 'array', 'string']) t.true(kinds.has(kind), kind);
   t.true(query.filter((p) => p.schema.default !== undefined).length >= 15);
   t.deepEqual(
-    operations.filter((op) => op.parameters.some((p) => p.in === 'query') && RFC6749_QUERY.has(`${op.method} ${op.path}`)).map((op) => op.path),
+    operations
+      .filter((op) => op.parameters.some((p) => p.in === 'query') && RFC6749_QUERY.has(`${op.method} ${op.path}`))
+      .map((op) => op.path),
     ['/oauth/authorize'],
   );
 });

@@ -71,14 +71,25 @@ test('security: an oauth2 authorization-code scheme with the scopes; each operat
   t.deepEqual(Object.keys(flow.scopes).sort(), ['data:read', 'data:write', 'offline_access', 'openid', 'profile']);
   for (const description of Object.values(flow.scopes)) t.true(typeof description === 'string' && description.length > 10);
   t.is(doc.components.securitySchemes.bearer.type, 'http');
-  t.deepEqual(doc.paths['/api/v1/activities/'].get.security, [{ bearer: ['data:read'] }, { oauth2: ['data:read'] }, { cookie: ['data:read'] }]);
-  t.deepEqual(doc.paths['/api/v1/dailies/{measure}'].post.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }, { cookie: ['data:write'] }]);
+  t.deepEqual(doc.paths['/api/v1/activities/'].get.security, [
+    { bearer: ['data:read'] },
+    { oauth2: ['data:read'] },
+    { cookie: ['data:read'] },
+  ]);
+  t.deepEqual(doc.paths['/api/v1/dailies/{measure}'].post.security, [
+    { bearer: ['data:write'] },
+    { oauth2: ['data:write'] },
+    { cookie: ['data:write'] },
+  ]);
   // Application management refuses application tokens: no oauth2; app metadata needs one: no cookie.
   t.deepEqual(doc.paths['/api/v1/applications'].get.security, [{ bearer: [] }, { cookie: [] }]);
-  t.deepEqual(doc.paths['/api/v1/activities/{activity_id}/app-metadata'].put.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }]);
+  t.deepEqual(doc.paths['/api/v1/activities/{activity_id}/app-metadata'].put.security, [
+    { bearer: ['data:write'] },
+    { oauth2: ['data:write'] },
+  ]);
 });
 
-test('the web session\'s refreshed-token header is documented on every answer the cookie can get, once, as a component', async (t) => {
+test("the web session's refreshed-token header is documented on every answer the cookie can get, once, as a component", async (t) => {
   const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
   t.is(doc.components.headers['refreshed-token'].schema.type, 'string');
   let operations = 0;
@@ -112,8 +123,13 @@ test('schema names are what a generated client wants: no doubled words', async (
   for (const name of names) {
     t.regex(name, /^[A-Z][A-Za-z0-9]*$/, name);
     const words = name.match(/[A-Z]+(?![a-z])|[A-Z][a-z0-9]*/g)!;
-    t.true(words.every((w, i) => w !== words[i - 1]), `${name} repeats a word`);
+    t.true(
+      words.every((w, i) => w !== words[i - 1]),
+      `${name} repeats a word`,
+    );
   }
-  t.deepEqual(doc.paths['/api/v1/activities/'].get.responses['200'].content['application/json'].schema.items, { $ref: '#/components/schemas/ActivitySummary' });
+  t.deepEqual(doc.paths['/api/v1/activities/'].get.responses['200'].content['application/json'].schema.items, {
+    $ref: '#/components/schemas/ActivitySummary',
+  });
   t.deepEqual(doc.components.schemas.ActivitySummary.properties.summary.anyOf[0], { $ref: '#/components/schemas/ActivityStatistics' });
 });

@@ -105,7 +105,14 @@ test('synthetic FIT (fitsdk encoder): without time_created, or with a relative o
   t.is(reference(withoutCreated)?.toISOString(), at(3).toISOString());
 
   const relativeCreated = encodeFit([
-    { mesgNum: MesgNum.FILE_ID, type: 'activity', manufacturer: 'garmin', product: 3122, serialNumber: 1, timeCreated: new Date(FIT_EPOCH_MS + 1000 * 1000) },
+    {
+      mesgNum: MesgNum.FILE_ID,
+      type: 'activity',
+      manufacturer: 'garmin',
+      product: 3122,
+      serialNumber: 1,
+      timeCreated: new Date(FIT_EPOCH_MS + 1000 * 1000),
+    },
     { mesgNum: MesgNum.RECORD, timestamp: new Date(FIT_EPOCH_MS + 5000 * 1000), power: 1 }, // relative too
     { mesgNum: MesgNum.RECORD, timestamp: at(10), power: 100 },
   ]);
@@ -118,7 +125,17 @@ test('synthetic FIT (fitsdk encoder): without time_created, or with a relative o
   // An activity with developer fields on its records (fitsdk writes the developer-flag definitions).
   const start = new Date('2023-07-01T05:00:00Z');
   const dev = buildActivityFit({
-    sessions: [{ sport: 'cycling', start, seconds: 30, developerFields: [{ name: 'core_temperature', value: (i) => 37 + i / 100 }, { name: 'SmO2', value: (i) => (i % 2 ? 60 : undefined) }] }],
+    sessions: [
+      {
+        sport: 'cycling',
+        start,
+        seconds: 30,
+        developerFields: [
+          { name: 'core_temperature', value: (i) => 37 + i / 100 },
+          { name: 'SmO2', value: (i) => (i % 2 ? 60 : undefined) },
+        ],
+      },
+    ],
   });
   t.is(recordedAt(dev, 'fit')?.toISOString(), start.toISOString());
   t.is(reference(dev)?.toISOString(), start.toISOString());
@@ -136,7 +153,15 @@ test('hand-written FIT: big-endian, developer fields, compressed timestamps, 12-
 
   // Big-endian file_id with time_created after a type field.
   const be = new FitWriter()
-    .define(0, 0, [[0, 1, ENUM], [4, 4, UINT32]], { bigEndian: true })
+    .define(
+      0,
+      0,
+      [
+        [0, 1, ENUM],
+        [4, 4, UINT32],
+      ],
+      { bigEndian: true },
+    )
     .data(0, 4, ...be32(created))
     .finish();
   t.is(recordedAt(be, 'fit')?.toISOString(), '2022-02-02T02:02:02.000Z');
@@ -148,12 +173,28 @@ test('hand-written FIT: big-endian, developer fields, compressed timestamps, 12-
   const dev = new FitWriter()
     .define(0, 0, [[0, 1, ENUM]])
     .data(0, 4)
-    .define(1, 207, [[3, 1, UINT8], [0, 1, UINT8]]) // developer_data_id: developer_data_index, application_id (1 byte)
+    .define(1, 207, [
+      [3, 1, UINT8],
+      [0, 1, UINT8],
+    ]) // developer_data_id: developer_data_index, application_id (1 byte)
     .data(1, 0, 1)
-    .define(2, 20, [[3, 1, UINT8]], { developer: [[0, 3, 0], [1, 2, 0]] })
+    .define(2, 20, [[3, 1, UINT8]], {
+      developer: [
+        [0, 3, 0],
+        [1, 2, 0],
+      ],
+    })
     .data(2, 120, 0xaa, 0xbb, 0xcc, 0xdd, 0xee)
     .data(2, 121, 0x40, 0x41, 0x42, 0x43, 0x44)
-    .define(3, 21, [[253, 4, UINT32], [0, 1, ENUM]], { bigEndian: true })
+    .define(
+      3,
+      21,
+      [
+        [253, 4, UINT32],
+        [0, 1, ENUM],
+      ],
+      { bigEndian: true },
+    )
     .data(3, ...be32(later), 0)
     .finish();
   t.is(recordedAt(dev, 'fit')?.toISOString(), '2022-02-02T03:00:00.000Z');
@@ -165,7 +206,10 @@ test('hand-written FIT: big-endian, developer fields, compressed timestamps, 12-
     .define(1, 20, [[7, 2, 0x84]]) // record: power (uint16)
     .compressed(1, 3, 0xc8, 0x00) // relative to nothing yet: not an instant
     .compressed(1, 4, 0xc9, 0x00)
-    .define(2, 20, [[253, 4, UINT32], [7, 2, 0x84]])
+    .define(2, 20, [
+      [253, 4, UINT32],
+      [7, 2, 0x84],
+    ])
     .data(2, ...le32(later), 0xca, 0x00)
     .compressed(1, (later + 1) & 0x1f, 0xcb, 0x00)
     .finish(12);
@@ -173,21 +217,51 @@ test('hand-written FIT: big-endian, developer fields, compressed timestamps, 12-
 
   // An unknown local message type, or a definition running past the data: null.
   t.is(recordedAt(new FitWriter().data(5, 1, 2, 3).finish(), 'fit'), null);
-  t.is(recordedAt(new FitWriter().define(0, 0, [[4, 4, UINT32]]).data(0, 1).finish(), 'fit'), null);
+  t.is(
+    recordedAt(
+      new FitWriter()
+        .define(0, 0, [[4, 4, UINT32]])
+        .data(0, 1)
+        .finish(),
+      'fit',
+    ),
+    null,
+  );
   t.is(recordedAt(new FitWriter().define(0, 0, [[4, 4, UINT32]]).finish(), 'fit'), null);
   // An invalid time_created (0xFFFFFFFF) and no timestamp anywhere: null.
-  t.is(recordedAt(new FitWriter().define(0, 0, [[4, 4, UINT32]]).data(0, ...le32(0xffffffff)).finish(), 'fit'), null);
+  t.is(
+    recordedAt(
+      new FitWriter()
+        .define(0, 0, [[4, 4, UINT32]])
+        .data(0, ...le32(0xffffffff))
+        .finish(),
+      'fit',
+    ),
+    null,
+  );
 });
 
 const csv = (text: string) => new TextEncoder().encode(text);
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
-test('CSV: the first data row\'s timestamp, with an offset, else null', (t) => {
+test("CSV: the first data row's timestamp, with an offset, else null", (t) => {
   t.is(iso(recordedAt(csv('timestamp,power\n2024-05-01T06:00:00Z,200\n2024-05-01T06:00:01Z,201\n'), 'csv')), '2024-05-01T06:00:00.000Z');
   t.is(iso(recordedAt(csv('power,Timestamp ,hr\r\n200,2024-05-01T08:00:00+02:00,120\r\n'), 'csv')), '2024-05-01T06:00:00.000Z');
-  t.is(iso(recordedAt(csv('\uFEFFtimestamp,power\n2024-05-01T06:00:00.250-0330,200'), 'csv')), '2024-05-01T09:30:00.250Z', 'BOM, ±hhmm, fraction, no final newline');
-  t.is(iso(recordedAt(csv('"sport","time, local","timestamp"\n\n  \n"cycling","x, y"," 2024-05-01 06:00:00+01 "\n'), 'csv')), '2024-05-01T05:00:00.000Z', 'quoted cells, blank lines, space separator');
-  t.is(iso(recordedAt(csv('note,timestamp\n"line one\nline two",2024-05-01T06:00:00z\n'), 'csv')), '2024-05-01T06:00:00.000Z', 'a quoted newline');
+  t.is(
+    iso(recordedAt(csv('\uFEFFtimestamp,power\n2024-05-01T06:00:00.250-0330,200'), 'csv')),
+    '2024-05-01T09:30:00.250Z',
+    'BOM, ±hhmm, fraction, no final newline',
+  );
+  t.is(
+    iso(recordedAt(csv('"sport","time, local","timestamp"\n\n  \n"cycling","x, y"," 2024-05-01 06:00:00+01 "\n'), 'csv')),
+    '2024-05-01T05:00:00.000Z',
+    'quoted cells, blank lines, space separator',
+  );
+  t.is(
+    iso(recordedAt(csv('note,timestamp\n"line one\nline two",2024-05-01T06:00:00z\n'), 'csv')),
+    '2024-05-01T06:00:00.000Z',
+    'a quoted newline',
+  );
   t.is(iso(recordedAt(csv('timestamp\r2020-02-29T23:59:59Z\r'), 'csv')), '2020-02-29T23:59:59.000Z', 'CR line ends, leap day');
 
   t.is(recordedAt(csv('timestamp,power\n2024-05-01T06:00:00,200\n'), 'csv'), null, 'naive');
@@ -203,7 +277,11 @@ test('CSV: the first data row\'s timestamp, with an offset, else null', (t) => {
   t.is(recordedAt(csv(''), 'csv'), null);
   t.is(recordedAt(csv('timestamp\n"2024-05-01T06:00:00Z'), 'csv'), null, 'unterminated quote');
   t.is(recordedAt(csv(`timestamp,x\n2024-05-01T06:00:00Z,${'y'.repeat(70_000)}\n`), 'csv'), null, 'first row beyond 64 KiB');
-  t.is(iso(recordedAt(csv(`timestamp,x\n2024-05-01T06:00:00Z,1\n${'2024-05-01T06:00:01Z,1\n'.repeat(10_000)}`), 'csv')), '2024-05-01T06:00:00.000Z', 'a long file');
+  t.is(
+    iso(recordedAt(csv(`timestamp,x\n2024-05-01T06:00:00Z,1\n${'2024-05-01T06:00:01Z,1\n'.repeat(10_000)}`), 'csv')),
+    '2024-05-01T06:00:00.000Z',
+    'a long file',
+  );
   t.is(recordedAt(fixtureFiles()[0]!.bytes, 'csv'), null, 'FIT bytes as CSV');
 });
 
@@ -241,5 +319,7 @@ test('peek is much cheaper than a full parse: it reads a small part of the file 
   const t0 = performance.now();
   await parseFit(biggest.bytes);
   const parser = performance.now() - t0;
-  t.log(`${biggest.name} (${(biggest.bytes.length / 1024).toFixed(0)} KiB): peek made ${read.size} byte reads in ${(peek * 1000).toFixed(1)} µs, fitsdk Decoder ${fitsdk.toFixed(1)} ms, fit-file-parser (parseFit) ${parser.toFixed(1)} ms`);
+  t.log(
+    `${biggest.name} (${(biggest.bytes.length / 1024).toFixed(0)} KiB): peek made ${read.size} byte reads in ${(peek * 1000).toFixed(1)} µs, fitsdk Decoder ${fitsdk.toFixed(1)} ms, fit-file-parser (parseFit) ${parser.toFixed(1)} ms`,
+  );
 });

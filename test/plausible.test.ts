@@ -16,7 +16,12 @@ function activities(result: IngestResult): IngestedActivity[] {
   return result.activities;
 }
 
-const csvTask = (text: string, sport = 'cycling') => ({ task: 'ingest' as const, format: 'csv' as const, bytes: new TextEncoder().encode(text), sport });
+const csvTask = (text: string, sport = 'cycling') => ({
+  task: 'ingest' as const,
+  format: 'csv' as const,
+  bytes: new TextEncoder().encode(text),
+  sport,
+});
 
 test('every channel has a range; the documented ceilings', (t) => {
   t.deepEqual(Object.keys(PLAUSIBLE_RANGES).sort(), [...CHANNELS].sort());
@@ -92,8 +97,16 @@ test('before the resampling: an implausible sample becomes NaN and is never spre
   for (let s = 14; s < 20; s++) rows.push(`${at(s)},260,132`);
   const [a] = activities(await ingestFile(csvTask(rows.join('\n'))));
   t.deepEqual(a!.implausibleSamples, { power: 1 }, 'one sample of the file, however many seconds it would have spread over');
-  t.deepEqual(Array.from(a!.channels.power!.subarray(8, 16)), [250, 250, NaN, NaN, NaN, NaN, 260, 260], 'its second and the gap after it are missing');
-  t.deepEqual(Array.from(a!.channels.heart_rate!.subarray(8, 16)), [130, 130, 131, 131.25, 131.5, 131.75, 132, 132], 'the other channels of the record are kept and fill the gap');
+  t.deepEqual(
+    Array.from(a!.channels.power!.subarray(8, 16)),
+    [250, 250, NaN, NaN, NaN, NaN, 260, 260],
+    'its second and the gap after it are missing',
+  );
+  t.deepEqual(
+    Array.from(a!.channels.heart_rate!.subarray(8, 16)),
+    [130, 130, 131, 131.25, 131.5, 131.75, 132, 132],
+    'the other channels of the record are kept and fill the gap',
+  );
   t.deepEqual(a!.summary.power, { max: 260, mean: (10 * 250 + 6 * 260) / 16, work: (10 * 250 + 6 * 260) / 1000 });
   const power = a!.curves.find((c) => c.metric === 'power')!;
   t.is(power.levelDuration!.length, 260, 'the value-indexed curve tops at the real peak');
@@ -116,14 +129,26 @@ test('before the resampling: a spike shares its second with a plausible sample, 
 });
 
 test('a channel whose every sample is implausible is not a metric, but its count is reported; a clean file reports {}', async (t) => {
-  const text = ['timestamp,power,core_temperature', '2024-05-01T08:00:00Z,200,12', '2024-05-01T08:00:01Z,210,12.5', '2024-05-01T08:00:02Z,3000,13'].join('\n');
+  const text = [
+    'timestamp,power,core_temperature',
+    '2024-05-01T08:00:00Z,200,12',
+    '2024-05-01T08:00:01Z,210,12.5',
+    '2024-05-01T08:00:02Z,3000,13',
+  ].join('\n');
   const [a] = activities(await ingestFile(csvTask(text)));
   t.deepEqual(a!.metrics, ['power']);
   t.is(a!.summary.core_temperature, undefined);
   t.deepEqual(a!.implausibleSamples, { core_temperature: 3 });
   t.is(a!.summary.power!.max, 3000, 'exactly at the ceiling is kept');
 
-  const [clean] = activities(await ingestFile({ task: 'ingest', format: 'fit', bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2024-05-01T08:00:00Z'), seconds: 60 }] }), sport: null }));
+  const [clean] = activities(
+    await ingestFile({
+      task: 'ingest',
+      format: 'fit',
+      bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2024-05-01T08:00:00Z'), seconds: 60 }] }),
+      sport: null,
+    }),
+  );
   t.deepEqual(clean!.implausibleSamples, {});
 });
 
@@ -136,7 +161,11 @@ test('FIT: spikes in records are dropped and counted; laps and curves are comput
         start: new Date('2024-05-01T08:00:00Z'),
         seconds: 600,
         laps: 2,
-        record: (i) => ({ power: spikes.has(i) ? 21733 : i >= 300 && i < 310 ? 1150 : 200 + (i % 50), heartRate: i === 200 ? 251 : 120 + (i % 30), cadence: 90 }),
+        record: (i) => ({
+          power: spikes.has(i) ? 21733 : i >= 300 && i < 310 ? 1150 : 200 + (i % 50),
+          heartRate: i === 200 ? 251 : 120 + (i % 30),
+          cadence: 90,
+        }),
       },
     ],
   });
@@ -146,7 +175,10 @@ test('FIT: spikes in records are dropped and counted; laps and curves are comput
   t.true(Number.isNaN(a!.channels.heart_rate![200]!));
   t.is(a!.summary.power!.max, 1150);
   t.is(a!.summary.heart_rate!.max, 149);
-  t.deepEqual(a!.laps.map((l) => l.power!.max), [249, 1150]);
+  t.deepEqual(
+    a!.laps.map((l) => l.power!.max),
+    [249, 1150],
+  );
   const power = a!.curves.find((c) => c.metric === 'power')!;
   t.is(power.levelDuration![1149], 10, 'the 10 s at 1150 W…');
   t.is(power.levelStart![1149], 300, '…from second 300');

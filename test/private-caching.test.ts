@@ -38,7 +38,17 @@ test.before(async () => {
   if (trace.status !== 201) throw new Error(JSON.stringify(trace.body));
   const daily = await api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: '2024-05-01', value: 70 });
   if (daily.status >= 300) throw new Error(JSON.stringify(daily.body));
-  ids = { activity_id: source.activity_ids[0], id: source.activity_ids[0], trace_id: trace.body.id, application_id: app.id, source_id: source.id, measure: 'body_mass', date: '2024-05-01', client_id: app.id, slug: 'cache-walk' };
+  ids = {
+    activity_id: source.activity_ids[0],
+    id: source.activity_ids[0],
+    trace_id: trace.body.id,
+    application_id: app.id,
+    source_id: source.id,
+    measure: 'body_mass',
+    date: '2024-05-01',
+    client_id: app.id,
+    slug: 'cache-walk',
+  };
   web = await signedInClient(service.url, user.email);
 });
 test.after.always(() => service?.close());
@@ -56,7 +66,9 @@ test('every operation that takes a credential answers with Cache-Control: privat
       if (!op.security?.length) continue; // public: discovery, the token endpoint (no-store of its own), …
       const read = method === 'get';
       // Reads of the user's own resources (their answers: 200 with data); writes against ids that do not exist (4xx, nothing changed).
-      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(read ? (ids[name] ?? 'x') : name === 'measure' ? 'body_mass' : name === 'date' ? '2024-06-01' : randomUUID()));
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) =>
+        encodeURIComponent(read ? (ids[name] ?? 'x') : name === 'measure' ? 'body_mass' : name === 'date' ? '2024-06-01' : randomUUID()),
+      );
       const bearer = template.endsWith('/app-metadata') ? appToken : token;
       const res = await fetch(`${service.url}${path}`, {
         method: method.toUpperCase(),
@@ -76,7 +88,12 @@ test('every operation that takes a credential answers with Cache-Control: privat
   t.true(statuses.has(200) && [...statuses].some((s) => s >= 400), `answers and errors both walked: ${[...statuses].join(', ')}`);
 
   // The ones the issue named, by status: no validator, account data.
-  for (const path of ['/api/v1/profile/tags/', '/api/v1/profile/sports/', '/api/v1/profile/template-week', `/api/v1/activities/${ids.activity_id}/download`]) {
+  for (const path of [
+    '/api/v1/profile/tags/',
+    '/api/v1/profile/sports/',
+    '/api/v1/profile/template-week',
+    `/api/v1/activities/${ids.activity_id}/download`,
+  ]) {
     const res = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
     await res.arrayBuffer();
     t.is(res.status, 200, path);
@@ -89,13 +106,23 @@ test('every operation that takes a credential answers with Cache-Control: privat
 
 test('every web page of the router, signed in, answers with Cache-Control: no-store (pages hold account data)', async (t) => {
   const app = createApp(service.deps);
-  const router = app.middleware.map((m) => (m as unknown as { router?: { stack: { path: string; methods: string[] }[] } }).router).find(Boolean)!;
-  const pages = [...new Set(router.stack.filter((l) => l.methods.includes('GET') && !/^\/(api\/|docs|static|openapi\.json|favicon\.ico|\.well-known|oauth\/)/.test(l.path)).map((l) => l.path))];
+  const router = app.middleware
+    .map((m) => (m as unknown as { router?: { stack: { path: string; methods: string[] }[] } }).router)
+    .find(Boolean)!;
+  const pages = [
+    ...new Set(
+      router.stack
+        .filter((l) => l.methods.includes('GET') && !/^\/(api\/|docs|static|openapi\.json|favicon\.ico|\.well-known|oauth\/)/.test(l.path))
+        .map((l) => l.path),
+    ),
+  ];
   await api(service, token, 'PUT', `/api/v1/applications/${ids.application_id}/page`, { slug: ids.slug });
   const fill: Record<string, string> = { id: ids.activity_id!, slug: ids.slug! };
   t.true(pages.length >= 12, pages.join(' '));
   for (const template of pages) {
-    const path = template.replace(/:(\w+)/g, (_, name: string) => (template.startsWith('/settings/applications/') ? ids.application_id! : fill[name] ?? 'x'));
+    const path = template.replace(/:(\w+)/g, (_, name: string) =>
+      template.startsWith('/settings/applications/') ? ids.application_id! : (fill[name] ?? 'x'),
+    );
     const res = await web.get(path, { accept: 'text/html' });
     await res.arrayBuffer();
     const label = `GET ${path} → ${res.status}`;

@@ -45,10 +45,15 @@ async function athlete(): Promise<Athlete> {
 }
 
 async function activity(who: Athlete, day: string, time: string, offset: string, seconds: number, sport: string, tags: string[] = []) {
-  const [source] = await uploadAndWait(service, who.token, [{ name: `${day}-${time.replaceAll(':', '')}.csv`, bytes: csvActivity(day, time, offset, seconds) }], {
-    sport,
-    ...(tags.length ? { tags } : {}),
-  });
+  const [source] = await uploadAndWait(
+    service,
+    who.token,
+    [{ name: `${day}-${time.replaceAll(':', '')}.csv`, bytes: csvActivity(day, time, offset, seconds) }],
+    {
+      sport,
+      ...(tags.length ? { tags } : {}),
+    },
+  );
   if (source.status !== 'processed') throw new Error(`${day} ${sport}: ${JSON.stringify(source)}`);
 }
 
@@ -106,7 +111,7 @@ test.after.always(() => service?.close());
 
 const get = (who: Athlete | string, path: string) => api(service, typeof who === 'string' ? who : who.token, 'GET', path);
 
-test('tags: the sorted union of the tags of activities and traces, each once, only the caller\'s', async (t) => {
+test("tags: the sorted union of the tags of activities and traces, each once, only the caller's", async (t) => {
   const res = await get(alice, '/api/v1/profile/tags/');
   t.is(res.status, 200);
   // Code-point order: upper case before lower case.
@@ -157,7 +162,11 @@ test('template week: per weekday the sports by frequency, the mean and median da
   t.deepEqual(Object.keys(res.body), [...WEEKDAYS]);
   // Mondays: running on 3 days (600 + 900 + 300 s), cycling.road on 2 (1800 + 1200 s); totals 1800, 1800, 900, 300 and 8 × 0:
   // mean 4800 / 12 = 400 s; median of twelve with eight zeros = 0.
-  t.deepEqual(res.body.monday, { sports: ['running', 'cycling.road'], avg_training_duration: 'PT6M40S', typical_training_duration: 'PT0S' });
+  t.deepEqual(res.body.monday, {
+    sports: ['running', 'cycling.road'],
+    avg_training_duration: 'PT6M40S',
+    typical_training_duration: 'PT0S',
+  });
   // Wednesdays: each sport on one day; running.trail is longest, the three of 600 s alphabetical. Totals 600 + 900 + 600 + 600 = 2700: mean 225 s.
   t.deepEqual(res.body.wednesday, {
     sports: ['running.trail', 'cycling+stationary', 'hiking', 'walking'],
@@ -173,7 +182,11 @@ test("template week: a new user's weekdays count only the days since their first
   t.is(res.status, 200);
   // Bob's first activity is on M[4] (local date): four Mondays count, totals 300, 1800, 0, 1200 → mean 3300 / 4 = 825 s,
   // median (300 + 1200) / 2 = 750 s. Running on three Mondays, cycling on one.
-  t.deepEqual(res.body.monday, { sports: ['running', 'cycling'], avg_training_duration: 'PT13M45S', typical_training_duration: 'PT12M30S' });
+  t.deepEqual(res.body.monday, {
+    sports: ['running', 'cycling'],
+    avg_training_duration: 'PT13M45S',
+    typical_training_duration: 'PT12M30S',
+  });
   for (const day of WEEKDAYS.filter((d) => d !== 'monday')) t.deepEqual(res.body[day], REST, day);
   const newcomer = await athlete();
   const empty = await get(newcomer, '/api/v1/profile/template-week');
@@ -184,7 +197,8 @@ test("template week: a new user's weekdays count only the days since their first
 // The pure aggregation. The window 2026-01-05 (a Monday) … 2026-03-29 (a Sunday) holds 84 days, 12 of each weekday.
 const WINDOW = { fromDay: '2026-01-05', toDay: '2026-03-29' };
 const row = (day: string, sport: string, seconds: number): TrainingDayRow => ({ day, sport, seconds });
-const restWeek = (): TemplateWeek => Object.fromEntries(WEEKDAYS.map((d) => [d, { ...REST, sports: [] as string[] }])) as unknown as TemplateWeek;
+const restWeek = (): TemplateWeek =>
+  Object.fromEntries(WEEKDAYS.map((d) => [d, { ...REST, sports: [] as string[] }])) as unknown as TemplateWeek;
 
 test('templateWeek: nothing at all gives every weekday [] and PT0S', (t) => {
   t.deepEqual(templateWeek([], WINDOW, null), restWeek());
@@ -194,7 +208,11 @@ test('templateWeek: nothing at all gives every weekday [] and PT0S', (t) => {
 test('templateWeek: an odd count of days since the first activity; the median is the middle value', (t) => {
   // First activity on Monday 2026-03-09: Mondays 03-09, 03-16, 03-23 count (100, rest, 400).
   const week = templateWeek([row('2026-03-09', 'running', 100), row('2026-03-23', 'running', 400)], WINDOW, '2026-03-09');
-  t.deepEqual(week.monday, { sports: ['running'], avg_training_duration: 'PT2M47S', typical_training_duration: 'PT1M40S' }, 'mean 500 / 3 = 166.7 → 167 s');
+  t.deepEqual(
+    week.monday,
+    { sports: ['running'], avg_training_duration: 'PT2M47S', typical_training_duration: 'PT1M40S' },
+    'mean 500 / 3 = 166.7 → 167 s',
+  );
   t.deepEqual(week.tuesday, REST);
 });
 
@@ -238,7 +256,11 @@ test('templateWeek: rows outside the window are ignored; a row before the given 
   // First day given as Monday 03-23, but there is training on Sunday 03-22: Sundays 03-22 and 03-29 count.
   const moved = templateWeek([row('2026-03-22', 'running', 60), row('2026-03-23', 'running', 30)], WINDOW, '2026-03-23');
   t.deepEqual(moved.sunday, { sports: ['running'], avg_training_duration: 'PT30S', typical_training_duration: 'PT30S' });
-  t.deepEqual(moved.monday, { sports: ['running'], avg_training_duration: 'PT30S', typical_training_duration: 'PT30S' }, 'only Monday 03-23 counts');
+  t.deepEqual(
+    moved.monday,
+    { sports: ['running'], avg_training_duration: 'PT30S', typical_training_duration: 'PT30S' },
+    'only Monday 03-23 counts',
+  );
 });
 
 test('profile reads need a token and data:read', async (t) => {
@@ -255,7 +277,12 @@ test('profile reads need a token and data:read', async (t) => {
 
 test('the OpenAPI document describes the profile endpoints and the template-week rule', async (t) => {
   const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
-  for (const path of ['/api/v1/profile/tags/', '/api/v1/profile/sports/', '/api/v1/profile/template-week', '/api/v1/profile/intensity-duration-model']) {
+  for (const path of [
+    '/api/v1/profile/tags/',
+    '/api/v1/profile/sports/',
+    '/api/v1/profile/template-week',
+    '/api/v1/profile/intensity-duration-model',
+  ]) {
     t.truthy(doc.paths[path]?.get, path);
   }
   const appMetadata = doc.paths['/api/v1/profile/app-metadata'];
@@ -263,7 +290,8 @@ test('the OpenAPI document describes the profile endpoints and the template-week
   t.deepEqual(appMetadata.put.security, [{ bearer: ['data:write'] }, { oauth2: ['data:write'] }]);
   t.truthy(appMetadata.put.responses['413']);
   const description: string = doc.paths['/api/v1/profile/template-week'].get.description;
-  for (const part of ['84', 'local date', 'first activity', 'median', 'mean', 'distinct days', 'alphabetically', 'PT0S']) t.true(description.includes(part), part);
+  for (const part of ['84', 'local date', 'first activity', 'median', 'mean', 'distinct days', 'alphabetically', 'PT0S'])
+    t.true(description.includes(part), part);
   t.deepEqual(doc.components.schemas.TemplateWeekResponse.required, [...WEEKDAYS]);
 });
 
@@ -317,7 +345,11 @@ test('profile app metadata: an application sets, reads and deletes only its own 
 
   // Credentials: a personal token is not an application; scopes per method.
   for (const method of ['GET', 'PUT', 'DELETE']) {
-    t.is((await api(service, user.token, method, path, method === 'PUT' ? { x: 1 } : undefined)).status, 403, `${method} with a personal token`);
+    t.is(
+      (await api(service, user.token, method, path, method === 'PUT' ? { x: 1 } : undefined)).status,
+      403,
+      `${method} with a personal token`,
+    );
     t.is((await api(service, undefined, method, path, method === 'PUT' ? { x: 1 } : undefined)).status, 401, `${method} without a token`);
   }
   const readOnlyApp = await tokenFor(service, user.user, ['data:read'], appA.id);

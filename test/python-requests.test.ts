@@ -17,7 +17,10 @@ import { fixturesDir } from './helpers/fixtures.ts';
  */
 let service: TestService;
 test.before(async () => {
-  service = await startTestService({ workers: true, env: { UPLOAD_MAX_FILE_BYTES: String(1024 * 1024), BACKFILL_MAX_ARCHIVE_BYTES: String(1024 * 1024) } });
+  service = await startTestService({
+    workers: true,
+    env: { UPLOAD_MAX_FILE_BYTES: String(1024 * 1024), BACKFILL_MAX_ARCHIVE_BYTES: String(1024 * 1024) },
+  });
 });
 test.after.always(() => service?.close());
 

@@ -141,11 +141,23 @@ test.before(async () => {
   if (migrated.error) throw migrated.error;
 
   const password_hash = await hashPassword(TEST_PASSWORD);
-  rider = await createUser(db, { email: `rider-${randomBytes(3).toString('hex')}@example.com`, first_name: 'Ada', last_name: 'Old', password_hash });
-  other = await createUser(db, { email: `other-${randomBytes(3).toString('hex')}@example.com`, first_name: 'Bea', last_name: 'Old', password_hash });
+  rider = await createUser(db, {
+    email: `rider-${randomBytes(3).toString('hex')}@example.com`,
+    first_name: 'Ada',
+    last_name: 'Old',
+    password_hash,
+  });
+  other = await createUser(db, {
+    email: `other-${randomBytes(3).toString('hex')}@example.com`,
+    first_name: 'Bea',
+    last_name: 'Old',
+    password_hash,
+  });
   const store = await createSampleStore({ fsync: false });
   try {
-    single = await seedOld(store, rider, 'ride.fit', new Uint8Array(readFileSync(path.join(fixturesDir(), 'fit', '4078723797.fit'))), ['commute']);
+    single = await seedOld(store, rider, 'ride.fit', new Uint8Array(readFileSync(path.join(fixturesDir(), 'fit', '4078723797.fit'))), [
+      'commute',
+    ]);
     const start = new Date('2026-05-18T08:00:00Z');
     brick = await seedOld(
       store,
@@ -160,8 +172,20 @@ test.before(async () => {
       }),
       [],
     );
-    lost = await seedOld(store, rider, 'lost.fit', buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-05-20T08:00:00Z'), seconds: 1200 }] }), []);
-    othersRide = await seedOld(store, other, 'other.fit', buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-05-21T08:00:00Z'), seconds: 900 }] }), []);
+    lost = await seedOld(
+      store,
+      rider,
+      'lost.fit',
+      buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-05-20T08:00:00Z'), seconds: 1200 }] }),
+      [],
+    );
+    othersRide = await seedOld(
+      store,
+      other,
+      'other.fit',
+      buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-05-21T08:00:00Z'), seconds: 900 }] }),
+      [],
+    );
   } finally {
     await store.close();
   }
@@ -179,23 +203,39 @@ test.after.always(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const cli = (...args: string[]) => runCli({ DATABASE_URL: service.config.DATABASE_URL, REDIS_URL: service.config.REDIS_URL, QUEUE_PREFIX: service.config.QUEUE_PREFIX, DATA_DIR: dataDir }, ...args);
+const cli = (...args: string[]) =>
+  runCli(
+    {
+      DATABASE_URL: service.config.DATABASE_URL,
+      REDIS_URL: service.config.REDIS_URL,
+      QUEUE_PREFIX: service.config.QUEUE_PREFIX,
+      DATA_DIR: dataDir,
+    },
+    ...args,
+  );
 
 /** The NDJSON lines of a `reprocess --json` run, and its summary (the last). */
 async function reprocess(...args: string[]) {
   const run = await cli('reprocess', '--json', ...args);
-  const lines = run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const lines = run.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   return { code: run.code, stderr: run.stderr, lines, summary: lines.at(-1) };
 }
 
 const activity = (id: string) => db.selectFrom('activities').selectAll().where('id', '=', id).executeTakeFirst();
-const updatedEvents = (ids: string[]) => db.selectFrom('events').select('resource_id').where('type', '=', 'activity_updated').where('resource_id', 'in', ids).execute();
-const versions = (userId: string) => db.selectFrom('users').select(['data_version', 'read_version']).where('id', '=', userId).executeTakeFirstOrThrow();
+const updatedEvents = (ids: string[]) =>
+  db.selectFrom('events').select('resource_id').where('type', '=', 'activity_updated').where('resource_id', 'in', ids).execute();
+const versions = (userId: string) =>
+  db.selectFrom('users').select(['data_version', 'read_version']).where('id', '=', userId).executeTakeFirstOrThrow();
 
 test.serial('the migration leaves the old rows at version 1 without the new fields', async (t) => {
   const rows = await db.selectFrom('activities').selectAll().execute();
   t.is(rows.length, 5);
-  for (const row of rows) t.like(row, { ingest_version: 1, timer_seconds: null, moving_seconds: null, device_summary: null, dropped_records: null });
+  for (const row of rows)
+    t.like(row, { ingest_version: 1, timer_seconds: null, moving_seconds: null, device_summary: null, dropped_records: null });
   t.is(await countOlderIngestRules(db), 5, 'what the start-up warning counts (bin/boot.ts)');
   const curves = await db.selectFrom('activity_curves').select(['encoding', 'awd']).execute();
   t.true(curves.length > 0 && curves.every((c) => c.encoding === 0), 'their stored curves are read as raw Int32 (encoding 0)');
@@ -220,13 +260,31 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   t.is((await api(service, token, 'GET', curveQuery)).status, 200);
   const columnBefore = (await service.deps.engine.columns.held(rider.id, 'power')).get(id)!;
   const oldPower = oldRules(fresh).channels.power!;
-  t.true(sameValues(columnBefore.values, oldPower.map((x) => (x === x ? x : 0)), fresh.length), 'the column holds the old samples');
+  t.true(
+    sameValues(
+      columnBefore.values,
+      oldPower.map((x) => (x === x ? x : 0)),
+      fresh.length,
+    ),
+    'the column holds the old samples',
+  );
   const versionsBefore = await versions(rider.id);
 
   const result = await reprocess('--user', rider.email);
   t.is(result.code, 3, result.stderr);
   t.like(result.lines[0], { event: 'queued', sources: 3, activities: 3, rules_version: INGEST_RULES_VERSION });
-  t.like(result.summary, { event: 'summary', sources: 3, activities: 3, done: 3, reprocessed: 2, unchanged: 0, failed: 0, missing_original: 1, gone: 0, jobs_failed: 0 });
+  t.like(result.summary, {
+    event: 'summary',
+    sources: 3,
+    activities: 3,
+    done: 3,
+    reprocessed: 2,
+    unchanged: 0,
+    failed: 0,
+    missing_original: 1,
+    gone: 0,
+    jobs_failed: 0,
+  });
   t.deepEqual(
     result.summary.failures.map((f: { source_id: string; code: string }) => [f.source_id, f.code]),
     [[lost.sourceId, 'file_missing']],
@@ -248,20 +306,27 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
       t.not(row.timer_seconds, null, 'the new fields are filled');
       t.is(canonical(row.device_summary), canonical(want.device_summary));
       t.is(canonical(row.dropped_records), canonical(want.dropped_records));
-      t.is(canonical(row.summary), canonical(want.summary), 'the summary is a fresh ingest\'s');
+      t.is(canonical(row.summary), canonical(want.summary), "the summary is a fresh ingest's");
       t.is(canonical(row.laps), canonical(want.laps));
-      t.deepEqual([row.sport, row.start_time.getTime(), row.end_time.getTime(), row.samples, row.distance, row.metrics, row.devices], [want.sport, want.start_time.getTime(), want.end_time.getTime(), want.samples, want.distance, want.metrics, want.devices]);
+      t.deepEqual(
+        [row.sport, row.start_time.getTime(), row.end_time.getTime(), row.samples, row.distance, row.metrics, row.devices],
+        [want.sport, want.start_time.getTime(), want.end_time.getTime(), want.samples, want.distance, want.metrics, want.devices],
+      );
       t.deepEqual(row.tags, seeded === single ? ['commute'] : [], 'tags are kept');
       const file = await service.deps.engine.samples.readSampleFile(samplePath(dataDir, rider.id, row.id));
       t.is(file.start, expected[index]!.start);
       t.is(file.length, expected[index]!.length);
-      for (const channel of CHANNELS) t.true(sameValues(file.channels[channel], expected[index]!.channels[channel], file.length), `sample file channel ${channel} is a fresh ingest's`);
+      for (const channel of CHANNELS)
+        t.true(
+          sameValues(file.channels[channel], expected[index]!.channels[channel], file.length),
+          `sample file channel ${channel} is a fresh ingest's`,
+        );
       const curves = await db.selectFrom('activity_curves').selectAll().where('activity_id', '=', row.id).orderBy('metric').execute();
       const wantCurves = curveRows(row.id, expected[index]!.curves, new Date()).sort((a, b) => (a.metric < b.metric ? -1 : 1));
       t.deepEqual(
         curves.map((c) => [c.metric, c.encoding, c.level_duration, c.level_start, c.awd]),
         wantCurves.map((c) => [c.metric, c.encoding, c.level_duration, c.level_start, c.awd]),
-        'the curves are a fresh ingest\'s',
+        "the curves are a fresh ingest's",
       );
     }
   }
@@ -272,8 +337,11 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
 
   const untouched = (await activity(lost.ids[0]!))!;
   t.like(untouched, { ingest_version: 1, timer_seconds: null }, 'the activity without its original is left as it was');
-  t.is(untouched.summary!.power && (untouched.summary!.power as { max: number }).max, oldRules((await freshIngest(lost.bytes))[0]!).summary.power!.max);
-  t.like(await activity(othersRide.ids[0]!), { ingest_version: 1 }, 'another user\'s activity is not touched');
+  t.is(
+    untouched.summary!.power && (untouched.summary!.power as { max: number }).max,
+    oldRules((await freshIngest(lost.bytes))[0]!).summary.power!.max,
+  );
+  t.like(await activity(othersRide.ids[0]!), { ingest_version: 1 }, "another user's activity is not touched");
 
   const events = await updatedEvents([...single.ids, ...brick.ids, ...lost.ids, ...othersRide.ids]);
   t.deepEqual(events.map((e) => e.resource_id).sort(), [id, run].sort(), 'one activity_updated per re-derived activity');
@@ -282,7 +350,9 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   t.true(BigInt(versionsAfter.read_version) > BigInt(versionsBefore.read_version));
 
   // The API's answers change: the details (its old ETag no longer matches), the cached list page, the channel column.
-  const after = await fetch(`${service.url}/api/v1/activities/${id}`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': before.headers.get('etag')! } });
+  const after = await fetch(`${service.url}/api/v1/activities/${id}`, {
+    headers: { authorization: `Bearer ${token}`, 'if-none-match': before.headers.get('etag')! },
+  });
   t.is(after.status, 200);
   const details = (await after.json()) as { ingest_version: number; summary: unknown };
   t.is(details.ingest_version, INGEST_RULES_VERSION);
@@ -296,17 +366,28 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   const columnAfter = (await service.deps.engine.columns.held(rider.id, 'power')).get(id)!;
   t.is(columnAfter.values.length, fresh.length);
   t.not(columnAfter.stamp, columnBefore.stamp, 'the entry of the re-derived activity has its new stamp');
-  t.true(sameValues(columnAfter.values, fresh.channels.power!.map((x) => (x === x ? x : 0)), fresh.length), 'the column holds the new samples, not stale ones');
+  t.true(
+    sameValues(
+      columnAfter.values,
+      fresh.channels.power!.map((x) => (x === x ? x : 0)),
+      fresh.length,
+    ),
+    'the column holds the new samples, not stale ones',
+  );
   // `after=0` at the default durations is answered from the fatigue grid: its entry is re-derived too.
   const gridAfter = (await service.deps.engine.columns.held(rider.id, AFTER_GRID_CHANNEL)).get(id)!;
   t.is(gridAfter.stamp, columnAfter.stamp, 'the grid entry of the re-derived activity has its new stamp');
-  t.deepEqual(Array.from(gridAfter.values), Array.from(afterGridEntry(fresh.channels.power!)), 'the grid entry is the new samples\' one');
+  t.deepEqual(Array.from(gridAfter.values), Array.from(afterGridEntry(fresh.channels.power!)), "the grid entry is the new samples' one");
 });
 
-test.serial('`cli reprocess` takes every user\'s old activities; `--all` a second time finds nothing to change', async (t) => {
+test.serial("`cli reprocess` takes every user's old activities; `--all` a second time finds nothing to change", async (t) => {
   const first = await reprocess();
   t.is(first.code, 3, first.stderr);
-  t.like(first.summary, { sources: 2, activities: 2, reprocessed: 1, unchanged: 0, missing_original: 1 }, 'the other user\'s activity, and the one whose original is still missing');
+  t.like(
+    first.summary,
+    { sources: 2, activities: 2, reprocessed: 1, unchanged: 0, missing_original: 1 },
+    "the other user's activity, and the one whose original is still missing",
+  );
   t.like(await activity(othersRide.ids[0]!), { ingest_version: INGEST_RULES_VERSION });
   t.is(await countOlderIngestRules(db), 1, 'only the activity whose original is missing is left at version 1');
 
@@ -321,7 +402,11 @@ test.serial('`cli reprocess` takes every user\'s old activities; `--all` a secon
   t.like(again.summary, { sources: 4, activities: 4, reprocessed: 0, unchanged: 3, failed: 0, missing_original: 1, jobs_failed: 0 });
   t.is((await updatedEvents(kept)).length, eventsBefore, 'no event for unchanged activities');
   t.deepEqual(await versions(rider.id), versionsBefore, 'nothing changed: caches stay valid');
-  t.deepEqual(kept.map((id) => statSync(samplePath(dataDir, id === othersRide.ids[0] ? other.id : rider.id, id)).mtimeMs), mtimes, 'no sample file is written again');
+  t.deepEqual(
+    kept.map((id) => statSync(samplePath(dataDir, id === othersRide.ids[0] ? other.id : rider.id, id)).mtimeMs),
+    mtimes,
+    'no sample file is written again',
+  );
   t.is((await db.selectFrom('activities').select('id').execute()).length, 4, 'no row added');
 
   const none = await reprocess('--user', other.email);
@@ -329,37 +414,51 @@ test.serial('`cli reprocess` takes every user\'s old activities; `--all` a secon
   t.like(none.summary, { sources: 0, activities: 0, reprocessed: 0 });
 });
 
-test.serial('a retried job (its worker killed after the new sample file was in place) commits the change once; a second run changes nothing', async (t) => {
-  const deps = { db, pool: service.deps.engine.pool, samples: service.deps.engine.samples, dataDir, log: createLogger('silent'), now: () => new Date() };
-  const run = reprocessProcessor(deps);
-  const job = (data: ReprocessJob, attemptsMade: number) => ({ data, attemptsMade, stalledCounter: 0 }) as unknown as Job<ReprocessJob>;
-  const token = await tokenFor(service, rider, ['data:read', 'data:write']);
-  const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-06-01T08:00:00Z'), seconds: 1500, laps: 3 }] });
-  const [source] = await uploadAndWait(service, token, [{ name: 'killed.fit', bytes }]);
-  const id = source.activity_ids[0] as string;
-  const fresh = (await freshIngest(bytes))[0]!;
-  // As the old rules stored it, then a killed attempt: the new sample file renamed into place, a temporary file left, nothing committed.
-  const old = oldRules(fresh);
-  await db.updateTable('activities').set({ ingest_version: 1, summary: JSON.stringify(old.summary), laps: JSON.stringify(old.laps), timer_seconds: null }).where('id', '=', id).execute();
-  await service.deps.engine.samples.writeSampleFile(samplePath(dataDir, rider.id, id), fresh);
-  const leftover = `${samplePath(dataDir, rider.id, id)}.tmp-0123456789ab`;
-  writeFileSync(leftover, 'partial');
-  const eventsBefore = (await updatedEvents([id])).length;
+test.serial(
+  'a retried job (its worker killed after the new sample file was in place) commits the change once; a second run changes nothing',
+  async (t) => {
+    const deps = {
+      db,
+      pool: service.deps.engine.pool,
+      samples: service.deps.engine.samples,
+      dataDir,
+      log: createLogger('silent'),
+      now: () => new Date(),
+    };
+    const run = reprocessProcessor(deps);
+    const job = (data: ReprocessJob, attemptsMade: number) => ({ data, attemptsMade, stalledCounter: 0 }) as unknown as Job<ReprocessJob>;
+    const token = await tokenFor(service, rider, ['data:read', 'data:write']);
+    const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2026-06-01T08:00:00Z'), seconds: 1500, laps: 3 }] });
+    const [source] = await uploadAndWait(service, token, [{ name: 'killed.fit', bytes }]);
+    const id = source.activity_ids[0] as string;
+    const fresh = (await freshIngest(bytes))[0]!;
+    // As the old rules stored it, then a killed attempt: the new sample file renamed into place, a temporary file left, nothing committed.
+    const old = oldRules(fresh);
+    await db
+      .updateTable('activities')
+      .set({ ingest_version: 1, summary: JSON.stringify(old.summary), laps: JSON.stringify(old.laps), timer_seconds: null })
+      .where('id', '=', id)
+      .execute();
+    await service.deps.engine.samples.writeSampleFile(samplePath(dataDir, rider.id, id), fresh);
+    const leftover = `${samplePath(dataDir, rider.id, id)}.tmp-0123456789ab`;
+    writeFileSync(leftover, 'partial');
+    const eventsBefore = (await updatedEvents([id])).length;
 
-  const retried: ReprocessResult = await run(job({ sourceId: source.id }, 1));
-  t.like(retried, { reprocessed: 1, unchanged: 0, failed: 0 });
-  t.false(existsSync(leftover), 'the killed attempt\'s temporary file is removed');
-  t.like(await activity(id), { ingest_version: INGEST_RULES_VERSION });
-  t.is(canonical((await activity(id))!.summary), canonical(activityRow(id, 0, fresh).summary));
-  t.is((await updatedEvents([id])).length, eventsBefore + 1, 'one event');
+    const retried: ReprocessResult = await run(job({ sourceId: source.id }, 1));
+    t.like(retried, { reprocessed: 1, unchanged: 0, failed: 0 });
+    t.false(existsSync(leftover), "the killed attempt's temporary file is removed");
+    t.like(await activity(id), { ingest_version: INGEST_RULES_VERSION });
+    t.is(canonical((await activity(id))!.summary), canonical(activityRow(id, 0, fresh).summary));
+    t.is((await updatedEvents([id])).length, eventsBefore + 1, 'one event');
 
-  const skipped = await run(job({ sourceId: source.id }, 0));
-  t.like(skipped, { reprocessed: 0, unchanged: 1, skipped: 'already current' });
-  const again = await run(job({ sourceId: source.id, all: true }, 0));
-  t.like(again, { reprocessed: 0, unchanged: 1 });
-  t.is((await updatedEvents([id])).length, eventsBefore + 1, 'no second event');
-  t.like(await run(job({ sourceId: randomUUID() }, 0)), { skipped: 'source deleted' });
-});
+    const skipped = await run(job({ sourceId: source.id }, 0));
+    t.like(skipped, { reprocessed: 0, unchanged: 1, skipped: 'already current' });
+    const again = await run(job({ sourceId: source.id, all: true }, 0));
+    t.like(again, { reprocessed: 0, unchanged: 1 });
+    t.is((await updatedEvents([id])).length, eventsBefore + 1, 'no second event');
+    t.like(await run(job({ sourceId: randomUUID() }, 0)), { skipped: 'source deleted' });
+  },
+);
 
 test('`cli reprocess` names an unknown user', async (t) => {
   const run = await cli('reprocess', '--user', 'nobody@example.com');

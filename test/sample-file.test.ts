@@ -89,8 +89,12 @@ test('bad input is refused before anything is written', async (t) => {
   const file = path.join(dir, 'bad', 'x.parquet');
   await t.throwsAsync(store.writeSampleFile(file, { start: 0, length: 0, channels: {} }), { instanceOf: RangeError });
   await t.throwsAsync(store.writeSampleFile(file, { start: 0.5, length: 1, channels: {} }), { instanceOf: RangeError });
-  await t.throwsAsync(store.writeSampleFile(file, { start: 0, length: 3, channels: { power: new Float64Array(2) } }), { instanceOf: RangeError });
-  await t.throwsAsync(store.writeSampleFile(file, { start: 0, length: 1, channels: { watts: new Float64Array(1) } as never }), { instanceOf: RangeError });
+  await t.throwsAsync(store.writeSampleFile(file, { start: 0, length: 3, channels: { power: new Float64Array(2) } }), {
+    instanceOf: RangeError,
+  });
+  await t.throwsAsync(store.writeSampleFile(file, { start: 0, length: 1, channels: { watts: new Float64Array(1) } as never }), {
+    instanceOf: RangeError,
+  });
   await t.throwsAsync(store.writeSampleFile(path.join(dir, 'glob*', 'x.parquet'), activity(3)), { instanceOf: RangeError });
   await t.throwsAsync(readdir(path.join(dir, 'bad')), { code: 'ENOENT' });
 });
@@ -157,7 +161,10 @@ test('writes are atomic: no temporary files remain, a rewrite replaces the file,
   await t.throwsAsync(store.writeSampleFile(path.join(sub, 'not-a-dir', 'b.parquet'), activity(10)));
 
   const names = await readdir(sub);
-  t.deepEqual(names.filter((n) => n.includes('.tmp-')), []);
+  t.deepEqual(
+    names.filter((n) => n.includes('.tmp-')),
+    [],
+  );
   t.deepEqual(names.sort(), ['a.parquet', 'blocked.parquet', 'not-a-dir']);
 });
 
@@ -185,18 +192,24 @@ test('concurrent writes and reads from one store', async (t) => {
     reads.slice(n).forEach((got, i) => {
       const version = [datas[(i + r - 1) % n]!, datas[(i + r) % n]!].find((d) => d.length === got!.length);
       if (!version) t.fail(`round ${r}, file ${i}: ${got!.length} rows is neither version`);
-      else if (!got!.channels.power!.every((v, k) => Object.is(v, version.channels.power![k]))) t.fail(`round ${r}, file ${i}: values of neither version`);
+      else if (!got!.channels.power!.every((v, k) => Object.is(v, version.channels.power![k])))
+        t.fail(`round ${r}, file ${i}: values of neither version`);
     });
   }
   const after = await Promise.all(files.map((f) => store.readSampleFile(f, ['power'])));
   after.forEach((a, i) => t.is(a.length, datas[(i + rounds) % n]!.length));
   for (const sub of ['0', '1', '2']) {
-    t.deepEqual((await readdir(path.join(dir, 'concurrent', sub))).filter((f) => f.includes('.tmp-')), []);
+    t.deepEqual(
+      (await readdir(path.join(dir, 'concurrent', sub))).filter((f) => f.includes('.tmp-')),
+      [],
+    );
   }
 
   // Many files scanned at once with the exported naming.
   const total = await store.withConnection(async (c) => {
-    const reader = await c.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(DISTINCT filename)::INTEGER AS files, count(power)::INTEGER AS p FROM ${sampleFilesSql(files, { filename: true })}`);
+    const reader = await c.runAndReadAll(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT filename)::INTEGER AS files, count(power)::INTEGER AS p FROM ${sampleFilesSql(files, { filename: true })}`,
+    );
     return reader.getRowObjectsJS()[0];
   });
   const expectedRows = files.reduce((s, _, i) => s + datas[(i + rounds) % n]!.length, 0);
@@ -207,7 +220,10 @@ test('concurrent writes and reads from one store', async (t) => {
 test('a 4 h activity (14,400 rows × 12 channels): write and read time', async (t) => {
   const length = 14_400;
   const channels = Object.fromEntries(
-    CHANNELS.map((c, k) => [c, Float64Array.from({ length }, (_, i) => (i % 311 === k ? Number.NaN : Math.round(200 + 150 * Math.sin(i / (20 + k)))))]),
+    CHANNELS.map((c, k) => [
+      c,
+      Float64Array.from({ length }, (_, i) => (i % 311 === k ? Number.NaN : Math.round(200 + 150 * Math.sin(i / (20 + k))))),
+    ]),
   ) as Record<Channel, Float64Array>;
   const data: SampleData = { start: Date.UTC(2024, 5, 1, 5), length, channels };
   const file = path.join(dir, 'four-hours.parquet');
@@ -225,7 +241,9 @@ test('a 4 h activity (14,400 rows × 12 channels): write and read time', async (
   const back = await store.readSampleFile(file);
   for (const c of CHANNELS) sameValues(t, back.channels[c], channels[c], c);
   const size = (await readFile(file)).byteLength;
-  t.log(`4 h × 12 channels: write p50 ${median(writes).toFixed(1)} ms (min ${Math.min(...writes).toFixed(1)}), read p50 ${median(reads).toFixed(1)} ms (min ${Math.min(...reads).toFixed(1)}), ${(size / 1024).toFixed(0)} KiB`);
+  t.log(
+    `4 h × 12 channels: write p50 ${median(writes).toFixed(1)} ms (min ${Math.min(...writes).toFixed(1)}), read p50 ${median(reads).toFixed(1)} ms (min ${Math.min(...reads).toFixed(1)}), ${(size / 1024).toFixed(0)} KiB`,
+  );
 });
 
 test('close waits for queued work and refuses new work', async (t) => {

@@ -38,7 +38,8 @@ test('secrets keys: 32 bytes in base64 or base64url; the config refuses anything
   const key = randomBytes(32);
   t.deepEqual(decodeSecretsKey(key.toString('base64')), key);
   t.deepEqual(decodeSecretsKey(key.toString('base64url')), key);
-  for (const bad of ['', 'short', randomBytes(31).toString('base64'), randomBytes(33).toString('base64'), key.toString('hex')]) t.is(decodeSecretsKey(bad), undefined, bad);
+  for (const bad of ['', 'short', randomBytes(31).toString('base64'), randomBytes(33).toString('base64'), key.toString('hex')])
+    t.is(decodeSecretsKey(bad), undefined, bad);
   const secret = randomBytes(24).toString('base64');
   const error = t.throws(() => loadConfig({ SECRETS_KEY: secret }));
   t.regex(error!.message, /SECRETS_KEY: must be 32 bytes/);
@@ -84,11 +85,28 @@ test('stored signing keys are sealed; keys and webhook secrets stored before sea
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   await first.db.updateTable('signing_keys').set({ retired_at: new Date() }).execute();
-  await first.db.insertInto('signing_keys').values({ kid: 'legacy', private_key_pem: pem, public_jwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid: 'legacy', alg: 'RS256', use: 'sig' }) }).execute();
-  const owner = await first.db.insertInto('users').values({ email: 'legacy@example.com', first_name: 'L', last_name: 'E', password_hash: 'x' }).returningAll().executeTakeFirstOrThrow();
+  await first.db
+    .insertInto('signing_keys')
+    .values({
+      kid: 'legacy',
+      private_key_pem: pem,
+      public_jwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid: 'legacy', alg: 'RS256', use: 'sig' }),
+    })
+    .execute();
+  const owner = await first.db
+    .insertInto('users')
+    .values({ email: 'legacy@example.com', first_name: 'L', last_name: 'E', password_hash: 'x' })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   const app = await first.db
     .insertInto('applications')
-    .values({ id: 'legacy-app', owner_id: owner.id, name: 'Legacy', redirect_uris: ['https://legacy.example/cb'], webhook_secret: 'tds_whs_legacy' })
+    .values({
+      id: 'legacy-app',
+      owner_id: owner.id,
+      name: 'Legacy',
+      redirect_uris: ['https://legacy.example/cb'],
+      webhook_secret: 'tds_whs_legacy',
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 
@@ -97,7 +115,8 @@ test('stored signing keys are sealed; keys and webhook secrets stored before sea
   t.regex(key.private_key_pem, /^tds-sealed:v1:/);
   t.is(second.box.open(key.private_key_pem, 'signing_keys.private_key_pem:legacy'), pem);
   t.is((await second.keys.signingKey()).kid, 'legacy', 'the sealed legacy key still signs');
-  const secret = (await second.db.selectFrom('applications').select('webhook_secret').where('id', '=', app.id).executeTakeFirstOrThrow()).webhook_secret!;
+  const secret = (await second.db.selectFrom('applications').select('webhook_secret').where('id', '=', app.id).executeTakeFirstOrThrow())
+    .webhook_secret!;
   t.regex(secret, /^tds-sealed:v1:/);
   t.is(second.box.open(secret, webhookSecretContext(app.id)), 'tds_whs_legacy');
 });
@@ -108,7 +127,11 @@ test('a webhook secret that this server cannot decrypt abandons the delivery wit
   const owner = await createTestUser(service);
   const stranger = new SecretBox(randomBytes(32));
   const app = await createTestApplication(service, owner, { webhook_endpoints: ['http://127.0.0.1:9/hook'], webhook_secret: null });
-  await service.deps.db.updateTable('applications').set({ webhook_secret: stranger.seal('tds_whs_x', webhookSecretContext(app.id)) }).where('id', '=', app.id).execute();
+  await service.deps.db
+    .updateTable('applications')
+    .set({ webhook_secret: stranger.seal('tds_whs_x', webhookSecretContext(app.id)) })
+    .where('id', '=', app.id)
+    .execute();
   const token = await tokenFor(service, owner, ['data:write'], app.id);
   await recordConsent(service.deps.db, owner.id, app.id, ['data:write']);
   t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-01-01T00:00:00Z' })).status, 201);

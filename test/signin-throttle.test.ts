@@ -90,6 +90,10 @@ test('an IPv6 client is its /64: failures from many addresses of one prefix coun
   // Each attempt from a new address of the same /64, written in the forms clients and proxies use.
   const inPrefix = [`${prefix}::1`, `${prefix}:0:0:0:2`, `${prefix}:aaaa:bbbb:cccc:dddd`, `${prefix}::4`];
   for (let i = 0; i < MAX; i++) t.is((await signIn(inPrefix[i]!, user.email, `guess ${i} password`)).status, 401);
-  t.is((await signIn(`${prefix}:ffff::9`, user.email, TEST_PASSWORD)).status, 429, 'the right password from a fourth address of the prefix is refused');
+  t.is(
+    (await signIn(`${prefix}:ffff::9`, user.email, TEST_PASSWORD)).status,
+    429,
+    'the right password from a fourth address of the prefix is refused',
+  );
   t.is((await signIn(`2001:db8:${n.toString(16)}:2::1`, user.email, TEST_PASSWORD)).status, 303, 'the next /64 signs in');
 });

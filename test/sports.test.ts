@@ -37,7 +37,9 @@ test('a filter matches its sub-sports and requires its modifiers', (t) => {
 
 test('property: normalising is idempotent and its output matches the pattern and itself', (t) => {
   const word = fc.stringMatching(/^[a-z]{1,6}(_[a-z]{1,4})?$/);
-  const sport = fc.tuple(fc.array(word, { minLength: 1, maxLength: 3 }), fc.array(word, { maxLength: 3 })).map(([path, mods]) => [path.join('.'), ...mods].join('+'));
+  const sport = fc
+    .tuple(fc.array(word, { minLength: 1, maxLength: 3 }), fc.array(word, { maxLength: 3 }))
+    .map(([path, mods]) => [path.join('.'), ...mods].join('+'));
   fc.assert(
     fc.property(sport, (s) => {
       const n = normaliseSport(s)!;

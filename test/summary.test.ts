@@ -9,12 +9,24 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { Channel } from '../engine/channels.ts';
 import type { Grid } from '../engine/ingest/resample.ts';
-import { ALTITUDE_HYSTERESIS_M, elevationChange, lapStats, MIN_MOVING_FOR_SPEED, normalizedPower, NP_WINDOW_SECONDS, summarise, timing } from '../engine/ingest/summary.ts';
+import {
+  ALTITUDE_HYSTERESIS_M,
+  elevationChange,
+  lapStats,
+  MIN_MOVING_FOR_SPEED,
+  normalizedPower,
+  NP_WINDOW_SECONDS,
+  summarise,
+  timing,
+} from '../engine/ingest/summary.ts';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
 
 /** A grid from channel values; every second running unless `running` says otherwise; `pauses` in s after T0. */
-function grid(c: Partial<Record<Channel, number[]>>, opts: { running?: number[]; pauses?: [number, number][]; length?: number } = {}): Grid {
+function grid(
+  c: Partial<Record<Channel, number[]>>,
+  opts: { running?: number[]; pauses?: [number, number][]; length?: number } = {},
+): Grid {
   const channels = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Float64Array.from(v)]));
   const length = opts.length ?? Object.values(c)[0]?.length ?? opts.running?.length ?? 0;
   return {
@@ -55,7 +67,11 @@ test('every SPEC member with exactly its statistics, NaN seconds left out', (t) 
     speed: { max: 6, mean: 4 }, // 4 moving seconds (the last has no speed, power or cadence): under MIN_MOVING_FOR_SPEED, the mean of the recorded speeds
     temperature: { end: 20, max: 22, mean: 20.8, min: 20, start: 20 },
   });
-  t.deepEqual(Object.keys(summary), ['altitude', 'cadence', 'core_temperature', 'distance', 'heart_rate', 'power', 'smo2', 'speed', 'temperature'], 'SPEC order');
+  t.deepEqual(
+    Object.keys(summary),
+    ['altitude', 'cadence', 'core_temperature', 'distance', 'heart_rate', 'power', 'smo2', 'speed', 'temperature'],
+    'SPEC order',
+  );
 });
 
 test('a member is absent when its channel has no value in the span', (t) => {
@@ -68,7 +84,10 @@ test('a member is absent when its channel has no value in the span', (t) => {
 
 test('statistics over a span [from, to)', (t) => {
   const g = grid({ power: [1, 2, 3, 4, 5, 6], temperature: [10, 11, 12, 13, 14, 15] });
-  t.deepEqual(summarise(g, 2, 5), { power: { max: 5, mean: 4, work: 12 / 1000 }, temperature: { end: 14, max: 14, mean: 13, min: 12, start: 12 } });
+  t.deepEqual(summarise(g, 2, 5), {
+    power: { max: 5, mean: 4, work: 12 / 1000 },
+    temperature: { end: 14, max: 14, mean: 13, min: 12, start: 12 },
+  });
 });
 
 test('cadence: max over every second, mean over the seconds with cadence > 0 (coasting left out)', (t) => {
@@ -106,7 +125,14 @@ function naiveNormalizedPower(power: number[], running: number[], from: number, 
 test('normalizedPower equals the naive O(n·30) computation over the running, recorded seconds (random data with pauses and dropouts)', (t) => {
   const arb = fc.integer({ min: 0, max: 900 }).chain((n) =>
     fc.record({
-      power: fc.array(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 1200 }) }, { weight: 1, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(Number.NaN) }), { minLength: n, maxLength: n }),
+      power: fc.array(
+        fc.oneof(
+          { weight: 8, arbitrary: fc.integer({ min: 0, max: 1200 }) },
+          { weight: 1, arbitrary: fc.constant(0) },
+          { weight: 1, arbitrary: fc.constant(Number.NaN) },
+        ),
+        { minLength: n, maxLength: n },
+      ),
       // Pauses as runs: a paused second keeps a value here, to show it is the timer that leaves it out.
       running: fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 120 })), { maxLength: 20 }).map((runs) => {
         const out: number[] = [];
@@ -136,9 +162,16 @@ test('normalized power skips a pause: a window spans it', (t) => {
   const power = [...repeat(60, 300), ...repeat(180, 0), ...repeat(60, 300)];
   const running = [...repeat(60, 1), ...repeat(180, 0), ...repeat(60, 1)];
   t.is(normalizedPower(Float64Array.from(power), Uint8Array.from(running), 0, power.length), 300);
-  t.true(normalizedPower(Float64Array.from(power), Uint8Array.from(repeat(300, 1)), 0, power.length)! < 250, 'the same zeros with the timer running count');
+  t.true(
+    normalizedPower(Float64Array.from(power), Uint8Array.from(repeat(300, 1)), 0, power.length)! < 250,
+    'the same zeros with the timer running count',
+  );
   const dropouts = [...repeat(60, 300), ...repeat(180, NaN), ...repeat(60, 300)];
-  t.is(normalizedPower(Float64Array.from(dropouts), Uint8Array.from(repeat(300, 1)), 0, power.length), 300, 'empty seconds are skipped likewise');
+  t.is(
+    normalizedPower(Float64Array.from(dropouts), Uint8Array.from(repeat(300, 1)), 0, power.length),
+    300,
+    'empty seconds are skipped likewise',
+  );
 });
 
 test('distance: the cumulative counter’s increase; laps add up to the total', (t) => {
@@ -150,9 +183,17 @@ test('distance: the cumulative counter’s increase; laps add up to the total', 
 });
 
 test('distance from 0 when its first value can have been covered since the start (≤ 100 m/s), else from that value', (t) => {
-  t.deepEqual(whole(grid({ distance: [...repeat(29, NaN), 25, 50] })).distance, { sum: 50 }, 'a pool’s first length, recorded after 30 s: 25 m more than last − first');
+  t.deepEqual(
+    whole(grid({ distance: [...repeat(29, NaN), 25, 50] })).distance,
+    { sum: 50 },
+    'a pool’s first length, recorded after 30 s: 25 m more than last − first',
+  );
   t.deepEqual(whole(grid({ distance: [NaN, NaN, 300, 310] })).distance, { sum: 310 }, '300 m by the end of second 2: 100 m/s, from 0');
-  t.deepEqual(whole(grid({ distance: [NaN, NaN, 301, 311] })).distance, { sum: 10 }, '301 m: faster than 100 m/s, a counter that did not start at 0');
+  t.deepEqual(
+    whole(grid({ distance: [NaN, NaN, 301, 311] })).distance,
+    { sum: 10 },
+    '301 m: faster than 100 m/s, a counter that did not start at 0',
+  );
   t.deepEqual(whole(grid({ distance: [5000, 5010, 5020] })).distance, { sum: 20 }, 'a later session of a multisport file');
   t.deepEqual(whole(grid({ distance: [100, 100, 250] })).distance, { sum: 250 }, '100 m in the first second: from 0');
 });
@@ -194,8 +235,16 @@ test('moving seconds: running seconds with speed ≥ 0.5, power > 0 or cadence >
 
 test('timer seconds: the span less its pauses, to the millisecond; moving seconds capped at it', (t) => {
   const g = grid({ power: repeat(30, 200) }, { pauses: [[10.5, 20]], running: [...repeat(11, 1), ...repeat(9, 0), ...repeat(10, 1)] });
-  t.deepEqual(timing(g, { start: T0, end: T0 + 30_000 }, 0, 30), { timer_seconds: 20.5, moving_seconds: 20.5 }, '21 moving running seconds, capped at 20.5');
-  t.deepEqual(timing(g, { start: T0 + 15_000, end: T0 + 30_000 }, 15, 30), { timer_seconds: 10, moving_seconds: 10 }, 'a span starting inside the pause');
+  t.deepEqual(
+    timing(g, { start: T0, end: T0 + 30_000 }, 0, 30),
+    { timer_seconds: 20.5, moving_seconds: 20.5 },
+    '21 moving running seconds, capped at 20.5',
+  );
+  t.deepEqual(
+    timing(g, { start: T0 + 15_000, end: T0 + 30_000 }, 15, 30),
+    { timer_seconds: 10, moving_seconds: 10 },
+    'a span starting inside the pause',
+  );
   t.deepEqual(timing(g, { start: T0, end: T0 + 10_000 }, 0, 10), { timer_seconds: 10, moving_seconds: 10 }, 'a span before it');
   const open = grid({ power: repeat(30, 200) }, { pauses: [[25, Infinity]] });
   t.is(timing(open, { start: T0, end: T0 + 30_000 }, 0, 30).timer_seconds, 25, 'a pause to the end of the file');
@@ -260,21 +309,48 @@ test('laps: a lap owns the seconds whose bin overlaps it (fractional instants)',
 test('laps: their own ascent totals; their speed mean over their own moving seconds; a pause leaves their timer', (t) => {
   const speed = [...repeat(10, 5), ...repeat(10, 0), ...repeat(10, 5)];
   const distance = speed.map((_, i) => 5 * (Math.min(i + 1, 10) + Math.max(0, i - 19))); // 5 m in each second at 5 m/s
-  const g = grid({ speed, distance, altitude: [...repeat(15, 100), ...repeat(15, 120)] }, { pauses: [[12, 16]], running: [...repeat(13, 1), ...repeat(3, 0), ...repeat(14, 1)] });
+  const g = grid(
+    { speed, distance, altitude: [...repeat(15, 100), ...repeat(15, 120)] },
+    { pauses: [[12, 16]], running: [...repeat(13, 1), ...repeat(3, 0), ...repeat(14, 1)] },
+  );
   const at = (s: number) => new Date(T0 + s * 1000);
   const [first, second] = lapStats(g, [
     { start: at(0), end: at(15), totalAscent: 7, totalDescent: 1 },
     { start: at(15), end: at(30) },
   ]);
   t.like(first, { timer_seconds: 12, moving_seconds: 10, altitude: { gain: 7, loss: 1 }, speed: { max: 5, mean: 5 } });
-  t.like(second, { timer_seconds: 14, moving_seconds: 10, altitude: { gain: 0, loss: 0 }, speed: { max: 5, mean: 5 } }, 'no lap totals: counted over its own seconds (the step lies between the laps)');
+  t.like(
+    second,
+    { timer_seconds: 14, moving_seconds: 10, altitude: { gain: 0, loss: 0 }, speed: { max: 5, mean: 5 } },
+    'no lap totals: counted over its own seconds (the step lies between the laps)',
+  );
 });
 
 test('laps: without laps, one lap spanning the activity, with the activity’s totals', (t) => {
   const g = grid({ heart_rate: [100, 110, 120], altitude: [10, 20, 30] });
   const hr = { end: 120, max: 120, mean: 110, min: 100, start: 100 };
   t.deepEqual(lapStats(g, [], { start: T0, end: T0 + 2500, totals: { ascent: 18, descent: 2 } }), [
-    { start: T0, end: T0 + 2500, timer_seconds: 2.5, moving_seconds: 2.5, heart_rate: hr, altitude: { gain: 18, loss: 2, max: 30, mean: 20, min: 10 } },
+    {
+      start: T0,
+      end: T0 + 2500,
+      timer_seconds: 2.5,
+      moving_seconds: 2.5,
+      heart_rate: hr,
+      altitude: { gain: 18, loss: 2, max: 30, mean: 20, min: 10 },
+    },
   ]);
-  t.deepEqual(lapStats(g, []), [{ start: T0, end: T0 + 3000, timer_seconds: 3, moving_seconds: 3, heart_rate: hr, altitude: { gain: 20, loss: 0, max: 30, mean: 20, min: 10 } }], 'default: the whole grid, counted');
+  t.deepEqual(
+    lapStats(g, []),
+    [
+      {
+        start: T0,
+        end: T0 + 3000,
+        timer_seconds: 3,
+        moving_seconds: 3,
+        heart_rate: hr,
+        altitude: { gain: 20, loss: 0, max: 30, mean: 20, min: 10 },
+      },
+    ],
+    'default: the whole grid, counted',
+  );
 });

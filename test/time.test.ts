@@ -9,7 +9,7 @@ const isoLocal = (ms: number, offsetSeconds: number) => isoInstant(ms + offsetSe
 const YEAR_1 = Date.UTC(2000, 0, 1) - 730_119 * 86_400_000;
 const YEAR_9999_END = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-test('formatInstant and formatLocal write toISOString\'s text over years 1–9999: leap days, century years, before 1970, milliseconds', (t) => {
+test("formatInstant and formatLocal write toISOString's text over years 1–9999: leap days, century years, before 1970, milliseconds", (t) => {
   const edges = [
     YEAR_1,
     YEAR_9999_END,
@@ -41,7 +41,8 @@ test('formatInstant and formatLocal write toISOString\'s text over years 1–999
     for (const offset of [0, 3600, -50_400, 50_400, 19_800, -12_600]) {
       const local = ms + offset * 1000;
       if (local < YEAR_1 || local > YEAR_9999_END) continue;
-      if (formatLocal(ms, offset) !== isoLocal(ms, offset)) return t.fail(`formatLocal(${ms}, ${offset}): ${formatLocal(ms, offset)}, not ${isoLocal(ms, offset)}`);
+      if (formatLocal(ms, offset) !== isoLocal(ms, offset))
+        return t.fail(`formatLocal(${ms}, ${offset}): ${formatLocal(ms, offset)}, not ${isoLocal(ms, offset)}`);
     }
     checked++;
   }
@@ -51,7 +52,7 @@ test('formatInstant and formatLocal write toISOString\'s text over years 1–999
   t.is(formatInstant(YEAR_1), '0001-01-01T00:00:00Z');
 });
 
-test('outside years 1–9999 the formatters fall back to toISOString\'s text; an invalid instant is a RangeError', (t) => {
+test("outside years 1–9999 the formatters fall back to toISOString's text; an invalid instant is a RangeError", (t) => {
   t.is(formatInstant(YEAR_9999_END + 1), '+010000-01-01T00:00:00Z');
   t.is(formatInstant(YEAR_1 - 1), '0000-12-31T23:59:59.999Z');
   t.is(formatLocal(YEAR_9999_END, 1), '+010000-01-01T00:00:00.999');

@@ -25,7 +25,10 @@ const storedTraces = (user: User) => service.deps.db.selectFrom('traces').select
 
 /** A 10-minute road ride with 3 laps of 200 s each, recorded at UTC+02:00. */
 async function rideWithLaps(token: string, start: Date) {
-  const bytes = buildActivityFit({ sessions: [{ sport: 'cycling', subSport: 'road', start, seconds: 600, laps: 3 }], utcOffsetSeconds: 7200 });
+  const bytes = buildActivityFit({
+    sessions: [{ sport: 'cycling', subSport: 'road', start, seconds: 600, laps: 3 }],
+    utcOffsetSeconds: 7200,
+  });
   const [source] = await uploadAndWait(service, token, [{ name: `ride-${start.getTime()}.fit`, bytes }]);
   const activity = await api(service, token, 'GET', `/api/v1/activities/${source.activity_ids[0]}`);
   if (activity.status !== 200) throw new Error(`activity: ${activity.status}`);
@@ -148,7 +151,10 @@ test('list: newest first, 100 by default, limit/offset, start/end as dates (loca
   };
   const first = await api(service, token, 'GET', '/api/v1/traces/');
   t.is(first.body.length, 100);
-  t.deepEqual(first.body.slice(0, 4).map((x: { id: string }) => x.id), [none, run, trainer, road]);
+  t.deepEqual(
+    first.body.slice(0, 4).map((x: { id: string }) => x.id),
+    [none, run, trainer, road],
+  );
   t.is((await ids('?limit=1000')).length, 105);
   t.deepEqual(await ids('?limit=2&offset=1'), [run, trainer]);
   t.deepEqual(await ids('?start=2026-04-02&end=2026-04-03'), [run, trainer]);
@@ -159,7 +165,15 @@ test('list: newest first, 100 by default, limit/offset, start/end as dates (loca
   t.deepEqual(await ids('?sports=running'), [run]);
   t.deepEqual(await ids('?tags=lab'), [run, road]);
   t.deepEqual(await ids('?tags=home,hills'), [run, trainer]);
-  for (const bad of ['?limit=1001', '?limit=0', '?offset=-1', '?sport=Bad!', '?start=2026-13-01', '?start=0000-01-01', '?end=9999-12-31T23:00:00-14:00']) {
+  for (const bad of [
+    '?limit=1001',
+    '?limit=0',
+    '?offset=-1',
+    '?sport=Bad!',
+    '?start=2026-13-01',
+    '?start=0000-01-01',
+    '?end=9999-12-31T23:00:00-14:00',
+  ]) {
     t.is((await api(service, token, 'GET', `/api/v1/traces/${bad}`)).status, 422, bad);
   }
 });
@@ -168,7 +182,14 @@ test('PUT replaces every field (omitted ones become null) and keeps app metadata
   const { user, token } = await athlete();
   const app = await createTestApplication(service, user);
   const appToken = await tokenFor(service, user, ['data:read', 'data:write'], app.id);
-  const created = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z', lactate: 1.1, power: 150, tags: ['a'], sport: 'running', test_id: 't1' });
+  const created = await api(service, token, 'POST', '/api/v1/traces/', {
+    timestamp: '2026-05-18T10:00:00Z',
+    lactate: 1.1,
+    power: 150,
+    tags: ['a'],
+    sport: 'running',
+    test_id: 't1',
+  });
   const id = created.body.id;
   t.is((await api(service, appToken, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 1 })).status, 200);
 
@@ -218,7 +239,8 @@ test('a trace within an activity carries it and the lap containing it; the activ
   t.is(ride.laps.length, 3);
   t.deepEqual(ride.traces, []);
   const at = (s: number) => new Date(start.getTime() + s * 1000).toISOString();
-  const post = async (timestamp: string, extra: Record<string, unknown> = {}) => (await api(service, token, 'POST', '/api/v1/traces/', { timestamp, ...extra })).body;
+  const post = async (timestamp: string, extra: Record<string, unknown> = {}) =>
+    (await api(service, token, 'POST', '/api/v1/traces/', { timestamp, ...extra })).body;
 
   const before = await post(at(-1));
   const atStart = await post(at(0), { lactate: 1.0 });
@@ -228,11 +250,25 @@ test('a trace within an activity carries it and the lap containing it; the activ
   const after = await post(at(601));
 
   const { laps, traces: _traces, ...summaryFields } = ride;
-  for (const [trace, lap] of [[atStart, 0], [inLap2, 1], [onBoundary, 2], [atEnd, 2]] as const) {
+  for (const [trace, lap] of [
+    [atStart, 0],
+    [inLap2, 1],
+    [onBoundary, 2],
+    [atEnd, 2],
+  ] as const) {
     t.is(trace.activity?.id, ride.id);
     t.deepEqual(trace.lap, laps[lap], `lap of ${trace.timestamp}`);
     // ActivitySummary inside a trace: the details-only fields are absent.
-    const detailsOnly = { distance: undefined, devices: undefined, implausible_samples: undefined, timer_duration: undefined, moving_duration: undefined, device_summary: undefined, dropped_records: undefined, ingest_version: undefined };
+    const detailsOnly = {
+      distance: undefined,
+      devices: undefined,
+      implausible_samples: undefined,
+      timer_duration: undefined,
+      moving_duration: undefined,
+      device_summary: undefined,
+      dropped_records: undefined,
+      ingest_version: undefined,
+    };
     t.like(trace.activity, { ...summaryFields, ...detailsOnly, laps: null, traces: null });
   }
   for (const trace of [before, after]) {
@@ -241,10 +277,17 @@ test('a trace within an activity carries it and the lap containing it; the activ
   }
 
   const read = await api(service, token, 'GET', `/api/v1/activities/${ride.id}`);
-  t.deepEqual(read.body.traces.map((x: { id: string }) => x.id), [atStart.id, inLap2.id, onBoundary.id, atEnd.id], 'oldest first, edges included');
+  t.deepEqual(
+    read.body.traces.map((x: { id: string }) => x.id),
+    [atStart.id, inLap2.id, onBoundary.id, atEnd.id],
+    'oldest first, edges included',
+  );
   t.like(read.body.traces[1], { id: inLap2.id, lactate: 2, lap: laps[1], activity: { id: ride.id, traces: null } });
   const listed = await api(service, token, 'GET', '/api/v1/activities/');
-  t.deepEqual(listed.body[0].traces.map((x: { id: string }) => x.id), [atStart.id, inLap2.id, onBoundary.id, atEnd.id]);
+  t.deepEqual(
+    listed.body[0].traces.map((x: { id: string }) => x.id),
+    [atStart.id, inLap2.id, onBoundary.id, atEnd.id],
+  );
   t.deepEqual((await api(service, token, 'GET', '/api/v1/traces/?limit=1&offset=3')).body[0], inLap2);
 
   // Moving a trace out of the span unlinks it.
@@ -257,13 +300,17 @@ test('a trace within an activity carries it and the lap containing it; the activ
   const overlap = (await api(service, token, 'GET', `/api/v1/traces/${onBoundary.id}`)).body;
   t.is(overlap.activity.id, later.id);
   t.deepEqual(overlap.lap, later.laps[1]);
-  t.true((await api(service, token, 'GET', `/api/v1/activities/${ride.id}`)).body.traces.some((x: { id: string }) => x.id === onBoundary.id));
+  t.true(
+    (await api(service, token, 'GET', `/api/v1/activities/${ride.id}`)).body.traces.some((x: { id: string }) => x.id === onBoundary.id),
+  );
 
   // Another user's trace at the same instant is not linked to this user's activity, nor listed in it.
   const other = await athlete();
   const theirs = await api(service, other.token, 'POST', '/api/v1/traces/', { timestamp: at(300) });
   t.is(theirs.body.activity, null);
-  t.false((await api(service, token, 'GET', `/api/v1/activities/${ride.id}`)).body.traces.some((x: { id: string }) => x.id === theirs.body.id));
+  t.false(
+    (await api(service, token, 'GET', `/api/v1/activities/${ride.id}`)).body.traces.some((x: { id: string }) => x.id === theirs.body.id),
+  );
 
   // Deleting the activity unlinks the trace; the trace stays.
   t.is((await api(service, token, 'DELETE', `/api/v1/activities/${later.id}`)).status, 204);
@@ -271,7 +318,7 @@ test('a trace within an activity carries it and the lap containing it; the activ
   t.is((await storedTraces(user)).length, 6);
 });
 
-test('auth: no token 401; data:write alone writes but cannot read; data:read alone cannot write; another user\'s trace is 404', async (t) => {
+test("auth: no token 401; data:write alone writes but cannot read; data:read alone cannot write; another user's trace is 404", async (t) => {
   const { user, token } = await athlete();
   const writeOnly = await tokenFor(service, user, ['data:write']);
   const readOnly = await tokenFor(service, user, ['data:read']);
@@ -304,7 +351,10 @@ test('auth: no token 401; data:write alone writes but cannot read; data:read alo
 
 test('app metadata: an app token with data:write; each application sees only its own object, on the trace and inside activities', async (t) => {
   const { user, token } = await athlete();
-  const [appA, appB] = [await createTestApplication(service, user, { name: 'A' }), await createTestApplication(service, user, { name: 'B' })];
+  const [appA, appB] = [
+    await createTestApplication(service, user, { name: 'A' }),
+    await createTestApplication(service, user, { name: 'B' }),
+  ];
   const tokenA = await tokenFor(service, user, ['data:read', 'data:write'], appA.id);
   const tokenB = await tokenFor(service, user, ['data:read', 'data:write'], appB.id);
   const start = new Date('2026-07-01T08:00:00Z');
@@ -317,10 +367,16 @@ test('app metadata: an app token with data:write; each application sees only its
   t.deepEqual(put.body, { device: 'lactate-pro', nested: { ok: true } });
   t.is((await api(service, tokenB, 'PUT', path, { b: 1 })).status, 200);
 
-  t.deepEqual((await api(service, tokenA, 'GET', `/api/v1/traces/${id}`)).body.app_metadata, { device: 'lactate-pro', nested: { ok: true } });
+  t.deepEqual((await api(service, tokenA, 'GET', `/api/v1/traces/${id}`)).body.app_metadata, {
+    device: 'lactate-pro',
+    nested: { ok: true },
+  });
   t.deepEqual((await api(service, tokenB, 'GET', '/api/v1/traces/')).body[0].app_metadata, { b: 1 });
   t.is((await api(service, token, 'GET', `/api/v1/traces/${id}`)).body.app_metadata, null, 'first-party credentials see none');
-  t.deepEqual((await api(service, tokenA, 'GET', `/api/v1/activities/${ride.id}`)).body.traces[0].app_metadata, { device: 'lactate-pro', nested: { ok: true } });
+  t.deepEqual((await api(service, tokenA, 'GET', `/api/v1/activities/${ride.id}`)).body.traces[0].app_metadata, {
+    device: 'lactate-pro',
+    nested: { ok: true },
+  });
 
   // Activity metadata shows on the trace's `activity` for the same application only.
   t.is((await api(service, tokenA, 'PUT', `/api/v1/activities/${ride.id}/app-metadata`, { ride: 'A' })).status, 200);
@@ -331,7 +387,11 @@ test('app metadata: an app token with data:write; each application sees only its
   t.is((await api(service, await tokenFor(service, user, ['data:read'], appA.id), 'PUT', path, { x: 1 })).status, 403);
   t.is((await api(service, tokenA, 'PUT', path, { blob: 'x'.repeat(1100) })).status, 413);
   t.is((await api(service, tokenA, 'PUT', path, [1, 2])).status, 422);
-  t.deepEqual((await api(service, tokenA, 'GET', `/api/v1/traces/${id}`)).body.app_metadata, { device: 'lactate-pro', nested: { ok: true } }, 'refused writes change nothing');
+  t.deepEqual(
+    (await api(service, tokenA, 'GET', `/api/v1/traces/${id}`)).body.app_metadata,
+    { device: 'lactate-pro', nested: { ok: true } },
+    'refused writes change nothing',
+  );
 
   t.is((await api(service, tokenA, 'DELETE', path)).status, 204);
   t.is((await api(service, tokenA, 'GET', `/api/v1/traces/${id}`)).body.app_metadata, null);
@@ -387,10 +447,19 @@ test('the traces of a page of activities, and the activity of each trace of a pa
 
   // A page of the trace list: each trace's containing activity, bounded by the user's longest one,
   // which is one step down its index rather than a read of every activity the user has.
-  const traces = await db.selectFrom('traces').select(['id', 'time']).where('user_id', '=', user.id).orderBy('time', 'desc').limit(100).execute();
+  const traces = await db
+    .selectFrom('traces')
+    .select(['id', 'time'])
+    .where('user_id', '=', user.id)
+    .orderBy('time', 'desc')
+    .limit(100)
+    .execute();
   const nodes = await planNodes(activitiesContainingQuery(user.id, traces));
   t.deepEqual(
-    nodes.filter((n) => n['Relation Name'] === 'activities').map((n) => n['Index Name'] ?? n['Node Type']).sort(),
+    nodes
+      .filter((n) => n['Relation Name'] === 'activities')
+      .map((n) => n['Index Name'] ?? n['Node Type'])
+      .sort(),
     ['activities_user_span_idx', 'activities_user_start_idx'],
     "the longest activity from its index; each trace's activity from a range of (user_id, start_time)",
   );

@@ -42,14 +42,25 @@ async function inflatingCsvGz(n: number): Promise<Buffer> {
 
 test('three concurrent uploads of ten files inflating to ~64 MiB each: all stored, RSS grows by far less than what they inflate to', async (t) => {
   const files = await Promise.all(Array.from({ length: 10 }, (_, i) => inflatingCsvGz(i)));
-  t.true(files.every((f) => f.length < 200 * 1024), 'each sent file is small');
+  t.true(
+    files.every((f) => f.length < 200 * 1024),
+    'each sent file is small',
+  );
   const tokens = await Promise.all([0, 1, 2].map(async () => tokenFor(service, await createTestUser(service), ['data:write'])));
 
   const before = process.memoryUsage.rss();
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
   try {
-    const answers = await Promise.all(tokens.map((token) => upload(service, token, files.map((bytes, i) => ({ name: `ride-${i}.csv.gz`, bytes, type: 'application/gzip' })))));
+    const answers = await Promise.all(
+      tokens.map((token) =>
+        upload(
+          service,
+          token,
+          files.map((bytes, i) => ({ name: `ride-${i}.csv.gz`, bytes, type: 'application/gzip' })),
+        ),
+      ),
+    );
     for (const answer of answers) {
       t.is(answer.status, 202, JSON.stringify(answer.body));
       t.is(answer.body.sources.length, 10);
@@ -58,8 +69,13 @@ test('three concurrent uploads of ten files inflating to ~64 MiB each: all store
     clearInterval(sampler);
   }
   const grewMiB = (peak - before) / MiB;
-  t.log(`RSS ${Math.round(before / MiB)} MiB before, peak ${Math.round(peak / MiB)} MiB (+${Math.round(grewMiB)} MiB) for ${Math.round((30 * FILE_BYTES) / MiB)} MiB inflated`);
+  t.log(
+    `RSS ${Math.round(before / MiB)} MiB before, peak ${Math.round(peak / MiB)} MiB (+${Math.round(grewMiB)} MiB) for ${Math.round((30 * FILE_BYTES) / MiB)} MiB inflated`,
+  );
   t.true(grewMiB < 160, `RSS grew by ${Math.round(grewMiB)} MiB`);
-  const stored = await service.deps.db.selectFrom('sources').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const stored = await service.deps.db
+    .selectFrom('sources')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   t.is(Number(stored.n), 30, 'every file stored');
 });

@@ -24,7 +24,11 @@ test.after.always(async () => {
 async function athlete() {
   const user = await createTestUser(service);
   const app = await createTestApplication(service, user, { name: 'Coach' });
-  return { user, token: await tokenFor(service, user, ['data:read', 'data:write']), appToken: await tokenFor(service, user, ['data:read', 'data:write'], app.id) };
+  return {
+    user,
+    token: await tokenFor(service, user, ['data:read', 'data:write']),
+    appToken: await tokenFor(service, user, ['data:read', 'data:write'], app.id),
+  };
 }
 
 async function uploadRides(token: string, stamps: string[]): Promise<string[]> {
@@ -38,13 +42,20 @@ async function uploadRides(token: string, stamps: string[]): Promise<string[]> {
 }
 
 /** GET with the token and these headers; fetch decodes a compressed answer and keeps its headers. */
-const get = (token: string, path: string, headers: Record<string, string> = {}) => fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+const get = (token: string, path: string, headers: Record<string, string> = {}) =>
+  fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 
 /**
  * Poll `path`: a first 200 with an ETag and `Cache-Control: private, no-cache`, then 304 with no body
  * for its tag; after `change`, 200 with a new tag (and a 304 again for that one).
  */
-async function pollAcrossChange(t: import('ava').ExecutionContext, token: string, path: string, change: () => Promise<void>, extra: Record<string, string> = {}) {
+async function pollAcrossChange(
+  t: import('ava').ExecutionContext,
+  token: string,
+  path: string,
+  change: () => Promise<void>,
+  extra: Record<string, string> = {},
+) {
   const first = await get(token, path, extra);
   t.is(first.status, 200, path);
   await first.arrayBuffer();
@@ -82,13 +93,29 @@ test('the activity list, latest and details: 304 while unchanged, 200 with a new
     t.is((await api(service, token, 'DELETE', `/api/v1/activities/${b}`)).status, 204);
   });
   // Another application, another query, another user: other tags.
-  const [mine, theirs, other] = await Promise.all([get(appToken, `/api/v1/activities/${a}`), get(token, `/api/v1/activities/${a}`), get(appToken, '/api/v1/activities/?limit=9')]);
+  const [mine, theirs, other] = await Promise.all([
+    get(appToken, `/api/v1/activities/${a}`),
+    get(token, `/api/v1/activities/${a}`),
+    get(appToken, '/api/v1/activities/?limit=9'),
+  ]);
   t.not(mine.headers.get('etag'), theirs.headers.get('etag'), 'each application sees its own app metadata');
   t.is((await get(appToken, '/api/v1/activities/?limit=10', { 'if-none-match': other.headers.get('etag')! })).status, 200);
   const stranger = await athlete();
-  t.is((await get(stranger.token, `/api/v1/activities/${a}`, { 'if-none-match': mine.headers.get('etag')! })).status, 404, "another user's activity stays a 404");
+  t.is(
+    (await get(stranger.token, `/api/v1/activities/${a}`, { 'if-none-match': mine.headers.get('etag')! })).status,
+    404,
+    "another user's activity stays a 404",
+  );
   // HEAD and `*`.
-  t.is((await fetch(`${service.url}/api/v1/activities/${a}`, { method: 'HEAD', headers: { authorization: `Bearer ${appToken}`, 'if-none-match': mine.headers.get('etag')! } })).status, 304);
+  t.is(
+    (
+      await fetch(`${service.url}/api/v1/activities/${a}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${appToken}`, 'if-none-match': mine.headers.get('etag')! },
+      })
+    ).status,
+    304,
+  );
   t.is((await get(appToken, `/api/v1/activities/${a}`, { 'if-none-match': '*' })).status, 304);
   t.is((await get(appToken, `/api/v1/activities/${b}`, { 'if-none-match': '*' })).status, 404, 'a deleted activity is a 404, not a 304');
 });
@@ -101,8 +128,16 @@ test('frames and curves: 304 without computing anything, JSON and Parquet tagged
   const parquet = await get(token, data);
   t.is(parquet.headers.get('content-type'), 'application/vnd.apache.parquet');
   t.not(json.headers.get('etag')!.replace(/^W\//, ''), parquet.headers.get('etag'), 'JSON and Parquet are different representations');
-  t.is((await get(token, data, { accept: 'application/json' })).headers.get('etag'), json.headers.get('etag'), 'Accept: application/json is the JSON one');
-  t.is((await get(token, data, { 'if-none-match': json.headers.get('etag')! })).status, 200, "the JSON tag does not revalidate the Parquet answer");
+  t.is(
+    (await get(token, data, { accept: 'application/json' })).headers.get('etag'),
+    json.headers.get('etag'),
+    'Accept: application/json is the JSON one',
+  );
+  t.is(
+    (await get(token, data, { 'if-none-match': json.headers.get('etag')! })).status,
+    200,
+    'the JSON tag does not revalidate the Parquet answer',
+  );
   t.regex(String(parquet.headers.get('vary')), /Accept/);
 
   // Nothing left to compute from (no sample file, no cached result): a matching tag is still 304.
@@ -128,8 +163,16 @@ test('frames and curves: 304 without computing anything, JSON and Parquet tagged
 test('computed answers follow the data version read with the credential, not the read version', async (t) => {
   const { user, token } = await athlete();
   await uploadRides(token, ['2026-05-01T08:00:00Z']);
-  const bump = (column: 'data_version' | 'read_version') => service.deps.db.updateTable('users').set({ [column]: sql`${sql.ref(column)} + 1` }).where('id', '=', user.id).execute();
-  for (const path of ['/api/v1/activities/longitudinal-mean-max?sport=cycling', '/api/v1/activities/longitudinal-data?format=json&metrics=power']) {
+  const bump = (column: 'data_version' | 'read_version') =>
+    service.deps.db
+      .updateTable('users')
+      .set({ [column]: sql`${sql.ref(column)} + 1` })
+      .where('id', '=', user.id)
+      .execute();
+  for (const path of [
+    '/api/v1/activities/longitudinal-mean-max?sport=cycling',
+    '/api/v1/activities/longitudinal-data?format=json&metrics=power',
+  ]) {
     const first = await get(token, path);
     await first.arrayBuffer();
     const etag = first.headers.get('etag')!;
@@ -144,7 +187,8 @@ test('computed answers follow the data version read with the credential, not the
 test('traces, sources and dailies carry validators too', async (t) => {
   const { token } = await athlete();
   const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: ride('2026-06-01T08:00:00Z') }], { sport: 'cycling' });
-  const trace = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-06-01T08:05:00Z', lactate: 1.2 })).body.id as string;
+  const trace = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-06-01T08:05:00Z', lactate: 1.2 })).body
+    .id as string;
   await pollAcrossChange(t, token, '/api/v1/traces/', async () => {
     t.is((await api(service, token, 'PUT', `/api/v1/traces/${trace}`, { timestamp: '2026-06-01T08:05:00Z', lactate: 1.9 })).status, 200);
   });
@@ -162,7 +206,11 @@ test('traces, sources and dailies carry validators too', async (t) => {
 });
 
 test('token answers stay no-store', async (t) => {
-  const res = await fetch(`${service.url}/api/v1/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=nope&client_id=x' });
+  const res = await fetch(`${service.url}/api/v1/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=refresh_token&refresh_token=nope&client_id=x',
+  });
   t.is(res.headers.get('cache-control'), 'no-store');
   t.is(res.headers.get('etag'), null);
 });
@@ -186,16 +234,26 @@ test('Link: next, prev and first on the activity, trace and source lists, absolu
   };
   const base = service.config.BASE_URL;
   const first = await links('/api/v1/activities/?sport=cycling&limit=2&tags=a&tags=b');
-  t.deepEqual(first.body.map((a) => a.id), [], 'no activity has those tags');
+  t.deepEqual(
+    first.body.map((a) => a.id),
+    [],
+    'no activity has those tags',
+  );
   t.deepEqual(Object.keys(first.rels), ['first'], 'an empty first page has neither next nor prev');
 
   const page1 = await links('/api/v1/activities/?sport=cycling&limit=2');
-  t.deepEqual(page1.body.map((a) => a.id), [ids[2], ids[1]]);
+  t.deepEqual(
+    page1.body.map((a) => a.id),
+    [ids[2], ids[1]],
+  );
   t.is(page1.rels.first, `${base}/api/v1/activities/?sport=cycling&limit=2&offset=0`);
   t.is(page1.rels.next, `${base}/api/v1/activities/?sport=cycling&limit=2&offset=2`);
   t.is(page1.rels.prev, undefined, 'no prev on the first page');
   const page2 = await links(page1.rels.next!.slice(base.length));
-  t.deepEqual(page2.body.map((a) => a.id), [ids[0]]);
+  t.deepEqual(
+    page2.body.map((a) => a.id),
+    [ids[0]],
+  );
   t.is(page2.rels.next, undefined, 'no next on the last page');
   t.is(page2.rels.prev, `${base}/api/v1/activities/?sport=cycling&limit=2&offset=0`);
   const exact = await links('/api/v1/activities?limit=3');

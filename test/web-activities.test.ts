@@ -65,7 +65,8 @@ test('the list shows the uploaded activities newest first, each linking to its p
   t.notRegex(body, /id="no-activities"/);
   const listed = activityIdsOn(body);
   t.deepEqual([...listed].sort(), [...ids].sort());
-  for (const id of ids) t.regex(body, new RegExp(`<a href="/activities/${id}"><time datetime="[^"]+Z">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}</time></a>`));
+  for (const id of ids)
+    t.regex(body, new RegExp(`<a href="/activities/${id}"><time datetime="[^"]+Z">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}</time></a>`));
 
   // Newest first, the same order as the API's list.
   const apiList = await api(service, token, 'GET', '/api/v1/activities/');
@@ -91,7 +92,14 @@ test('the list pages by 50, with older and newer links', async (t) => {
   t.regex(second, /<a href="\/activities" rel="prev" id="newer">/);
   t.notRegex(second, /id="older"/);
   // The oldest activity is the last one.
-  t.is(secondIds[0], activityId((await service.deps.db.selectFrom('activities').select('source_id').where('user_id', '=', user.id).executeTakeFirstOrThrow()).source_id, 0));
+  t.is(
+    secondIds[0],
+    activityId(
+      (await service.deps.db.selectFrom('activities').select('source_id').where('user_id', '=', user.id).executeTakeFirstOrThrow())
+        .source_id,
+      0,
+    ),
+  );
   const bad = await web.get('/activities?page=nonsense');
   t.is(bad.status, 200);
   t.deepEqual(activityIdsOn(await bad.text()), firstIds);

@@ -28,7 +28,13 @@ async function signedIn() {
   return { web, user };
 }
 
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The text inside the element with this id (no nested tags). */
 function textById(page: string, id: string): string | undefined {
@@ -128,7 +134,10 @@ test('the create form refuses bad input with field errors', async (t) => {
   t.is(textById(longBody, 'name-error'), 'Name must be at most 100 characters.');
   t.regex(longBody, new RegExp(`value="${'a'.repeat(101)}"`), 'the values are kept');
 
-  const httpUri = await web.postForm('/settings/applications', { name: 'ok', redirect_uris: 'https://ok.example/cb\nhttp://example.com/cb' });
+  const httpUri = await web.postForm('/settings/applications', {
+    name: 'ok',
+    redirect_uris: 'https://ok.example/cb\nhttp://example.com/cb',
+  });
   t.is(httpUri.status, 422);
   const httpError = textById(await httpUri.text(), 'redirect_uris-error')!;
   t.regex(httpError, /^Line 2 \("http:\/\/example\.com\/cb"\)/);
@@ -147,7 +156,12 @@ test('the create form refuses bad input with field errors', async (t) => {
   t.is(dots.status, 422);
   t.regex(textById(await dots.text(), 'redirect_uris-error')!, /percent-encoded dot/);
 
-  const badUrls = await web.postForm('/settings/applications', { name: 'ok', url: 'http://public.example/', image: 'not a url', privacy_statement: 'ftp://x.example/p' });
+  const badUrls = await web.postForm('/settings/applications', {
+    name: 'ok',
+    url: 'http://public.example/',
+    image: 'not a url',
+    privacy_statement: 'ftp://x.example/p',
+  });
   t.is(badUrls.status, 422);
   const badBody = await badUrls.text();
   t.regex(textById(badBody, 'url-error')!, /https/);
@@ -173,7 +187,10 @@ test('a private application cannot be published; filling the four fields makes i
   const id = await createApp(web, { name: 'Week Planner' });
 
   // Publishing while private: refused, nothing stored.
-  const refused = await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!, { published: 'on', description: 'Only a description' }));
+  const refused = await web.postForm(
+    `/settings/applications/${id}`,
+    editFields((await app(id))!, { published: 'on', description: 'Only a description' }),
+  );
   t.is(refused.status, 422);
   t.is(textById(await refused.text(), 'published-error'), 'Fill in description, URL, image and privacy statement to publish');
   t.false((await app(id))!.published);
@@ -234,7 +251,9 @@ test('a private application cannot be published; filling the four fields makes i
 
   const back = await (await anon.get(`/pages/${slug}/?code=abc&state=s`)).text();
   t.is(textById(back, 'connect-result'), 'Connected to Week Planner');
-  const denied = await (await anon.get(`/pages/${slug}/?error=access_denied&error_description=${encodeURIComponent('<b>declined</b>')}`)).text();
+  const denied = await (
+    await anon.get(`/pages/${slug}/?error=access_denied&error_description=${encodeURIComponent('<b>declined</b>')}`)
+  ).text();
   t.is(textById(denied, 'connect-result'), 'Not connected: <b>declined</b>');
   t.notRegex(denied, /<b>declined/, 'escaped');
 
@@ -289,16 +308,28 @@ test('a client secret is shown once and stored only as its SHA-256; it can be re
 test('webhook endpoints must be https; a new webhook secret is shown once', async (t) => {
   const { web } = await signedIn();
   const id = await createApp(web);
-  const loop = await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!, { webhook_endpoints: 'http://localhost:9000/hook' }));
+  const loop = await web.postForm(
+    `/settings/applications/${id}`,
+    editFields((await app(id))!, { webhook_endpoints: 'http://localhost:9000/hook' }),
+  );
   t.is(loop.status, 422, 'loopback http only when WEBHOOK_ALLOW_HTTP_LOOPBACK is set');
   t.regex(textById(await loop.text(), 'webhook_endpoints-error')!, /^Line 1 /);
-  const plain = await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!, { webhook_endpoints: 'https://hooks.example/a\nhttp://hooks.example/b' }));
+  const plain = await web.postForm(
+    `/settings/applications/${id}`,
+    editFields((await app(id))!, { webhook_endpoints: 'https://hooks.example/a\nhttp://hooks.example/b' }),
+  );
   t.is(plain.status, 422);
   t.regex(textById(await plain.text(), 'webhook_endpoints-error')!, /^Line 2 .*https/);
-  const privateNet = await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!, { webhook_endpoints: 'https://10.1.2.3/hook' }));
+  const privateNet = await web.postForm(
+    `/settings/applications/${id}`,
+    editFields((await app(id))!, { webhook_endpoints: 'https://10.1.2.3/hook' }),
+  );
   t.is(privateNet.status, 422);
 
-  const ok = await web.postForm(`/settings/applications/${id}`, editFields((await app(id))!, { webhook_endpoints: 'https://hooks.example/a', new_webhook_secret: 'on' }));
+  const ok = await web.postForm(
+    `/settings/applications/${id}`,
+    editFields((await app(id))!, { webhook_endpoints: 'https://hooks.example/a', new_webhook_secret: 'on' }),
+  );
   t.is(ok.status, 200);
   const secret = textById(await ok.text(), 'new-webhook-secret')!;
   t.regex(secret, /^tds_whs_/);
@@ -325,7 +356,17 @@ test('loopback webhook endpoints are accepted only when WEBHOOK_ALLOW_HTTP_LOOPB
     t.truthy(webhookUrlProblem(uri, off), uri);
     t.is(webhookUrlProblem(uri, on), undefined, uri);
   }
-  for (const uri of ['http://hooks.example/x', 'https://192.168.1.2/x', 'https://[fd00::1]/x', 'https://169.254.169.254/x', 'https://[::ffff:10.0.0.1]/x', 'https://192.0.2.1/x', 'ftp://hooks.example/x', 'https://u:p@hooks.example/x', 'not a url']) {
+  for (const uri of [
+    'http://hooks.example/x',
+    'https://192.168.1.2/x',
+    'https://[fd00::1]/x',
+    'https://169.254.169.254/x',
+    'https://[::ffff:10.0.0.1]/x',
+    'https://192.0.2.1/x',
+    'ftp://hooks.example/x',
+    'https://u:p@hooks.example/x',
+    'not a url',
+  ]) {
     t.truthy(webhookUrlProblem(uri, on), uri);
   }
   t.is(webhookUrlProblem('https://hooks.example/x?y=1', off), undefined);
@@ -347,7 +388,10 @@ test("another user's application is a 404 for pages and posts, and nothing chang
   const row = (await app(id))!;
   t.is(row.name, 'Mine');
   const secrets = await service.deps.db.selectFrom('client_secrets').select('label').where('application_id', '=', id).execute();
-  t.deepEqual(secrets.map((s) => s.label), ['kept']);
+  t.deepEqual(
+    secrets.map((s) => s.label),
+    ['kept'],
+  );
   t.notRegex(await (await intruder.web.get('/settings/applications')).text(), new RegExp(id));
 });
 
@@ -426,7 +470,12 @@ test('a personal token is shown once, works, refreshes, and revoking it stops bo
   t.is(fresh.scope, 'data:read');
   t.is((await fetch(`${service.url}/api/v1/applications`, bearer(fresh.access_token))).status, 200);
 
-  const [grant] = await service.deps.db.selectFrom('grants').selectAll().where('user_id', '=', user.id).where('application_id', 'is', null).execute();
+  const [grant] = await service.deps.db
+    .selectFrom('grants')
+    .selectAll()
+    .where('user_id', '=', user.id)
+    .where('application_id', 'is', null)
+    .execute();
   t.is(grant!.label, 'My script');
   const list = await (await web.get('/settings/tokens')).text();
   t.regex(list, new RegExp(`<tr data-token-id="${grant!.id}">`));
@@ -458,7 +507,12 @@ test('connected applications are listed and revoking access deletes the consent 
   const developer = await createTestUser(service);
   const connected = await createTestApplication(service, developer, { name: 'Coach Bot' });
   await recordConsent(service.deps.db, user.id, connected.id, ['data:read', 'profile']);
-  const { grant } = await createGrant(service.deps.db, { user_id: user.id, application_id: connected.id, scopes: ['data:read', 'profile'], withRefreshToken: true });
+  const { grant } = await createGrant(service.deps.db, {
+    user_id: user.id,
+    application_id: connected.id,
+    scopes: ['data:read', 'profile'],
+    withRefreshToken: true,
+  });
   const appToken = (await tokenResponse(service.deps.tokens, grant)).access_token;
   t.is((await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${appToken}` } })).status, 200);
 
@@ -479,7 +533,11 @@ test('connected applications are listed and revoking access deletes the consent 
   const { db } = service.deps;
   t.is(await db.selectFrom('consents').selectAll().where('user_id', '=', user.id).executeTakeFirst(), undefined);
   t.is(await db.selectFrom('grants').selectAll().where('id', '=', grant.id).executeTakeFirst(), undefined);
-  t.is((await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${appToken}` } })).status, 401, 'its access token stops at once');
+  t.is(
+    (await fetch(`${service.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${appToken}` } })).status,
+    401,
+    'its access token stops at once',
+  );
   t.is((await web.postForm(`/settings/connections/${connected.id}/revoke`, {})).status, 404);
 });
 

@@ -16,7 +16,13 @@ test('the charting library and the site files are served from our origin; nothin
   t.is(css.status, 200);
   t.regex(css.headers.get('content-type') ?? '', /text\/css/);
   t.is((await fetch(`${service.url}/static/site.css`)).status, 200);
-  for (const path of ['/static/vendor/package.json', '/static/vendor/uPlot.d.ts', '/static/..%2Fhtml.ts', '/static/vendor/..%2F..%2Fpackage.json', '/static/nothing.js']) {
+  for (const path of [
+    '/static/vendor/package.json',
+    '/static/vendor/uPlot.d.ts',
+    '/static/..%2Fhtml.ts',
+    '/static/vendor/..%2F..%2Fpackage.json',
+    '/static/nothing.js',
+  ]) {
     t.is((await fetch(service.url + path)).status, 404, path);
   }
 });

@@ -21,7 +21,14 @@ async function athlete() {
   return { user, token, web };
 }
 
-const LAB_TRACE = { timestamp: '2026-05-18T17:32:00+02:00', lactate: 2.1, power: 250, sport: 'cycling.road', tags: ['lab'], notes: '<script>x</script>' };
+const LAB_TRACE = {
+  timestamp: '2026-05-18T17:32:00+02:00',
+  lactate: 2.1,
+  power: 250,
+  sport: 'cycling.road',
+  tags: ['lab'],
+  notes: '<script>x</script>',
+};
 
 async function postTrace(token: string, body: Record<string, unknown>): Promise<string> {
   const res = await api(service, token, 'POST', '/api/v1/traces/', body);
@@ -40,11 +47,13 @@ const body = async (web: WebClient, path = '/data') => {
   return res.text();
 };
 const traceIdsOn = (page: string) => [...page.matchAll(/<tr data-trace-id="([0-9a-f-]{36})">/g)].map((m) => m[1]!);
-const dailiesOn = (page: string) => [...page.matchAll(/<tr data-measure="([a-z_]+)" data-date="(\d{4}-\d\d-\d\d)">/g)].map((m) => `${m[1]}/${m[2]}`);
+const dailiesOn = (page: string) =>
+  [...page.matchAll(/<tr data-measure="([a-z_]+)" data-date="(\d{4}-\d\d-\d\d)">/g)].map((m) => `${m[1]}/${m[2]}`);
 /** The <tr> of one trace. */
 const traceRowOf = (page: string, id: string) => new RegExp(`<tr data-trace-id="${id}">[\\s\\S]*?</tr>`).exec(page)?.[0] ?? '';
 const storedTraces = (user: User) => service.deps.db.selectFrom('traces').select('id').where('user_id', '=', user.id).execute();
-const storedDailies = (user: User) => service.deps.db.selectFrom('dailies').select(['measure', 'day']).where('user_id', '=', user.id).execute();
+const storedDailies = (user: User) =>
+  service.deps.db.selectFrom('dailies').select(['measure', 'day']).where('user_id', '=', user.id).execute();
 
 test('signed out, the page and its delete forms send you to sign in, deleting nothing', async (t) => {
   const owner = await athlete();
@@ -69,7 +78,10 @@ test('empty, the page says how applications write traces and dailies; the nav li
   const { web } = await athlete();
   const page = await body(web);
   t.regex(page, /<title>Traces and daily measures · /);
-  t.regex(page, /<header class="site">[\s\S]*<a href="\/activities">Activities<\/a>[\s\S]*<a href="\/data">Traces and dailies<\/a>[\s\S]*<\/header>/);
+  t.regex(
+    page,
+    /<header class="site">[\s\S]*<a href="\/activities">Activities<\/a>[\s\S]*<a href="\/data">Traces and dailies<\/a>[\s\S]*<\/header>/,
+  );
   t.regex(page, /<p id="no-traces">No traces yet\.[^]*<code>POST \/api\/v1\/traces\/<\/code>/);
   t.regex(page, /<p id="no-dailies">No daily measures yet\.[^]*<code>POST \/api\/v1\/dailies\/\{measure\}<\/code>/);
   t.notRegex(page, /id="traces-table"|id="dailies-table"|class="pager"/);
@@ -78,7 +90,14 @@ test('empty, the page says how applications write traces and dailies; the nav li
 test("the page lists the user's traces and dailies with local times, units, escaped text and each application's metadata; not another user's", async (t) => {
   const { user, token, web } = await athlete();
   const lab = await postTrace(token, LAB_TRACE);
-  const later = await postTrace(token, { timestamp: '2026-05-19T06:05:30.250-04:30', heart_rate: 141, speed: 3.5, vo2: 41.5, rpe: 6, test_id: 'step-1' });
+  const later = await postTrace(token, {
+    timestamp: '2026-05-19T06:05:30.250-04:30',
+    heart_rate: 141,
+    speed: 3.5,
+    vo2: 41.5,
+    rpe: 6,
+    test_id: 'step-1',
+  });
   await postDaily(token, 'body_mass', '2026-05-18', 72.4);
   await postDaily(token, 'resting_hr', '2026-05-19', 48);
   const app = await createTestApplication(service, user, { name: 'Lab <Notebook> & Co' });
@@ -100,7 +119,11 @@ test("the page lists the user's traces and dailies with local times, units, esca
   t.false(page.includes('9.87'));
 
   const labRow = traceRowOf(page, lab);
-  t.regex(labRow, /<time datetime="2026-05-18T15:32:00Z">2026-05-18 17:32:00<\/time> <span class="muted">UTC\+02:00<\/span>/, 'local time on the trace’s own offset');
+  t.regex(
+    labRow,
+    /<time datetime="2026-05-18T15:32:00Z">2026-05-18 17:32:00<\/time> <span class="muted">UTC\+02:00<\/span>/,
+    'local time on the trace’s own offset',
+  );
   t.regex(labRow, /<span data-sport="cycling\.road">Cycling › road<\/span>/);
   t.regex(labRow, /<span data-value="lactate">Lactate 2\.1 mmol\/L<\/span>/);
   t.regex(labRow, /<span data-value="power">Power 250 W<\/span>/);
@@ -110,7 +133,9 @@ test("the page lists the user's traces and dailies with local times, units, esca
   t.regex(labRow, /Tags: <code>lab<\/code>/);
   t.regex(
     labRow,
-    new RegExp(`<span class="app-metadata" data-application-id="${other.id}"><strong class="app-name">Another app</strong>: <code>\\{&quot;synced&quot;:true\\}</code></span>`),
+    new RegExp(
+      `<span class="app-metadata" data-application-id="${other.id}"><strong class="app-name">Another app</strong>: <code>\\{&quot;synced&quot;:true\\}</code></span>`,
+    ),
   );
   t.regex(
     labRow,
@@ -127,12 +152,18 @@ test("the page lists the user's traces and dailies with local times, units, esca
   const laterRow = traceRowOf(page, later);
   t.regex(laterRow, /<time datetime="2026-05-19T10:35:30\.250Z">2026-05-19 06:05:30<\/time> <span class="muted">UTC−04:30<\/span>/);
   t.regex(laterRow, /<td class="trace-sport"><span class="muted">—<\/span><\/td>/);
-  t.regex(laterRow, /Speed 3\.5 m\/s<\/span><br><span data-value="heart_rate">Heart rate 141 bpm<\/span><br><span data-value="vo2">VO₂ 41\.5 mL\/min\/kg<\/span><br><span data-value="rpe">RPE 6<\/span>/);
+  t.regex(
+    laterRow,
+    /Speed 3\.5 m\/s<\/span><br><span data-value="heart_rate">Heart rate 141 bpm<\/span><br><span data-value="vo2">VO₂ 41\.5 mL\/min\/kg<\/span><br><span data-value="rpe">RPE 6<\/span>/,
+  );
   t.regex(laterRow, /<span class="trace-test">Test <code>step-1<\/code><\/span>/);
   t.regex(laterRow, /<td class="trace-apps"><span class="muted">—<\/span><\/td>/);
 
   t.deepEqual(dailiesOn(page), ['resting_hr/2026-05-19', 'body_mass/2026-05-18'], 'newest first, not the other user’s');
-  t.regex(page, /<tr data-measure="body_mass" data-date="2026-05-18">\s*<td>2026-05-18<\/td>\s*<td><code>body_mass<\/code><\/td>\s*<td class="daily-value">72\.4 kg<\/td>\s*<td><code>manual<\/code><\/td>/);
+  t.regex(
+    page,
+    /<tr data-measure="body_mass" data-date="2026-05-18">\s*<td>2026-05-18<\/td>\s*<td><code>body_mass<\/code><\/td>\s*<td class="daily-value">72\.4 kg<\/td>\s*<td><code>manual<\/code><\/td>/,
+  );
   t.regex(page, /<tr data-measure="resting_hr" data-date="2026-05-19">[\s\S]*?<td class="daily-value">48 bpm<\/td>/);
   t.regex(page, /<form method="post" action="\/data\/dailies\/body_mass\/2026-05-18\/delete" class="inline">/);
   t.notRegex(page, /id="no-traces"|id="no-dailies"|class="pager"/);
@@ -141,8 +172,16 @@ test("the page lists the user's traces and dailies with local times, units, esca
 test('a trace within an uploaded activity links to that activity', async (t) => {
   const { token, web } = await athlete();
   // A five-minute ride at UTC+02:00 around the lab trace's 17:32.
-  const rows = Array.from({ length: 301 }, (_, i) => `${new Date(Date.UTC(2026, 4, 18, 15, 30, i)).toISOString().replace('.000Z', 'Z')},${200 + (i % 10)}`);
-  const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: new TextEncoder().encode(`timestamp,power\n${rows.join('\n')}\n`) }], { sport: 'cycling' });
+  const rows = Array.from(
+    { length: 301 },
+    (_, i) => `${new Date(Date.UTC(2026, 4, 18, 15, 30, i)).toISOString().replace('.000Z', 'Z')},${200 + (i % 10)}`,
+  );
+  const [source] = await uploadAndWait(
+    service,
+    token,
+    [{ name: 'ride.csv', bytes: new TextEncoder().encode(`timestamp,power\n${rows.join('\n')}\n`) }],
+    { sport: 'cycling' },
+  );
   t.is(source.status, 'processed', JSON.stringify(source.error));
   const activityId = source.activity_ids[0];
   t.truthy(activityId);
@@ -150,7 +189,10 @@ test('a trace within an uploaded activity links to that activity', async (t) => 
   const outside = await postTrace(token, { ...LAB_TRACE, timestamp: '2026-05-18T18:00:00+02:00' });
 
   const page = await body(web);
-  t.regex(traceRowOf(page, inside), new RegExp(`<td class="trace-activity"><a href="/activities/${activityId}">Cycling, 2026-05-18 \\d\\d:30</a></td>`));
+  t.regex(
+    traceRowOf(page, inside),
+    new RegExp(`<td class="trace-activity"><a href="/activities/${activityId}">Cycling, 2026-05-18 \\d\\d:30</a></td>`),
+  );
   t.regex(traceRowOf(page, outside), /<td class="trace-activity"><span class="muted">—<\/span><\/td>/);
   t.is((await web.get(`/activities/${activityId}`)).status, 200, 'the link leads to the activity');
 });
@@ -163,12 +205,35 @@ test('traces page by 50 and dailies by 60, each keeping the other list’s page'
     await createTrace(
       service.deps.db,
       user.id,
-      { time: new Date(base + i * 3_600_000), utc_offset_seconds: 3600, test_id: null, lactate: i, rpe: null, notes: null, power: null, speed: null, heart_rate: null, vo2: null, tags: [], sport: null },
+      {
+        time: new Date(base + i * 3_600_000),
+        utc_offset_seconds: 3600,
+        test_id: null,
+        lactate: i,
+        rpe: null,
+        notes: null,
+        power: null,
+        speed: null,
+        heart_rate: null,
+        vo2: null,
+        tags: [],
+        sport: null,
+      },
       now,
     );
   }
   for (let i = 0; i < 61; i++) {
-    await upsertDaily(service.deps.db, { user_id: user.id, measure: 'body_mass', day: new Date(base + i * 86_400_000).toISOString().slice(0, 10), value: 70 + i / 10, source: 'manual' }, now);
+    await upsertDaily(
+      service.deps.db,
+      {
+        user_id: user.id,
+        measure: 'body_mass',
+        day: new Date(base + i * 86_400_000).toISOString().slice(0, 10),
+        value: 70 + i / 10,
+        source: 'manual',
+      },
+      now,
+    );
   }
 
   const first = await body(web);
@@ -189,7 +254,11 @@ test('traces page by 50 and dailies by 60, each keeping the other list’s page'
   t.regex(second, /<a href="\/data#traces" rel="prev" id="traces-newer">/);
   t.notRegex(second, /id="traces-older"/);
   t.is(dailiesOn(second).length, 60, 'dailies stay on their first page');
-  t.regex(second, /<a href="\/data\?traces_page=2&amp;dailies_page=2#dailies" rel="next" id="dailies-older">/, 'the dailies pager keeps the traces page');
+  t.regex(
+    second,
+    /<a href="\/data\?traces_page=2&amp;dailies_page=2#dailies" rel="next" id="dailies-older">/,
+    'the dailies pager keeps the traces page',
+  );
 
   const both = await body(web, '/data?traces_page=2&dailies_page=2');
   t.deepEqual(dailiesOn(both), ['body_mass/2025-01-01']);
@@ -216,7 +285,10 @@ test('the delete buttons remove a trace and a daily value and come back with a n
 
   // The buttons' forms carry the pages they were shown on.
   const page = await body(web);
-  t.regex(page, /<input type="hidden" name="traces_page" value="1"><input type="hidden" name="dailies_page" value="1">\s*<button type="submit" class="danger small" id="delete-trace-[0-9a-f-]+" aria-label="Delete the trace of 2026-05-18 17:32:00">Delete<\/button>/);
+  t.regex(
+    page,
+    /<input type="hidden" name="traces_page" value="1"><input type="hidden" name="dailies_page" value="1">\s*<button type="submit" class="danger small" id="delete-trace-[0-9a-f-]+" aria-label="Delete the trace of 2026-05-18 17:32:00">Delete<\/button>/,
+  );
 
   const res = await web.postForm(`/data/traces/${gone}/delete`, { traces_page: '1', dailies_page: '1' });
   t.is(res.status, 303);
@@ -225,7 +297,11 @@ test('the delete buttons remove a trace and a daily value and come back with a n
   t.regex(after, /<p class="notice" role="status">Trace deleted\.<\/p>/);
   t.deepEqual(traceIdsOn(after), [kept]);
   t.is((await api(service, token, 'GET', `/api/v1/traces/${gone}`)).status, 404);
-  t.is((await service.deps.db.selectFrom('trace_app_metadata').select('trace_id').where('trace_id', '=', gone).execute()).length, 0, 'its app metadata went with it');
+  t.is(
+    (await service.deps.db.selectFrom('trace_app_metadata').select('trace_id').where('trace_id', '=', gone).execute()).length,
+    0,
+    'its app metadata went with it',
+  );
   t.is((await web.postForm(`/data/traces/${gone}/delete`, {})).status, 404, 'deleting twice');
 
   const daily = await web.postForm('/data/dailies/body_mass/2026-05-18/delete', { traces_page: '2', dailies_page: 'x' });

@@ -41,7 +41,10 @@ interface Received {
 }
 
 /** A real HTTP receiver on loopback that records every request; `respond` answers the nth (from 0). */
-async function receiver(t: ExecutionContext, respond: (n: number, res: ServerResponse) => void = (_n, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')) {
+async function receiver(
+  t: ExecutionContext,
+  respond: (n: number, res: ServerResponse) => void = (_n, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'),
+) {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -123,8 +126,15 @@ async function sendsExactlyOneFromNow(t: ExecutionContext, web: WebClient, appId
   const { row } = await pollLog(web, appId, 'delivered');
   t.is((await deliveryFinished(row.id)).state, 'completed');
   const event = await service.deps.db
-    .selectFrom('webhook_deliveries').select('event_id').where('id', '=', row.id).executeTakeFirstOrThrow();
-  t.deepEqual(hook.received.map((r) => r.headers['x-event-id']), [event.event_id], 'the one request is the delivery just made');
+    .selectFrom('webhook_deliveries')
+    .select('event_id')
+    .where('id', '=', row.id)
+    .executeTakeFirstOrThrow();
+  t.deepEqual(
+    hook.received.map((r) => r.headers['x-event-id']),
+    [event.event_id],
+    'the one request is the delivery just made',
+  );
   t.deepEqual(await countEvents(appId), { events: 1, deliveries: 1 });
 }
 
@@ -133,7 +143,10 @@ test('a new application shows an empty delivery log, how deliveries work, and th
   const app = await hookedApp(user, []);
   const page = await editPage(web, app.id);
   t.regex(page, /<h2 id="webhook-deliveries">Webhook deliveries<\/h2>/);
-  t.regex(page, /<p id="no-deliveries">No deliveries yet\. Events are sent to your endpoints when a user who authorized this application changes their data\.<\/p>/);
+  t.regex(
+    page,
+    /<p id="no-deliveries">No deliveries yet\. Events are sent to your endpoints when a user who authorized this application changes their data\.<\/p>/,
+  );
   t.regex(page, /signed with the current webhook secret \(<code>X-Signature: t=…,v1=…<\/code>/);
   t.regex(page, /exponential backoff until the wait would exceed 200 ms/, 'the configured cap');
   t.regex(page, /first 512 bytes of a response/);
@@ -163,7 +176,11 @@ test('"Send test event" delivers a signed test event, and the log shows it deliv
   t.regex(row.cells, new RegExp(`<td><code>${app.id}</code></td>`));
   t.regex(row.cells, new RegExp(`<td><code>${hook.url}</code></td>`));
   t.regex(row.cells, /<time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
-  t.regex(row.cells, /<details class="excerpt"><summary>thanks &lt;b&gt;&amp;&lt;\/b&gt; &quot;bye&quot;<\/summary><code>thanks &lt;b&gt;&amp;&lt;\/b&gt; &quot;bye&quot;<\/code><\/details>/, 'the excerpt, escaped');
+  t.regex(
+    row.cells,
+    /<details class="excerpt"><summary>thanks &lt;b&gt;&amp;&lt;\/b&gt; &quot;bye&quot;<\/summary><code>thanks &lt;b&gt;&amp;&lt;\/b&gt; &quot;bye&quot;<\/code><\/details>/,
+    'the excerpt, escaped',
+  );
   t.false(page.includes('<b>&</b>'));
   t.false(page.includes('id="no-deliveries"'));
 
@@ -292,7 +309,16 @@ test('after rotating the secret in the edit form, test events are signed with th
   const created = await web.postForm('/settings/applications', { name: 'Rotating app' });
   t.is(created.status, 303);
   const id = /^\/settings\/applications\/([A-Za-z0-9_-]+)\?created=1$/.exec(created.headers.get('location')!)![1]!;
-  const base = { name: 'Rotating app', description: '', url: '', image: '', privacy_statement: '', redirect_uris: '', page_slug: '', webhook_endpoints: hook.url };
+  const base = {
+    name: 'Rotating app',
+    description: '',
+    url: '',
+    image: '',
+    privacy_statement: '',
+    redirect_uris: '',
+    page_slug: '',
+    webhook_endpoints: hook.url,
+  };
 
   const secretOf = async (res: Response) => {
     t.is(res.status, 200);
@@ -316,7 +342,10 @@ test('after rotating the secret in the edit form, test events are signed with th
     const r = logRows(await editPage(web, id));
     return r.length === 2 && r.every((x) => x.status === 'delivered') ? r : undefined;
   });
-  t.deepEqual(rows.map((r) => r.code), ['200', '200']);
+  t.deepEqual(
+    rows.map((r) => r.code),
+    ['200', '200'],
+  );
 });
 
 test('the log lists the latest 50 deliveries, newest first', async (t) => {
@@ -328,6 +357,9 @@ test('the log lists the latest 50 deliveries, newest first', async (t) => {
   for (let i = 0; i < 53; i++) ids.push(...(await createTestEvent(service.deps.db, app, new Date(start + i * 1000))));
   const rows = logRows(await editPage(web, app.id));
   t.is(rows.length, 50);
-  t.deepEqual(rows.map((r) => r.id), ids.slice(-50).reverse());
+  t.deepEqual(
+    rows.map((r) => r.id),
+    ids.slice(-50).reverse(),
+  );
   t.true(rows.every((r) => r.status === 'pending' && r.attempts === 0 && r.code === ''));
 });

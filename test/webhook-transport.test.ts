@@ -85,7 +85,10 @@ function manualClock() {
 /** A promise and whether it has settled yet (checked after the microtasks have run). */
 function tracked<T>(promise: Promise<T>) {
   const state = { settled: false, promise };
-  promise.then(() => (state.settled = true), () => (state.settled = true));
+  promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
   return state;
 }
 const microtasksRun = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -114,7 +117,13 @@ function connectionClosed(req: IncomingMessage): Promise<void> {
 
 test('signWebhook: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>, verifiable by a receiver', (t) => {
   const secret = 'whsec_test_0123456789';
-  const body = JSON.stringify({ user_id: 'u_1', event_type: 'activity_created', resource_id: 'a_1', timestamp: '2024-05-01T10:00:00Z', note: 'héllo ✓' });
+  const body = JSON.stringify({
+    user_id: 'u_1',
+    event_type: 'activity_created',
+    resource_id: 'a_1',
+    timestamp: '2024-05-01T10:00:00Z',
+    note: 'héllo ✓',
+  });
   const header = signWebhook(secret, body, 1714557600);
   t.regex(header, /^t=1714557600,v1=[0-9a-f]{64}$/);
 
@@ -143,7 +152,13 @@ test('a 2xx delivery: status, excerpt, headers and a byte-identical body', async
     res.writeHead(202, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end('accepted ✓');
   });
-  const body = JSON.stringify({ user_id: 'u_1', event_type: 'trace_created', resource_id: 'tr_9', timestamp: '2024-05-01T10:00:00Z', name: 'Zürich → Genève' });
+  const body = JSON.stringify({
+    user_id: 'u_1',
+    event_type: 'trace_created',
+    resource_id: 'tr_9',
+    timestamp: '2024-05-01T10:00:00Z',
+    name: 'Zürich → Genève',
+  });
   const signature = signWebhook('s3cret', body, 1714557600);
   const result = await postWebhook(loopbackTarget(srv.port), body, { 'X-Signature': signature }, { clock: time.clock });
 
@@ -297,11 +312,7 @@ test('a bad header value is reported, not thrown', async (t) => {
 
 test('pinning: the connection goes to the checked address, the Host header keeps the name', async (t) => {
   const srv = await serve((_req, res) => res.end('pinned'));
-  const result = await postWebhook(
-    { url: new URL(`http://pinned.invalid:${srv.port}/hook`), address: '127.0.0.1', family: 4 },
-    '{}',
-    {},
-  );
+  const result = await postWebhook({ url: new URL(`http://pinned.invalid:${srv.port}/hook`), address: '127.0.0.1', family: 4 }, '{}', {});
   t.is(result.error, null);
   t.is(result.status, 200);
   t.is(result.excerpt, 'pinned');
@@ -311,8 +322,10 @@ test('pinning: the connection goes to the checked address, the Host header keeps
 // ---------------------------------------------------------------------------------------------
 // resolveWebhookTarget
 
-const dnsAnswer = (...addresses: string[]): LookupAll => async () =>
-  addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const dnsAnswer =
+  (...addresses: string[]): LookupAll =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 test('loopback http is allowed only with allowHttpLoopback', async (t) => {
   const allowed = await resolveWebhookTarget('http://127.0.0.1:8123/hook', { allowHttpLoopback: true });
@@ -363,7 +376,11 @@ test('private IP literals are refused', async (t) => {
     if (!result.ok) t.regex(result.reason, /private network address/, url);
   }
   t.like(await resolveWebhookTarget('https://1.1.1.1/hook', { allowHttpLoopback: false }), { ok: true, address: '1.1.1.1', family: 4 });
-  t.like(await resolveWebhookTarget('https://[2606:4700::1111]/', { allowHttpLoopback: false }), { ok: true, address: '2606:4700::1111', family: 6 });
+  t.like(await resolveWebhookTarget('https://[2606:4700::1111]/', { allowHttpLoopback: false }), {
+    ok: true,
+    address: '2606:4700::1111',
+    family: 6,
+  });
 });
 
 test('the scheme rules are the save-time ones', async (t) => {
@@ -422,44 +439,102 @@ test('a lookup failure or an empty answer is refused with a reason', async (t) =
 test('isPublicAddress: every non-public range is refused', (t) => {
   const refused = [
     // IPv4
-    '0.0.0.0', '0.255.255.255', // 0/8
-    '10.0.0.0', '10.255.255.255', // 10/8
-    '100.64.0.0', '100.127.255.255', // 100.64/10
-    '127.0.0.1', '127.255.255.254', // 127/8
-    '169.254.0.1', '169.254.169.254', // 169.254/16
-    '172.16.0.1', '172.31.255.255', // 172.16/12
-    '192.0.0.1', '192.0.0.255', // 192.0.0/24
-    '192.0.2.1', '198.51.100.7', '203.0.113.9', // documentation
-    '192.168.0.1', '192.168.255.255', // 192.168/16
-    '198.18.0.1', '198.19.255.255', // 198.18/15
-    '224.0.0.1', '239.255.255.255', // 224/4 multicast
-    '240.0.0.1', '254.255.255.255', // 240/4 reserved
+    '0.0.0.0',
+    '0.255.255.255', // 0/8
+    '10.0.0.0',
+    '10.255.255.255', // 10/8
+    '100.64.0.0',
+    '100.127.255.255', // 100.64/10
+    '127.0.0.1',
+    '127.255.255.254', // 127/8
+    '169.254.0.1',
+    '169.254.169.254', // 169.254/16
+    '172.16.0.1',
+    '172.31.255.255', // 172.16/12
+    '192.0.0.1',
+    '192.0.0.255', // 192.0.0/24
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9', // documentation
+    '192.168.0.1',
+    '192.168.255.255', // 192.168/16
+    '198.18.0.1',
+    '198.19.255.255', // 198.18/15
+    '224.0.0.1',
+    '239.255.255.255', // 224/4 multicast
+    '240.0.0.1',
+    '254.255.255.255', // 240/4 reserved
     '255.255.255.255',
     // IPv6
-    '::', '::1', '0:0:0:0:0:0:0:1',
-    'fc00::1', 'fd12:3456:789a::1', // fc00::/7
-    'fe80::1', 'febf:ffff::1', 'fe80::1%eth0', // fe80::/10
-    'ff02::1', 'ff0e::1', // ff00::/8
-    '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:a00:1', '::ffff:169.254.169.254', // IPv4-mapped
-    '64:ff9b::a00:1', '64:ff9b::10.0.0.1', '64:ff9b::127.0.0.1', // NAT64 of private IPv4
-    '2001:db8::1', '2001:db8:ffff::1', // documentation
-    '::10.0.0.1', '::8.8.8.8', // IPv4-compatible (deprecated)
-    '2002:a00:1::1', '2002:c0a8:101::1', // 6to4 of private IPv4
+    '::',
+    '::1',
+    '0:0:0:0:0:0:0:1',
+    'fc00::1',
+    'fd12:3456:789a::1', // fc00::/7
+    'fe80::1',
+    'febf:ffff::1',
+    'fe80::1%eth0', // fe80::/10
+    'ff02::1',
+    'ff0e::1', // ff00::/8
+    '::ffff:10.0.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:a00:1',
+    '::ffff:169.254.169.254', // IPv4-mapped
+    '64:ff9b::a00:1',
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::127.0.0.1', // NAT64 of private IPv4
+    '2001:db8::1',
+    '2001:db8:ffff::1', // documentation
+    '::10.0.0.1',
+    '::8.8.8.8', // IPv4-compatible (deprecated)
+    '2002:a00:1::1',
+    '2002:c0a8:101::1', // 6to4 of private IPv4
     '2001:0:4136:e378::1', // Teredo
-    '100::1', '64:ff9b:1::1', 'fec0::1', '4000::1', // discard, local NAT64, site-local, not global unicast
+    '100::1',
+    '64:ff9b:1::1',
+    'fec0::1',
+    '4000::1', // discard, local NAT64, site-local, not global unicast
     // Not addresses
-    '', 'localhost', '256.1.1.1', '1.2.3', '1:::2', '[::1]',
+    '',
+    'localhost',
+    '256.1.1.1',
+    '1.2.3',
+    '1:::2',
+    '[::1]',
   ];
   for (const address of refused) t.false(isPublicAddress(address), address);
 });
 
 test('isPublicAddress: public addresses are allowed', (t) => {
   const allowed = [
-    '1.1.1.1', '8.8.8.8', '93.184.216.34', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0',
-    '126.255.255.255', '128.0.0.0', '169.253.255.255', '172.15.255.255', '172.32.0.0', '192.0.1.1',
-    '192.167.255.255', '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-    '2606:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::1', '2001:db9::1', '2001:db7::1',
-    '::ffff:1.1.1.1', '::ffff:808:808', '64:ff9b::1.1.1.1', '64:ff9b::808:808', '2002:808:808::1',
+    '1.1.1.1',
+    '8.8.8.8',
+    '93.184.216.34',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '126.255.255.255',
+    '128.0.0.0',
+    '169.253.255.255',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.0.1.1',
+    '192.167.255.255',
+    '192.169.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700::1111',
+    '2001:4860:4860::8888',
+    '2a00:1450:4001::1',
+    '2001:db9::1',
+    '2001:db7::1',
+    '::ffff:1.1.1.1',
+    '::ffff:808:808',
+    '64:ff9b::1.1.1.1',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
   ];
   for (const address of allowed) t.true(isPublicAddress(address), address);
 });
@@ -474,7 +549,21 @@ test('parseIPv6: compression, dotted-quad tails and malformed input', (t) => {
   t.deepEqual(parseIPv6('::FFFF:10.0.0.1'), [0, 0, 0, 0, 0, 0xffff, 0x0a00, 0x0001]);
   t.deepEqual(parseIPv6('1:2:3:4:5:6:1.2.3.4'), [1, 2, 3, 4, 5, 6, 0x0102, 0x0304]);
   t.deepEqual(parseIPv6('fe80::1%eth0'), [0xfe80, 0, 0, 0, 0, 0, 0, 1]);
-  for (const bad of ['', '[::1]', ':', ':::', '1:::2', '1::2::3', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7', '12345::', 'g::1', '::1.2.3.256', '1:2:3:4:5:6:7:1.2.3.4', '1.2.3.4']) {
+  for (const bad of [
+    '',
+    '[::1]',
+    ':',
+    ':::',
+    '1:::2',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8:9',
+    '1:2:3:4:5:6:7',
+    '12345::',
+    'g::1',
+    '::1.2.3.256',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '1.2.3.4',
+  ]) {
     t.is(parseIPv6(bad), undefined, bad);
   }
 });

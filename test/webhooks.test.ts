@@ -83,7 +83,8 @@ async function authorizedApp(endpoints: string[], opts: { user?: User; consent?:
 
 const deliveries = (applicationId: string) =>
   service.deps.db.selectFrom('webhook_deliveries').selectAll().where('application_id', '=', applicationId).orderBy('created_at').execute();
-const eventsOf = (userId: string) => service.deps.db.selectFrom('events').selectAll().where('user_id', '=', userId).orderBy('occurred_at').orderBy('type').execute();
+const eventsOf = (userId: string) =>
+  service.deps.db.selectFrom('events').selectAll().where('user_id', '=', userId).orderBy('occurred_at').orderBy('type').execute();
 
 /**
  * Wait until all that a user's events set off is over: every event fanned out (by its fan-out job,
@@ -96,13 +97,24 @@ async function settled(userId: string) {
   const { db, queues } = service.deps;
   const events = await eventsOf(userId);
   for (const e of events) {
-    await poll(`${e.type} ${e.id} fanned out`, async () => (await db.selectFrom('events').select('fanned_out_at').where('id', '=', e.id).executeTakeFirst())?.fanned_out_at);
+    await poll(
+      `${e.type} ${e.id} fanned out`,
+      async () => (await db.selectFrom('events').select('fanned_out_at').where('id', '=', e.id).executeTakeFirst())?.fanned_out_at,
+    );
     if (!(await queues.webhooks.getJob(fanOutJobId(e.id)))) continue;
     const fanOut = await finishedJob(queues.webhooks, fanOutJobId(e.id));
     if (fanOut.state !== 'completed') throw new Error(`the fan-out of ${e.type} ${e.id} failed: ${fanOut.job.failedReason}`);
   }
   if (!events.length) return;
-  const rows = await db.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', events.map((e) => e.id)).execute();
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where(
+      'event_id',
+      'in',
+      events.map((e) => e.id),
+    )
+    .execute();
   for (const d of rows) await finishedJob(queues.webhooks, deliveryJobId(d.id), 20_000);
 }
 
@@ -160,7 +172,9 @@ test('every kind of change publishes exactly one event: activities, sources, tra
   await service.deps.db.deleteFrom('activity_curves').where('activity_id', '=', activityId).execute();
   const curvesEvents = async () => (await eventsOf(user.id)).filter((e) => e.type === 'activity_updated').length;
   const recompute = (job: { userId: string; all?: boolean }) =>
-    addAndAwait<{ recomputed: number }>(service.deps.queues.curves, service.config.REDIS_URL, curvesJobId(job), () => enqueueCurves(service.deps.queues, job));
+    addAndAwait<{ recomputed: number }>(service.deps.queues.curves, service.config.REDIS_URL, curvesJobId(job), () =>
+      enqueueCurves(service.deps.queues, job),
+    );
   t.like(await recompute({ userId: user.id }), { recomputed: 1 });
   t.is(await curvesEvents(), 1, 'missing curves computed: a change');
   t.like(await recompute({ userId: user.id, all: true }), { recomputed: 1 }, 'the curves were computed again and stored');
@@ -180,10 +194,7 @@ test('every kind of change publishes exactly one event: activities, sources, tra
     ['activity_deleted', activityId],
   ];
   const events = await eventsOf(user.id);
-  t.deepEqual(
-    events.map((e) => [e.type, e.resource_id]).sort(),
-    expected.sort(),
-  );
+  t.deepEqual(events.map((e) => [e.type, e.resource_id]).sort(), expected.sort());
   await settled(user.id);
   t.deepEqual(hook.received.map((r) => JSON.parse(r.body).event_type).sort(), expected.map(([type]) => type).sort());
   t.is((await deliveries(app.id)).length, expected.length);
@@ -204,7 +215,14 @@ test('one event per change when a job or a fan-out runs again', async (t) => {
     await pool.close();
     await samples.close();
   });
-  const ingest = ingestProcessor({ db: service.deps.db, pool, samples, dataDir: service.config.DATA_DIR, log: createLogger('silent'), now: service.clock.now });
+  const ingest = ingestProcessor({
+    db: service.deps.db,
+    pool,
+    samples,
+    dataDir: service.config.DATA_DIR,
+    log: createLogger('silent'),
+    now: service.clock.now,
+  });
   const again = await ingest({ data: { sourceId: source.id }, attemptsMade: 1, stalledCounter: 0 } as unknown as Job<{ sourceId: string }>);
   t.like(again, { skipped: 'source already processed' });
   t.false(await markSourceFailed(service.deps.db, source.id, 'internal_error', 'x', new Date()), 'a processed source is not failed later');
@@ -220,22 +238,48 @@ test('one event per change when a job or a fan-out runs again', async (t) => {
   const { queues } = service.deps;
   const jobIds = [...events.map((e) => fanOutJobId(e.id)), ...rows.map((r) => deliveryJobId(r.id))];
   const snapshot = async () =>
-    Promise.all(jobIds.map(async (id) => {
-      const job = (await queues.webhooks.getJob(id))!;
-      return { id, state: await job.getState(), added: job.timestamp, finished: job.finishedOn, attempts: job.attemptsMade };
-    }));
+    Promise.all(
+      jobIds.map(async (id) => {
+        const job = (await queues.webhooks.getJob(id))!;
+        return { id, state: await job.getState(), added: job.timestamp, finished: job.finishedOn, attempts: job.attemptsMade };
+      }),
+    );
   const finished = await snapshot();
-  t.true(finished.every((j) => j.state === 'completed'), JSON.stringify(finished));
-  await enqueueFanOut(queues, events.map((e) => e.id));
-  await enqueueDeliveries(queues, rows.map((r) => r.id), { baseMs: 100, maxDelayMs: 400 });
-  t.deepEqual(await snapshot(), finished, 'queued again under the same job ids: the finished jobs stay as they were, nothing is added or run');
+  t.true(
+    finished.every((j) => j.state === 'completed'),
+    JSON.stringify(finished),
+  );
+  await enqueueFanOut(
+    queues,
+    events.map((e) => e.id),
+  );
+  await enqueueDeliveries(
+    queues,
+    rows.map((r) => r.id),
+    { baseMs: 100, maxDelayMs: 400 },
+  );
+  t.deepEqual(
+    await snapshot(),
+    finished,
+    'queued again under the same job ids: the finished jobs stay as they were, nothing is added or run',
+  );
 
   // And were a delivery job run again anyway, it would send nothing: the delivery is no longer pending.
   const deliver = webhooksProcessor({
-    db: service.deps.db, queues, log: createLogger('silent'), now: service.clock.now, box: service.deps.box, allowHttpLoopback: true, timeoutMs: 500, retry: { baseMs: 100, maxDelayMs: 400 },
+    db: service.deps.db,
+    queues,
+    log: createLogger('silent'),
+    now: service.clock.now,
+    box: service.deps.box,
+    allowHttpLoopback: true,
+    timeoutMs: 500,
+    retry: { baseMs: 100, maxDelayMs: 400 },
   });
   for (const r of rows) {
-    t.deepEqual(await deliver({ data: { deliveryId: r.id }, attemptsMade: 0, opts: { attempts: 4 } } as unknown as Job<{ deliveryId: string }>), { skipped: 'already delivered' });
+    t.deepEqual(
+      await deliver({ data: { deliveryId: r.id }, attemptsMade: 0, opts: { attempts: 4 } } as unknown as Job<{ deliveryId: string }>),
+      { skipped: 'already delivered' },
+    );
   }
   t.is(hook.received.length, 2);
   t.is((await deliveries(app.id)).length, 2);
@@ -248,7 +292,9 @@ test('retries: after 500s and after a timeout the delivery succeeds with the sam
 
   const flaky = await receiver((n, res) => (n < 2 ? res.writeHead(500).end('database down') : res.writeHead(200).end('ok')));
   let hungUp = false;
-  const slow = await receiver((n, res) => (n === 0 ? res.once('close', () => (hungUp = true)) /* never answers */ : res.writeHead(200).end()));
+  const slow = await receiver((n, res) =>
+    n === 0 ? res.once('close', () => (hungUp = true)) /* never answers */ : res.writeHead(200).end(),
+  );
   const broken = await receiver((_n, res) => res.writeHead(503).end('x'.repeat(10_000)));
   const a = await authorizedApp([flaky.url]);
   const b = await authorizedApp([slow.url], { user: a.user });
@@ -317,10 +363,14 @@ test('safety: private targets refused after DNS, redirects not followed, no secr
   const unsigned = await authorizedApp([target.url], { user, secret: null });
 
   t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
-  const rows = await poll('all failed', async () => {
-    const r = await deliveries(app.id);
-    return r.length === 3 && r.every((d) => d.status === 'failed') && r;
-  }, 20_000);
+  const rows = await poll(
+    'all failed',
+    async () => {
+      const r = await deliveries(app.id);
+      return r.length === 3 && r.every((d) => d.status === 'failed') && r;
+    },
+    20_000,
+  );
   await settled(user.id); // the unsigned application's delivery (to `target`) is over too
   const byEndpoint = new Map(rows.map((r) => [r.endpoint, r]));
   t.regex(byEndpoint.get('https://10.1.2.3/hook')!.last_error ?? '', /^refused: .*private network/);
@@ -348,16 +398,46 @@ test('the relay fans out every committed event, a page at a time, also events wr
   // Written straight into the outbox, with no NOTIFY: the relay's poll must find them.
   await service.deps.db
     .insertInto('events')
-    .values(Array.from({ length: 1_100 }, (_, i) => ({ user_id: user.id, type: 'trace_created', resource_id: `bulk-${i}`, occurred_at: new Date(at - (i % 3)) })))
+    .values(
+      Array.from({ length: 1_100 }, (_, i) => ({
+        user_id: user.id,
+        type: 'trace_created',
+        resource_id: `bulk-${i}`,
+        occurred_at: new Date(at - (i % 3)),
+      })),
+    )
     .execute();
   const pending = async () =>
-    Number((await service.deps.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', user.id).where('fanned_out_at', 'is', null).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await service.deps.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('user_id', '=', user.id)
+          .where('fanned_out_at', 'is', null)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   await poll('all fanned out', async () => (await pending()) === 0, 30_000);
   t.is(await pending(), 0);
-  t.is((await service.deps.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select('d.id').where('e.user_id', '=', user.id).execute()).length, 0, 'a user who authorized nothing gets no deliveries');
+  t.is(
+    (
+      await service.deps.db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select('d.id')
+        .where('e.user_id', '=', user.id)
+        .execute()
+    ).length,
+    0,
+    'a user who authorized nothing gets no deliveries',
+  );
   const ids = await service.deps.db.selectFrom('events').select('id').where('user_id', '=', user.id).limit(20).execute();
   const jobs = await Promise.all(ids.map((e) => service.deps.queues.webhooks.getJob(fanOutJobId(e.id))));
-  t.true(jobs.every((j) => j === undefined), 'nor a fan-out job each: nobody can receive them');
+  t.true(
+    jobs.every((j) => j === undefined),
+    'nor a fan-out job each: nobody can receive them',
+  );
 });
 
 test('an event is fanned out by a job when the user has authorized an application with endpoints, at once when not', async (t) => {
@@ -365,7 +445,8 @@ test('an event is fanned out by a job when the user has authorized an applicatio
   const { user, token } = await authorizedApp([hook.url]);
   const nobody = await authorizedApp([]);
   const { db, queues } = service.deps;
-  for (const tk of [token, nobody.token]) t.is((await api(service, tk, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
+  for (const tk of [token, nobody.token])
+    t.is((await api(service, tk, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).status, 201);
   const [withApp] = await eventsOf(user.id);
   const [without] = await eventsOf(nobody.user.id);
   t.is((await finishedJob(queues.webhooks, fanOutJobId(withApp!.id))).state, 'completed');

@@ -21,30 +21,68 @@ test.after.always(() => service?.close());
 test('the workers schedule housekeeping, which purges expired sessions, long-retired keys, old codes, spent grants, upload leftovers and finished old events, and requeues lost ingests', async (t) => {
   const { db, queues, config } = service.deps;
   const schedulers = await queues.housekeeping.getJobSchedulers();
-  t.deepEqual(schedulers.map((s) => s.key), ['purge-expired']);
+  t.deepEqual(
+    schedulers.map((s) => s.key),
+    ['purge-expired'],
+  );
 
   const user = await createTestUser(service);
   const now = Date.now();
   const expired = await createSession(db, { user_id: user.id, expires_at: new Date(now - 1000), user_agent: null });
   const live = await createSession(db, { user_id: user.id, expires_at: new Date(now + 3600_000), user_agent: null });
-  await db.insertInto('signing_keys').values({ kid: 'old-retired', private_key_pem: 'x', public_jwk: '{}', retired_at: new Date(now - 3600_000) }).execute();
+  await db
+    .insertInto('signing_keys')
+    .values({ kid: 'old-retired', private_key_pem: 'x', public_jwk: '{}', retired_at: new Date(now - 3600_000) })
+    .execute();
   const app = await createTestApplication(service, user);
   const code = (c: string, expires: number) => ({
-    code_hash: c, application_id: app.id, user_id: user.id, redirect_uri: 'https://app.example/callback',
-    scopes: ['profile'], expires_at: new Date(expires),
+    code_hash: c,
+    application_id: app.id,
+    user_id: user.id,
+    redirect_uri: 'https://app.example/callback',
+    scopes: ['profile'],
+    expires_at: new Date(expires),
   });
-  await db.insertInto('authorization_codes').values([code('old', now - 25 * 3600_000), code('recent', now - 3600_000)]).execute();
+  await db
+    .insertInto('authorization_codes')
+    .values([code('old', now - 25 * 3600_000), code('recent', now - 3600_000)])
+    .execute();
   const spent = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['profile'], withRefreshToken: false });
-  await db.updateTable('grants').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', spent.grant.id).execute();
+  await db
+    .updateTable('grants')
+    .set({ created_at: new Date(now - 20 * 60_000) })
+    .where('id', '=', spent.grant.id)
+    .execute();
   const fresh = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['profile'], withRefreshToken: false });
-  const withRefresh = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['offline_access'], withRefreshToken: true });
-  await db.updateTable('grants').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', withRefresh.grant.id).execute();
+  const withRefresh = await createGrant(db, {
+    user_id: user.id,
+    application_id: app.id,
+    scopes: ['offline_access'],
+    withRefreshToken: true,
+  });
+  await db
+    .updateTable('grants')
+    .set({ created_at: new Date(now - 20 * 60_000) })
+    .where('id', '=', withRefresh.grant.id)
+    .execute();
 
   // A source stored 20 minutes ago whose ingest job was never queued, and an upload's leftovers.
   const csv = Buffer.from('timestamp,power\n2026-01-01T10:00:00Z,100\n2026-01-01T10:00:01Z,110\n');
-  const lost = await insertSource(db, { user_id: user.id, type: 'csv', origin: 'manual_upload', filename: 'lost.csv', content_sha256: 'lost', size_bytes: csv.length, sport: 'rowing' });
+  const lost = await insertSource(db, {
+    user_id: user.id,
+    type: 'csv',
+    origin: 'manual_upload',
+    filename: 'lost.csv',
+    content_sha256: 'lost',
+    size_bytes: csv.length,
+    sport: 'rowing',
+  });
   await writeFileAtomic(originalPath(config.DATA_DIR, user.id, lost.source.id, 'csv'), csv);
-  await db.updateTable('sources').set({ created_at: new Date(now - 20 * 60_000) }).where('id', '=', lost.source.id).execute();
+  await db
+    .updateTable('sources')
+    .set({ created_at: new Date(now - 20 * 60_000) })
+    .where('id', '=', lost.source.id)
+    .execute();
   const leftover = join(tmpDir(config.DATA_DIR), 'upload-old');
   mkdirSync(leftover, { recursive: true });
   utimesSync(leftover, new Date(now - 25 * 3600_000), new Date(now - 25 * 3600_000));
@@ -54,10 +92,19 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
   const event = async (days: number, status: 'delivered' | 'pending') => {
     const e = await db
       .insertInto('events')
-      .values({ user_id: user.id, type: 'trace_created', resource_id: `r${days}${status}`, occurred_at: new Date(now - days * 86_400_000), fanned_out_at: new Date(now - days * 86_400_000) })
+      .values({
+        user_id: user.id,
+        type: 'trace_created',
+        resource_id: `r${days}${status}`,
+        occurred_at: new Date(now - days * 86_400_000),
+        fanned_out_at: new Date(now - days * 86_400_000),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await db.insertInto('webhook_deliveries').values({ event_id: e.id, application_id: app.id, endpoint: 'https://hooks.example/x', status }).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values({ event_id: e.id, application_id: app.id, endpoint: 'https://hooks.example/x', status })
+      .execute();
     return e.id;
   };
   const oldDone = await event(31, 'delivered');
@@ -70,19 +117,41 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     await events.waitUntilReady();
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
-    t.deepEqual(result, { columnSweeps: 0, sessions: 1, signingKeys: 1, codes: 1, grants: 1, requeuedSources: 1, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 1, events: 1 });
-    const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute()).map((e) => e.id).sort();
+    t.deepEqual(result, {
+      columnSweeps: 0,
+      sessions: 1,
+      signingKeys: 1,
+      codes: 1,
+      grants: 1,
+      requeuedSources: 1,
+      failedSources: 0,
+      requeuedBackfills: 0,
+      failedBackfills: 0,
+      completedBackfills: 0,
+      temporaryFiles: 1,
+      events: 1,
+    });
+    const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute())
+      .map((e) => e.id)
+      .sort();
     t.deepEqual(kept, [oldPending, recent].sort());
     t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', oldDone).execute()).length, 0);
     t.deepEqual(readdirSync(tmpDir(config.DATA_DIR)), ['upload-in-flight']);
     const deadline = Date.now() + 30_000;
-    while ((await findSource(db, lost.source.id))?.status === 'processing' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await findSource(db, lost.source.id))?.status === 'processing' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     t.is((await findSource(db, lost.source.id))?.status, 'processed', 'the lost source was ingested');
-    t.deepEqual((await db.selectFrom('authorization_codes').select('code_hash').execute()).map((c) => c.code_hash), ['recent']);
+    t.deepEqual(
+      (await db.selectFrom('authorization_codes').select('code_hash').execute()).map((c) => c.code_hash),
+      ['recent'],
+    );
     const grants = (await db.selectFrom('grants').select('id').execute()).map((g) => g.id).sort();
     t.deepEqual(grants, [fresh.grant.id, withRefresh.grant.id].sort());
     const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
-    t.deepEqual(left.map((s) => s.id), [live.id]);
+    t.deepEqual(
+      left.map((s) => s.id),
+      [live.id],
+    );
     t.not(left[0]?.id, expired.id);
     t.is(await db.selectFrom('signing_keys').select('kid').where('kid', '=', 'old-retired').executeTakeFirst(), undefined);
     // The active key is never purged.
@@ -90,7 +159,20 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
 
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
-    t.deepEqual(again, { columnSweeps: 0, sessions: 0, signingKeys: 0, codes: 0, grants: 0, requeuedSources: 0, failedSources: 0, requeuedBackfills: 0, failedBackfills: 0, completedBackfills: 0, temporaryFiles: 0, events: 0 });
+    t.deepEqual(again, {
+      columnSweeps: 0,
+      sessions: 0,
+      signingKeys: 0,
+      codes: 0,
+      grants: 0,
+      requeuedSources: 0,
+      failedSources: 0,
+      requeuedBackfills: 0,
+      failedBackfills: 0,
+      completedBackfills: 0,
+      temporaryFiles: 0,
+      events: 0,
+    });
   } finally {
     await events.close();
     await connection.quit();

@@ -30,10 +30,20 @@ export interface HistoryReader {
 export async function openHistory(file: string, kind: 'archive' | 'directory', limits: Partial<ArchiveLimits>): Promise<HistoryReader> {
   if (kind === 'archive') {
     const archive = await openArchive(file, limits);
-    return { entries: archive.entries, skipped: archive.skipped.length, read: (e) => archive.read(e, limits.maxEntryBytes), close: () => archive.close() };
+    return {
+      entries: archive.entries,
+      skipped: archive.skipped.length,
+      read: (e) => archive.read(e, limits.maxEntryBytes),
+      close: () => archive.close(),
+    };
   }
   const listing = await readDirectory(file, limits);
-  return { entries: listing.entries, skipped: listing.skipped.length, read: (e) => readDirectoryEntry(file, e, limits.maxEntryBytes), close: () => {} };
+  return {
+    entries: listing.entries,
+    skipped: listing.skipped.length,
+    read: (e) => readDirectoryEntry(file, e, limits.maxEntryBytes),
+    close: () => {},
+  };
 }
 
 /** Files being stored (original written, source row inserted) while the scan reads the next ones. */
@@ -50,7 +60,11 @@ const STORES_IN_FLIGHT = 4;
  * 500 2 h rides took 4.2 ms a file when each waited for the one before). The first failure to
  * store one fails the scan once those in flight have settled.
  */
-export async function scanHistory(deps: BackfillDeps, backfill: Backfill, reader: HistoryReader): Promise<{ total: number; skipped: number; queued: number }> {
+export async function scanHistory(
+  deps: BackfillDeps,
+  backfill: Backfill,
+  reader: HistoryReader,
+): Promise<{ total: number; skipped: number; queued: number }> {
   let skipped = reader.skipped;
   let total = 0;
   const storing = new Set<Promise<unknown>>();
@@ -72,14 +86,19 @@ export async function scanHistory(deps: BackfillDeps, backfill: Backfill, reader
       continue;
     }
     total += 1;
-    const stored: Promise<unknown> = storeSource(deps.db, deps.dataDir, { ...file, format: file.format }, {
-      userId: backfill.user_id,
-      origin: 'backfill',
-      sport: null,
-      tags: [],
-      backfillId: backfill.id,
-      recordedAt: recordedAt(file.bytes, file.format),
-    }).then(
+    const stored: Promise<unknown> = storeSource(
+      deps.db,
+      deps.dataDir,
+      { ...file, format: file.format },
+      {
+        userId: backfill.user_id,
+        origin: 'backfill',
+        sport: null,
+        tags: [],
+        backfillId: backfill.id,
+        recordedAt: recordedAt(file.bytes, file.format),
+      },
+    ).then(
       () => storing.delete(stored),
       (error: unknown) => {
         storing.delete(stored);

@@ -18,7 +18,14 @@ const PAGE = 500;
  * backfill (two events a file) those jobs and their transactions cost ~5 ms of the worker
  * process's CPU and ~4 ms of PostgreSQL's and Redis's per file (of ~36 and ~10 ms).
  */
-export async function startEventRelay(opts: { databaseUrl: string; db: Db; queues: Queues; log: Logger; pollMs: number; now?: () => Date }) {
+export async function startEventRelay(opts: {
+  databaseUrl: string;
+  db: Db;
+  queues: Queues;
+  log: Logger;
+  pollMs: number;
+  now?: () => Date;
+}) {
   const { db, queues, log } = opts;
   const now = opts.now ?? (() => new Date());
   let closed = false;
@@ -30,8 +37,19 @@ export async function startEventRelay(opts: { databaseUrl: string; db: Db; queue
       again = false;
       // Pages by position: events stay unfanned until their fan-out job has run. A short page is
       // the last (an event committed since wakes the relay again).
-      for (let page = await unfannedEvents(db, undefined, PAGE); page.length; page = await unfannedEvents(db, page[page.length - 1], PAGE)) {
-        await enqueueFanOut(queues, await fanOutWithoutDeliveries(db, page.map((e) => e.id), now()));
+      for (
+        let page = await unfannedEvents(db, undefined, PAGE);
+        page.length;
+        page = await unfannedEvents(db, page[page.length - 1], PAGE)
+      ) {
+        await enqueueFanOut(
+          queues,
+          await fanOutWithoutDeliveries(
+            db,
+            page.map((e) => e.id),
+            now(),
+          ),
+        );
         if (page.length < PAGE) break;
       }
     } while (again && !closed);

@@ -56,7 +56,15 @@ export const EVENT_RETENTION_DAYS = 30;
 /** STALE_SOURCE_SECONDS's default. */
 export const STALE_SOURCE_DEFAULT_SECONDS = 15 * 60;
 
-export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date; staleSourceSeconds?: number; columns?: ChannelColumns }) {
+export function housekeepingProcessor(deps: {
+  db: Db;
+  queues: Queues;
+  dataDir: string;
+  log: Logger;
+  now: () => Date;
+  staleSourceSeconds?: number;
+  columns?: ChannelColumns;
+}) {
   const staleMs = (deps.staleSourceSeconds ?? STALE_SOURCE_DEFAULT_SECONDS) * 1000;
   return async (job: Job<HousekeepingJob>): Promise<HousekeepingResult> => {
     const data = HousekeepingJob.safeParse(job.data);
@@ -66,7 +74,10 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
-    const { requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills } = await requeueUnfinished(deps, new Date(now.getTime() - staleMs));
+    const { requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills } = await requeueUnfinished(
+      deps,
+      new Date(now.getTime() - staleMs),
+    );
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
     let columnSweeps = 0;
@@ -80,7 +91,20 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
         }
       }
     }
-    return { columnSweeps, sessions, signingKeys, codes, grants, requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills, temporaryFiles, events };
+    return {
+      columnSweeps,
+      sessions,
+      signingKeys,
+      codes,
+      grants,
+      requeuedSources,
+      failedSources,
+      requeuedBackfills,
+      failedBackfills,
+      completedBackfills,
+      temporaryFiles,
+      events,
+    };
   };
 }
 
@@ -93,15 +117,27 @@ export function housekeepingProcessor(deps: { db: Db; queues: Queues; dataDir: s
 export async function requeueUnfinished(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date }, before: Date) {
   const now = deps.now();
   const stale = await staleProcessingSources(deps.db, before);
-  const { queued, exhausted } = await requeueIngest(deps.queues, stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })));
+  const { queued, exhausted } = await requeueIngest(
+    deps.queues,
+    stale.map((s) => ({ id: s.id, backfill: !!s.backfill_id })),
+  );
   for (const id of exhausted) await markGaveUp(deps, id);
   const backfills = await staleUnfinishedBackfills(deps.db, before);
-  const scans = await requeueBackfills(deps.queues, backfills.filter((b) => b.status === 'scanning').map((b) => b.id));
+  const scans = await requeueBackfills(
+    deps.queues,
+    backfills.filter((b) => b.status === 'scanning').map((b) => b.id),
+  );
   for (const id of scans.exhausted) {
     await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
     await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
   }
   let completedBackfills = 0;
   for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;
-  return { requeuedSources: queued.length, failedSources: exhausted.length, requeuedBackfills: scans.queued.length, failedBackfills: scans.exhausted.length, completedBackfills };
+  return {
+    requeuedSources: queued.length,
+    failedSources: exhausted.length,
+    requeuedBackfills: scans.queued.length,
+    failedBackfills: scans.exhausted.length,
+    completedBackfills,
+  };
 }

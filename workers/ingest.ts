@@ -63,7 +63,12 @@ export function ingestProcessor(deps: IngestDeps) {
     written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
     const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
     await written;
-    if (stored) await appendToColumns(deps, source.user_id, rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })));
+    if (stored)
+      await appendToColumns(
+        deps,
+        source.user_id,
+        rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
+      );
     await finishBackfill(deps, source);
     return { activities: stored ? rows.map((r) => r.id) : [], stored };
   };
@@ -75,11 +80,18 @@ export function ingestProcessor(deps: IngestDeps) {
  * there; their speed too once the user's speed column exists (a request asked for it). The columns are derived: when this fails (or the worker dies before it), the
  * first request that needs an activity reads its sample file instead, so a failure is only logged.
  */
-export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>, userId: string, activities: { id: string; channels: Partial<Record<Channel, Float64Array>>; afterGrid?: Float64Array | null }[]) {
+export async function appendToColumns(
+  deps: Pick<IngestDeps, 'db' | 'columns' | 'log'>,
+  userId: string,
+  activities: { id: string; channels: Partial<Record<Channel, Float64Array>>; afterGrid?: Float64Array | null }[],
+) {
   const { columns } = deps;
   if (!columns || !activities.length) return;
   try {
-    const stamps = await activityStamps(deps.db, activities.map((a) => a.id));
+    const stamps = await activityStamps(
+      deps.db,
+      activities.map((a) => a.id),
+    );
     for (const channel of MEAN_MAX_METRICS) {
       const items = activities.flatMap((a) => {
         const values = a.channels[channel];
@@ -87,10 +99,20 @@ export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 
         return values && stamp !== undefined ? [{ id: a.id, stamp, values, afterGrid: a.afterGrid }] : [];
       });
       // Power (fatigue curves) always, so that an athlete's first request finds it; speed once asked for.
-      await columns.append(userId, channel, items.map(({ id, stamp, values }) => ({ id, stamp, values })), { ifStarted: channel !== 'power' });
+      await columns.append(
+        userId,
+        channel,
+        items.map(({ id, stamp, values }) => ({ id, stamp, values })),
+        { ifStarted: channel !== 'power' },
+      );
       // And power's fatigue grid (a few hundred numbers per ride, made by the ingest task in the pool),
       // so that fatigue curves at the usual thresholds never read samples.
-      if (channel === 'power') await columns.append(userId, AFTER_GRID_CHANNEL, items.map(({ id, stamp, values, afterGrid }) => ({ id, stamp, values: afterGrid ?? afterGridEntry(values) })));
+      if (channel === 'power')
+        await columns.append(
+          userId,
+          AFTER_GRID_CHANNEL,
+          items.map(({ id, stamp, values, afterGrid }) => ({ id, stamp, values: afterGrid ?? afterGridEntry(values) })),
+        );
     }
   } catch (err) {
     deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });
@@ -102,12 +124,16 @@ export async function appendToColumns(deps: Pick<IngestDeps, 'db' | 'columns' | 
  * field: what ingest does, and what the reprocess job (./reprocess.ts) does again under newer rules.
  * A missing original is `file_missing`; past `timeoutMs` the task is stopped (`ingest_timeout`).
  */
-export async function parseSource(deps: Pick<IngestDeps, 'pool' | 'dataDir' | 'timeoutMs'>, source: Pick<Source, 'id' | 'user_id' | 'type' | 'sport'>): Promise<IngestResult> {
+export async function parseSource(
+  deps: Pick<IngestDeps, 'pool' | 'dataDir' | 'timeoutMs'>,
+  source: Pick<Source, 'id' | 'user_id' | 'type' | 'sport'>,
+): Promise<IngestResult> {
   let bytes: Buffer;
   try {
     bytes = await readFile(originalPath(deps.dataDir, source.user_id, source.id, source.type));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
     throw err;
   }
   // Kept as uploaded when its gzip stream was damaged (api/activities/store-upload.ts).
@@ -115,9 +141,17 @@ export async function parseSource(deps: Pick<IngestDeps, 'pool' | 'dataDir' | 't
   const ms = deps.timeoutMs;
   const signal = ms ? AbortSignal.timeout(ms) : undefined;
   try {
-    return await deps.pool.runIngest({ format: source.type, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sport: source.sport }, signal);
+    return await deps.pool.runIngest(
+      { format: source.type, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), sport: source.sport },
+      signal,
+    );
   } catch (err) {
-    if (signal?.aborted) return { ok: false, code: 'ingest_timeout', message: `Parsing the file took longer than ${Math.round(ms! / 1000)} s (INGEST_TIMEOUT_MS) and was stopped` };
+    if (signal?.aborted)
+      return {
+        ok: false,
+        code: 'ingest_timeout',
+        message: `Parsing the file took longer than ${Math.round(ms! / 1000)} s (INGEST_TIMEOUT_MS) and was stopped`,
+      };
     throw err;
   }
 }
@@ -163,7 +197,12 @@ export async function writeSampleFiles(
 ): Promise<void> {
   for (const { id, data } of files) await deps.samples.writeSampleFile(samplePath(deps.dataDir, userId, id), data);
   // An attempt killed while writing leaves its temporary file behind; a retry (or a requeued job) clears it.
-  if (opts.leftovers) await removeLeftovers(deps.dataDir, userId, files.map((f) => f.id));
+  if (opts.leftovers)
+    await removeLeftovers(
+      deps.dataDir,
+      userId,
+      files.map((f) => f.id),
+    );
 }
 
 /** Temporary files of earlier attempts at writing these activities' sample files (`<id>.parquet.tmp-…`). */
@@ -192,7 +231,11 @@ const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
  * MAX_REQUEUES times), so a file whose workers were killed by a deploy or two still ends `processed`,
  * and one that kills every worker ends `failed`; neither waits for housekeeping.
  */
-export async function ingestGaveUp(deps: Pick<IngestDeps, 'db' | 'now' | 'log'> & { queues: Queues }, job: Job<IngestJob> | undefined, err: Error) {
+export async function ingestGaveUp(
+  deps: Pick<IngestDeps, 'db' | 'now' | 'log'> & { queues: Queues },
+  job: Job<IngestJob> | undefined,
+  err: Error,
+) {
   if (job && err.message === STALLED_TOO_OFTEN) {
     const source = await findSource(deps.db, job.data.sourceId);
     if (!source || source.status !== 'processing') return;

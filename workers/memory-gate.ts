@@ -11,14 +11,20 @@ const RESUME_BELOW = 0.8;
  * span) and INGEST_TIMEOUT_MS; this keeps jobs from stacking on a process that is already large, and
  * the jobs it leaves wait in the queue for this or another worker process. Returns the stop function.
  */
-export function gateOnMemory(workers: Worker[], opts: { maxRssBytes: number; everyMs: number; log: Logger; rss?: () => number }): () => void {
+export function gateOnMemory(
+  workers: Worker[],
+  opts: { maxRssBytes: number; everyMs: number; log: Logger; rss?: () => number },
+): () => void {
   const rss = opts.rss ?? (() => process.memoryUsage.rss());
   let paused = false;
   const check = () => {
     const used = rss();
     if (!paused && used > opts.maxRssBytes) {
       paused = true;
-      opts.log.warn('memory over WORKER_MAX_RSS_MB: taking no new jobs', { rss_mb: Math.round(used / 2 ** 20), cap_mb: Math.round(opts.maxRssBytes / 2 ** 20) });
+      opts.log.warn('memory over WORKER_MAX_RSS_MB: taking no new jobs', {
+        rss_mb: Math.round(used / 2 ** 20),
+        cap_mb: Math.round(opts.maxRssBytes / 2 ** 20),
+      });
       for (const w of workers) void w.pause(true).catch(() => {});
     } else if (paused && used < opts.maxRssBytes * RESUME_BELOW) {
       paused = false;

@@ -28,7 +28,12 @@ export function outageSafe<D, R>(processor: Processor<D, R>, log: Logger, queue:
       } catch {
         throw err;
       }
-      log.warn('dependency unavailable: the job runs again later, its attempt not spent', { queue, job_id: job.id, retry_ms: OUTAGE_RETRY_MS, err: (err as Error).message });
+      log.warn('dependency unavailable: the job runs again later, its attempt not spent', {
+        queue,
+        job_id: job.id,
+        retry_ms: OUTAGE_RETRY_MS,
+        err: (err as Error).message,
+      });
       throw new DelayedError();
     }
   };

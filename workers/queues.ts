@@ -6,7 +6,14 @@ import { z } from 'zod';
  * The BullMQ queues, their jobs' payloads and the helpers that queue them: every producer (API
  * routes, workers, the CLI) queues through these, so job ids, retries and retention are decided here.
  */
-export const QUEUE_NAMES = { housekeeping: 'housekeeping', ingest: 'ingest', backfill: 'backfill', curves: 'curves', reprocess: 'reprocess', webhooks: 'webhooks' } as const;
+export const QUEUE_NAMES = {
+  housekeeping: 'housekeeping',
+  ingest: 'ingest',
+  backfill: 'backfill',
+  curves: 'curves',
+  reprocess: 'reprocess',
+  webhooks: 'webhooks',
+} as const;
 
 /** The periodic clean-up (./housekeeping.ts); one task today. */
 export const HousekeepingJob = z.object({ task: z.literal('purge-expired') });
@@ -138,7 +145,10 @@ export async function enqueueIngest(queues: Queues, sourceIds: string[], opts: {
  * returned in `exhausted` instead: the caller marks it failed, so a file that kills its worker
  * every time ends `failed` instead of running forever.
  */
-export async function requeueIngest(queues: Queues, sources: { id: string; backfill: boolean }[]): Promise<{ queued: string[]; exhausted: string[] }> {
+export async function requeueIngest(
+  queues: Queues,
+  sources: { id: string; backfill: boolean }[],
+): Promise<{ queued: string[]; exhausted: string[] }> {
   const queued: string[] = [];
   const exhausted: string[] = [];
   const fresh: { id: string; backfill: boolean; requeues: number }[] = [];
@@ -160,7 +170,11 @@ export async function requeueIngest(queues: Queues, sources: { id: string; backf
   }
   if (fresh.length) {
     await queues.ingest.addBulk(
-      fresh.map((s) => ({ name: 'ingest', data: { sourceId: s.id, ...(s.requeues ? { requeues: s.requeues } : {}) }, opts: { ...INGEST_JOB, jobId: s.id, ...(s.backfill ? { priority: BACKFILL_PRIORITY } : {}) } })),
+      fresh.map((s) => ({
+        name: 'ingest',
+        data: { sourceId: s.id, ...(s.requeues ? { requeues: s.requeues } : {}) },
+        opts: { ...INGEST_JOB, jobId: s.id, ...(s.backfill ? { priority: BACKFILL_PRIORITY } : {}) },
+      })),
     );
     queued.push(...fresh.map((s) => s.id));
   }
@@ -178,7 +192,13 @@ export async function enqueueCurves(queues: Queues, job: CurvesJob): Promise<str
   const jobId = curvesJobId(job);
   // Finished jobs are removed (a kept one would swallow the next request with its id); a waiting
   // caller listens for the job's completed/failed event from before it enqueues (bin/cli.ts).
-  const added = await queues.curves.add('curves', job, { jobId, attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: true });
+  const added = await queues.curves.add('curves', job, {
+    jobId,
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 5_000 },
+    removeOnComplete: true,
+    removeOnFail: true,
+  });
   return added.id ?? jobId;
 }
 
@@ -200,7 +220,13 @@ export async function enqueueReprocess(queues: Queues, sourceIds: string[], opts
     sourceIds.map((sourceId) => ({
       name: 'reprocess',
       data: { sourceId, ...(opts.all ? { all: true } : {}) },
-      opts: { jobId: reprocessJobId(sourceId), attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: true, removeOnFail: true },
+      opts: {
+        jobId: reprocessJobId(sourceId),
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5_000 },
+        removeOnComplete: true,
+        removeOnFail: true,
+      },
     })),
   );
   return sourceIds.map(reprocessJobId);
@@ -221,7 +247,13 @@ export async function enqueueFanOut(queues: Queues, eventIds: string[]): Promise
     eventIds.map((eventId) => ({
       name: 'fan-out',
       data: { eventId },
-      opts: { jobId: `event-${eventId}`, attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 7 * 86400 } },
+      opts: {
+        jobId: `event-${eventId}`,
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 1_000 },
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 7 * 86400 },
+      },
     })),
   );
 }
@@ -237,14 +269,24 @@ export function deliveryAttempts(baseMs: number, maxDelayMs: number): number {
 }
 
 /** Queue attempts at deliveries; the job id is the delivery's, so a delivery is never queued twice at once. */
-export async function enqueueDeliveries(queues: Queues, deliveryIds: string[], retry: { baseMs: number; maxDelayMs: number }): Promise<void> {
+export async function enqueueDeliveries(
+  queues: Queues,
+  deliveryIds: string[],
+  retry: { baseMs: number; maxDelayMs: number },
+): Promise<void> {
   if (!deliveryIds.length) return;
   const attempts = deliveryAttempts(retry.baseMs, retry.maxDelayMs);
   await queues.webhooks.addBulk(
     deliveryIds.map((deliveryId) => ({
       name: 'deliver',
       data: { deliveryId },
-      opts: { jobId: `delivery-${deliveryId}`, attempts, backoff: { type: 'exponential', delay: retry.baseMs }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 86400 } },
+      opts: {
+        jobId: `delivery-${deliveryId}`,
+        attempts,
+        backoff: { type: 'exponential', delay: retry.baseMs },
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 86400 },
+      },
     })),
   );
 }

@@ -53,17 +53,23 @@ export function reprocessProcessor(deps: ReprocessDeps) {
     if (source.status !== 'processed') return { ...result, skipped: `source ${source.status}` };
     const stored = await activitiesOfSource(deps.db, source.id);
     if (!stored.length) return { ...result, skipped: 'no activity left' };
-    if (!job.data.all && stored.every((a) => a.ingest_version >= INGEST_RULES_VERSION)) return { ...result, unchanged: stored.length, skipped: 'already current' };
+    if (!job.data.all && stored.every((a) => a.ingest_version >= INGEST_RULES_VERSION))
+      return { ...result, unchanged: stored.length, skipped: 'already current' };
 
     const parsed = await parseSource(deps, source);
     if (!parsed.ok) {
       const missing = parsed.code === 'file_missing';
-      deps.log.warn(missing ? 'reprocess: original file missing; activities left as they are' : 'reprocess: original no longer parses; activities left as they are', {
-        source_id: source.id,
-        activities: stored.length,
-        code: parsed.code,
-        message: parsed.message,
-      });
+      deps.log.warn(
+        missing
+          ? 'reprocess: original file missing; activities left as they are'
+          : 'reprocess: original no longer parses; activities left as they are',
+        {
+          source_id: source.id,
+          activities: stored.length,
+          code: parsed.code,
+          message: parsed.message,
+        },
+      );
       return { ...result, [missing ? 'missing_original' : 'failed']: stored.length, error: { code: parsed.code, message: parsed.message } };
     }
 
@@ -73,7 +79,12 @@ export function reprocessProcessor(deps: ReprocessDeps) {
       const activity = parsed.activities[a.session_index];
       if (!activity) {
         result.failed++;
-        deps.log.warn('reprocess: the original no longer holds this session; activity left as it is', { source_id: source.id, activity_id: a.id, session_index: a.session_index, sessions: parsed.activities.length });
+        deps.log.warn('reprocess: the original no longer holds this session; activity left as it is', {
+          source_id: source.id,
+          activity_id: a.id,
+          session_index: a.session_index,
+          sessions: parsed.activities.length,
+        });
         continue;
       }
       rows.push(activityRow(a.id, a.session_index, activity));
@@ -83,7 +94,12 @@ export function reprocessProcessor(deps: ReprocessDeps) {
 
     const retried = isRetry(job);
     // A killed attempt may have left temporary files of any of them, whether or not they are written again now.
-    if (retried) await removeLeftovers(deps.dataDir, source.user_id, rows.map((r) => r.id));
+    if (retried)
+      await removeLeftovers(
+        deps.dataDir,
+        source.user_id,
+        rows.map((r) => r.id),
+      );
     const outcome = await replaceDerivedActivities(deps.db, source, rows, deps.now(), {
       retried,
       samplesDiffer: async (ids) => {
@@ -91,9 +107,16 @@ export function reprocessProcessor(deps: ReprocessDeps) {
         for (const id of ids) if (await sampleFileDiffers(deps, source.user_id, id, fresh.get(id)!)) differ.add(id);
         return differ;
       },
-      writeSamples: (ids) => writeSampleFiles(deps, source.user_id, ids.map((id) => ({ id, data: fresh.get(id)! })), { leftovers: false }),
+      writeSamples: (ids) =>
+        writeSampleFiles(
+          deps,
+          source.user_id,
+          ids.map((id) => ({ id, data: fresh.get(id)! })),
+          { leftovers: false },
+        ),
     });
-    if (outcome.gone.length) deps.log.info('reprocess: activities deleted meanwhile were not written', { source_id: source.id, activity_ids: outcome.gone });
+    if (outcome.gone.length)
+      deps.log.info('reprocess: activities deleted meanwhile were not written', { source_id: source.id, activity_ids: outcome.gone });
     return { ...result, reprocessed: outcome.changed.length, unchanged: outcome.unchanged.length, gone: outcome.gone.length };
   };
 }
@@ -104,7 +127,8 @@ async function sampleFileDiffers(deps: ReprocessDeps, userId: string, id: string
   try {
     file = await deps.samples.readSampleFile(samplePath(deps.dataDir, userId, id));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') deps.log.warn('reprocess: sample file unreadable; written again', { activity_id: id, err: (err as Error).message });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      deps.log.warn('reprocess: sample file unreadable; written again', { activity_id: id, err: (err as Error).message });
     return true;
   }
   return !sameSamples(file, next);

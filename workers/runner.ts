@@ -106,9 +106,33 @@ export async function startWorkers(
     return worker;
   }
 
-  startWorker({ queue: QUEUE_NAMES.housekeeping, processor: housekeepingProcessor({ db, queues, dataDir: config.DATA_DIR, log, now, staleSourceSeconds: config.STALE_SOURCE_SECONDS, columns: engine.columns }), concurrency: 1, longJobs: false, outageSafe: true, completed: 'info' });
+  startWorker({
+    queue: QUEUE_NAMES.housekeeping,
+    processor: housekeepingProcessor({
+      db,
+      queues,
+      dataDir: config.DATA_DIR,
+      log,
+      now,
+      staleSourceSeconds: config.STALE_SOURCE_SECONDS,
+      columns: engine.columns,
+    }),
+    concurrency: 1,
+    longJobs: false,
+    outageSafe: true,
+    completed: 'info',
+  });
 
-  const ingestDeps = { db, pool: engine.pool, samples: engine.samples, columns: engine.columns, dataDir: config.DATA_DIR, log, now, timeoutMs: config.INGEST_TIMEOUT_MS };
+  const ingestDeps = {
+    db,
+    pool: engine.pool,
+    samples: engine.samples,
+    columns: engine.columns,
+    dataDir: config.DATA_DIR,
+    log,
+    now,
+    timeoutMs: config.INGEST_TIMEOUT_MS,
+  };
   const ingestWorker = startWorker({
     queue: QUEUE_NAMES.ingest,
     processor: ingestProcessor(ingestDeps),
@@ -124,18 +148,41 @@ export async function startWorkers(
 
   const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
-  const backfillWorker = startWorker({ queue: QUEUE_NAMES.backfill, processor: backfillProcessor(backfillDeps), concurrency: 2, longJobs: true, outageSafe: true, completed: 'info' });
-  const curvesWorker = startWorker({ queue: QUEUE_NAMES.curves, processor: curvesProcessor(ingestDeps), concurrency: 1, longJobs: true, outageSafe: true, completed: 'info' });
+  const backfillWorker = startWorker({
+    queue: QUEUE_NAMES.backfill,
+    processor: backfillProcessor(backfillDeps),
+    concurrency: 2,
+    longJobs: true,
+    outageSafe: true,
+    completed: 'info',
+  });
+  const curvesWorker = startWorker({
+    queue: QUEUE_NAMES.curves,
+    processor: curvesProcessor(ingestDeps),
+    concurrency: 1,
+    longJobs: true,
+    outageSafe: true,
+    completed: 'info',
+  });
   // One source at a time per process: re-deriving a history (`cli reprocess`) shares the engine
   // pool with uploads' ingests and should not hold them up; more worker processes go faster.
-  const reprocessWorker = startWorker({ queue: QUEUE_NAMES.reprocess, processor: reprocessProcessor(ingestDeps), concurrency: 1, longJobs: true, outageSafe: true, completed: 'debug' });
+  const reprocessWorker = startWorker({
+    queue: QUEUE_NAMES.reprocess,
+    processor: reprocessProcessor(ingestDeps),
+    concurrency: 1,
+    longJobs: true,
+    outageSafe: true,
+    completed: 'debug',
+  });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
   const heavy = [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
   // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
   // memory is mostly the API's caches, which a paused worker would never bring down. Checked at once,
   // in the tick the workers were made: an oversized process takes not even a first job.
   const gated = !opts.engine && config.WORKER_MAX_RSS_MB > 0;
-  const stopGate = gated ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log }) : () => {};
+  const stopGate = gated
+    ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log })
+    : () => {};
 
   const webhookDeps = {
     db,
@@ -154,7 +201,8 @@ export async function startWorkers(
     longJobs: true,
     outageSafe: false,
     completed: 'debug',
-    onFailed: (job, err) => log.warn('webhook job failed', { queue: QUEUE_NAMES.webhooks, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }),
+    onFailed: (job, err) =>
+      log.warn('webhook job failed', { queue: QUEUE_NAMES.webhooks, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }),
   });
 
   // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
@@ -165,12 +213,16 @@ export async function startWorkers(
     await closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log);
   });
 
-
   await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
   const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
   lifecycle.add('event relay', () => relay.close());
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
-  const schedule = () => queues.housekeeping.upsertJobScheduler('purge-expired', { every: config.HOUSEKEEPING_EVERY_SECONDS * 1000 }, { name: 'purge-expired', data: { task: 'purge-expired' } });
+  const schedule = () =>
+    queues.housekeeping.upsertJobScheduler(
+      'purge-expired',
+      { every: config.HOUSEKEEPING_EVERY_SECONDS * 1000 },
+      { name: 'purge-expired', data: { task: 'purge-expired' } },
+    );
   await schedule();
   // A Redis restarted empty (or failed over) lost the schedule and the jobs: on every reconnection,
   // declare the schedule again and queue again whatever is unfinished without a job (sources still
@@ -182,7 +234,8 @@ export async function startWorkers(
       const r = await requeueUnfinished({ db, queues, dataDir: config.DATA_DIR, log, now }, now());
       if (r.requeuedSources || r.requeuedBackfills) log.info('Redis is back: unfinished work queued again', r);
     } catch (err) {
-      if (!isOutage(err) || Date.now() > deadline) return void log.warn('could not queue unfinished work again after Redis came back', { err: (err as Error).message });
+      if (!isOutage(err) || Date.now() > deadline)
+        return void log.warn('could not queue unfinished work again after Redis came back', { err: (err as Error).message });
       await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS).unref());
       return requeueAfterRedis(deadline);
     }
@@ -214,12 +267,22 @@ async function createWorkerEngine(config: Config, lifecycle: Lifecycle, db: Db):
 async function closeWorkers(workers: Map<Worker, Map<string, { job: Job; token: string }>>, timeoutMs: number, log: Logger): Promise<void> {
   const closing = Promise.all([...workers.keys()].map((w) => w.close()));
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([closing.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+  const timedOut = await Promise.race([
+    closing.then(() => false),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs))),
+  ]);
   clearTimeout(timer);
   if (!timedOut) return;
   const running = [...workers.values()].flatMap((m) => [...m.values()]);
-  log.warn('jobs still running at the shutdown timeout: handing them back', { timeout_ms: timeoutMs, jobs: running.map((r) => `${r.job.queueName}:${r.job.id}`) });
-  await Promise.all(running.map(({ job, token }) => job.moveToWait(token).catch((err) => log.warn('could not hand a job back', { job_id: job.id, err: (err as Error).message }))));
+  log.warn('jobs still running at the shutdown timeout: handing them back', {
+    timeout_ms: timeoutMs,
+    jobs: running.map((r) => `${r.job.queueName}:${r.job.id}`),
+  });
+  await Promise.all(
+    running.map(({ job, token }) =>
+      job.moveToWait(token).catch((err) => log.warn('could not hand a job back', { job_id: job.id, err: (err as Error).message })),
+    ),
+  );
   // Not awaited: BullMQ's close(true) after a close() is that same close, which waits for the jobs
   // just handed back. What they still hold is let go when the process exits.
   for (const w of workers.keys()) void w.close(true).catch(() => {});

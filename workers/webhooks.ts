@@ -24,7 +24,12 @@ export interface WebhookDeps {
 
 /** The body of a delivery (API.md "Webhooks"), serialised once: it is what the signature covers. */
 export function webhookBody(e: { user_id: string; event_type: string; resource_id: string; occurred_at: Date }): string {
-  return JSON.stringify({ user_id: e.user_id, event_type: e.event_type, resource_id: e.resource_id, timestamp: formatInstant(e.occurred_at) });
+  return JSON.stringify({
+    user_id: e.user_id,
+    event_type: e.event_type,
+    resource_id: e.resource_id,
+    timestamp: formatInstant(e.occurred_at),
+  });
 }
 
 /** One worker for the webhooks queue: `fan-out` jobs create deliveries, `deliver` jobs attempt them. */
@@ -76,17 +81,32 @@ function deliverProcessor(deps: WebhookDeps) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const target = await resolveWebhookTarget(d.endpoint, { allowHttpLoopback: deps.allowHttpLoopback });
     if (!target.ok) {
-      await recordAttempt(deps.db, d.id, { status: lastAttempt ? 'failed' : 'pending', statusCode: null, error: `refused: ${target.reason}`, excerpt: null }, now);
+      await recordAttempt(
+        deps.db,
+        d.id,
+        { status: lastAttempt ? 'failed' : 'pending', statusCode: null, error: `refused: ${target.reason}`, excerpt: null },
+        now,
+      );
       throw new Error(`refused: ${target.reason}`);
     }
     const body = webhookBody(d);
     const signature = signWebhook(secret, body, Math.floor(now.getTime() / 1000));
-    const res = await postWebhook(target, body, { 'X-Signature': signature, 'X-Event-Id': d.event_id, 'X-Event-Type': d.event_type }, { timeoutMs: deps.timeoutMs });
+    const res = await postWebhook(
+      target,
+      body,
+      { 'X-Signature': signature, 'X-Event-Id': d.event_id, 'X-Event-Type': d.event_type },
+      { timeoutMs: deps.timeoutMs },
+    );
     const ok = res.status !== null && res.status >= 200 && res.status < 300;
     await recordAttempt(
       deps.db,
       d.id,
-      { status: ok ? 'delivered' : lastAttempt ? 'failed' : 'pending', statusCode: res.status, error: ok ? null : (res.error ?? `HTTP ${res.status}`), excerpt: res.excerpt || null },
+      {
+        status: ok ? 'delivered' : lastAttempt ? 'failed' : 'pending',
+        statusCode: res.status,
+        error: ok ? null : (res.error ?? `HTTP ${res.status}`),
+        excerpt: res.excerpt || null,
+      },
       now,
     );
     if (!ok) throw new Error(res.error ?? `HTTP ${res.status}`);

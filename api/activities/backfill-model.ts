@@ -6,7 +6,9 @@ export const BackfillOut = z
   .object({
     id: z.string(),
     filename: z.string(),
-    status: z.enum(['scanning', 'loading', 'completed', 'failed']).describe('scanning (reading the archive) → loading (newest first) → completed; failed when the archive cannot be read'),
+    status: z
+      .enum(['scanning', 'loading', 'completed', 'failed'])
+      .describe('scanning (reading the archive) → loading (newest first) → completed; failed when the archive cannot be read'),
     files_total: z.number().int().describe('Activity files found (known after scanning)'),
     files_skipped: z.number().int().describe('Entries left out: other formats, unsafe names, too large'),
     error: z.string().nullable(),

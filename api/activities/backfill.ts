@@ -14,7 +14,9 @@ import { enqueueBackfill } from '../../workers/queues.ts';
  */
 
 const busy = (running: Backfill) =>
-  new Conflict(`A history import (${running.id}, ${running.filename}) is still ${running.status}: imports run one at a time; follow it on GET /api/v1/activities/backfill-status and send this one when it has completed`);
+  new Conflict(
+    `A history import (${running.id}, ${running.filename}) is still ${running.status}: imports run one at a time; follow it on GET /api/v1/activities/backfill-status and send this one when it has completed`,
+  );
 
 /** 409 when the user already has an import running (checked before the archive is read). */
 export async function refuseWhileImporting(deps: Deps, userId: string): Promise<void> {

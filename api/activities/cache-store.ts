@@ -66,7 +66,20 @@ end
 return 1
 `;
 
-type CacheRedis = Redis & { storeBoundedCacheEntry(entry: string, userIndex: string, expiries: string, sizes: string, value: Buffer, ttl: number, version: string, now: number, maxEntries: number, maxBytes: number): Promise<number> };
+type CacheRedis = Redis & {
+  storeBoundedCacheEntry(
+    entry: string,
+    userIndex: string,
+    expiries: string,
+    sizes: string,
+    value: Buffer,
+    ttl: number,
+    version: string,
+    now: number,
+    maxEntries: number,
+    maxBytes: number,
+  ): Promise<number>;
+};
 
 const defined = new WeakSet<Redis>();
 function scripted(redis: Redis): CacheRedis {
@@ -89,7 +102,15 @@ export function cacheKey(deps: Deps, cache: CacheName, userId: string, version: 
  * bounds above. Resolves whether it was stored; a Redis failure is not an error (the cache is only
  * a cache).
  */
-export async function storeCacheEntry(deps: Deps, cache: CacheName, userId: string, version: string, entry: string, value: Buffer, ttl: number): Promise<boolean> {
+export async function storeCacheEntry(
+  deps: Deps,
+  cache: CacheName,
+  userId: string,
+  version: string,
+  entry: string,
+  value: Buffer,
+  ttl: number,
+): Promise<boolean> {
   const { QUEUE_PREFIX: prefix, CACHE_MAX_ENTRIES_PER_USER: maxEntries, CACHE_MAX_MB: maxMb } = deps.config;
   try {
     const stored = await scripted(deps.redis).storeBoundedCacheEntry(

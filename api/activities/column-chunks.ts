@@ -5,7 +5,11 @@ import { retryIfMoved, slicePlace, type ColumnPlace } from '../../engine/samples
 import { samplePath } from '../../lib/storage.ts';
 
 /** The activities as a channel column checks them (id, stamp, sample count; the sample file's path only when a fill reads it). */
-export function columnActivities(deps: Deps, userId: string, activities: readonly { id: string; stamp: number; samples: number }[]): ColumnActivity[] {
+export function columnActivities(
+  deps: Deps,
+  userId: string,
+  activities: readonly { id: string; stamp: number; samples: number }[],
+): ColumnActivity[] {
   const dataDir = deps.config.DATA_DIR;
   return activities.map((a) => ({
     id: a.id,

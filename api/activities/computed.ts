@@ -35,7 +35,10 @@ const inflight = new Map<string, Promise<Computed>>();
 
 export class ComputeTimeout extends ServiceUnavailable {
   constructor(ms: number) {
-    super(`The computation did not finish within ${ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}; narrow the date range, the sports or the durations, or try again later`, 30);
+    super(
+      `The computation did not finish within ${ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}; narrow the date range, the sports or the durations, or try again later`,
+      30,
+    );
   }
 }
 
@@ -44,7 +47,9 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   const { deps } = ctx;
   const userId = ctx.state.principal!.userId;
   const version = await userDataVersion(ctx);
-  const digest = createHash('sha256').update(JSON.stringify([ctx.path, identity])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([ctx.path, identity]))
+    .digest('base64url');
   ctx.vary('Accept'); // frames are negotiated on Accept
   if (notModified(ctx, computedTag(ctx, version, identity))) return;
   const key = cacheKey(deps, 'computed', userId, version, digest);
@@ -114,7 +119,8 @@ async function store(deps: Deps, userId: string, version: string, key: string, r
 
 /** A frame as the client asked for it: Parquet (default) or column-oriented JSON (`format=json` or `Accept: application/json`). */
 export async function encodeFrame(deps: Deps, frame: Frame, json: boolean, headers?: Record<string, string>): Promise<Computed> {
-  if (json) return { body: Buffer.from(frameToJson(frame), 'utf8'), type: 'application/json; charset=utf-8', ...(headers ? { headers } : {}) };
+  if (json)
+    return { body: Buffer.from(frameToJson(frame), 'utf8'), type: 'application/json; charset=utf-8', ...(headers ? { headers } : {}) };
   const body = await deps.engine.frames.toParquetBuffer(frame, tmpDir(deps.config.DATA_DIR));
   return { body, type: PARQUET_MEDIA_TYPE, ...(headers ? { headers } : {}) };
 }

@@ -67,6 +67,12 @@ export function wantsJson(accept: string | undefined, format: string | undefined
  * `<activity id>-mean-max.parquet`.
  */
 export function parquetDisposition(path: string): string {
-  const name = path.replace(/^\/api\/v1\/activities\/?/, '').split('/').filter(Boolean).join('-').replace(/[^A-Za-z0-9._-]/g, '_') || 'activities';
+  const name =
+    path
+      .replace(/^\/api\/v1\/activities\/?/, '')
+      .split('/')
+      .filter(Boolean)
+      .join('-')
+      .replace(/[^A-Za-z0-9._-]/g, '_') || 'activities';
   return `attachment; filename="${name}.parquet"`;
 }

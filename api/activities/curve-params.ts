@@ -18,19 +18,26 @@ export const DEFAULT_METRICS: TimeSeriesMetric[] = ['duration', 'power', 'speed'
 export const MetricsParam = onTheWire(
   queryArray(z.enum(TIME_SERIES_METRICS))
     .optional()
-    .describe(`Columns after the timestamps, in this order: \`duration\` (each row's length in seconds) and sample channels (${CHANNELS.join(', ')}). Default: duration, power, speed, heart_rate.`),
+    .describe(
+      `Columns after the timestamps, in this order: \`duration\` (each row's length in seconds) and sample channels (${CHANNELS.join(', ')}). Default: duration, power, speed, heart_rate.`,
+    ),
   { default: DEFAULT_METRICS },
 );
 
 export const SegmentationOnParam = z
   .enum(['power', 'speed'])
   .optional()
-  .describe('Merge consecutive samples into segments whose power (or speed) stays within 5 W (0.05 m/s); each row is a segment, `duration` its length');
+  .describe(
+    'Merge consecutive samples into segments whose power (or speed) stays within 5 W (0.05 m/s); each row is a segment, `duration` its length',
+  );
 
 export const FormatParam = z
   .enum(['parquet', 'json'])
   .optional()
-  .meta({ description: '`json` for column-oriented JSON; default `parquet` unless the request sends `Accept: application/json`', default: 'parquet' });
+  .meta({
+    description: '`json` for column-oriented JSON; default `parquet` unless the request sends `Accept: application/json`',
+    default: 'parquet',
+  });
 
 export const MeanMaxMetricParam = z.enum(MEAN_MAX_METRICS);
 export const AwdMetricParam = z.enum(AWD_METRICS);
@@ -82,4 +89,6 @@ export const AfterParam = queryArray(
   { count: 5, message: 'at most 5 after values are allowed' },
 )
   .optional()
-  .describe('Fatigue states: accumulated work in kJ (metric=power) or distance in metres (metric=speed). At most 5 values; repeat the key or separate with commas.');
+  .describe(
+    'Fatigue states: accumulated work in kJ (metric=power) or distance in metres (metric=speed). At most 5 values; repeat the key or separate with commas.',
+  );

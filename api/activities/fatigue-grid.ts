@@ -22,7 +22,9 @@ import { columnActivities, runInChunks } from './column-chunks.ts';
  * (the answer is the entries' merge), `bound` when some is between points (the entries rule out the
  * rides that cannot hold the answer; the others are read), null when a duration is off the grid.
  */
-export type GridPlan = { kind: 'merge'; points: Int32Array; columns: Int32Array } | { kind: 'bound'; lo: Int32Array; hi: Int32Array; columns: Int32Array };
+export type GridPlan =
+  | { kind: 'merge'; points: Int32Array; columns: Int32Array }
+  | { kind: 'bound'; lo: Int32Array; hi: Int32Array; columns: Int32Array };
 
 export function gridPlan(thresholds: Float64Array, durations: Int32Array): GridPlan | null {
   const columns = gridDurations(durations);
@@ -34,27 +36,54 @@ export function gridPlan(thresholds: Float64Array, durations: Int32Array): GridP
 }
 
 /** The curves (one per point, as longitudinalAfter by duration gives them) from the grid column. */
-export async function gridCurves(deps: Deps, userId: string, activities: CurveActivityRow[], plan: Extract<GridPlan, { kind: 'merge' }>, signal: AbortSignal): Promise<AfterOutput> {
-  return placeGrid(deps, userId, activities, signal, (place) => deps.engine.pool.run({ task: 'after-grid', place, points: plan.points.slice(), columns: plan.columns.slice() }, signal));
+export async function gridCurves(
+  deps: Deps,
+  userId: string,
+  activities: CurveActivityRow[],
+  plan: Extract<GridPlan, { kind: 'merge' }>,
+  signal: AbortSignal,
+): Promise<AfterOutput> {
+  return placeGrid(deps, userId, activities, signal, (place) =>
+    deps.engine.pool.run({ task: 'after-grid', place, points: plan.points.slice(), columns: plan.columns.slice() }, signal),
+  );
 }
 
 /** The indices (ascending) of the activities whose samples can hold the answer between grid points. */
-export async function ridesToRead(deps: Deps, userId: string, activities: CurveActivityRow[], plan: Extract<GridPlan, { kind: 'bound' }>, signal: AbortSignal): Promise<number[]> {
+export async function ridesToRead(
+  deps: Deps,
+  userId: string,
+  activities: CurveActivityRow[],
+  plan: Extract<GridPlan, { kind: 'bound' }>,
+  signal: AbortSignal,
+): Promise<number[]> {
   const needed = await placeGrid(deps, userId, activities, signal, (place) =>
-    deps.engine.pool.run({ task: 'after-grid-needed', place, lo: plan.lo.slice(), hi: plan.hi.slice(), columns: plan.columns.slice() }, signal),
+    deps.engine.pool.run(
+      { task: 'after-grid-needed', place, lo: plan.lo.slice(), hi: plan.hi.slice(), columns: plan.columns.slice() },
+      signal,
+    ),
   );
   return activities.flatMap((_, a) => (needed[a] ? [a] : []));
 }
 
 /** `use` of the activities' grid entries, those the column lacks derived and appended first. */
-function placeGrid<T>(deps: Deps, userId: string, activities: CurveActivityRow[], signal: AbortSignal, use: (place: ColumnPlace) => Promise<T>): Promise<T> {
+function placeGrid<T>(
+  deps: Deps,
+  userId: string,
+  activities: CurveActivityRow[],
+  signal: AbortSignal,
+  use: (place: ColumnPlace) => Promise<T>,
+): Promise<T> {
   const derive = (batch: ColumnActivity[], s?: AbortSignal) => buildEntries(deps, userId, batch, s);
-  return retryIfMoved(async () => use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, userId, activities), signal, derive)));
+  return retryIfMoved(async () =>
+    use(await deps.engine.columns.place(userId, AFTER_GRID_CHANNEL, columnActivities(deps, userId, activities), signal, derive)),
+  );
 }
 
 /** The rides' grid entries, from their power (the power column, filled from the sample files where it lacks them). */
 async function buildEntries(deps: Deps, userId: string, batch: ColumnActivity[], signal?: AbortSignal): Promise<Float64Array[]> {
-  const { outputs } = await runInChunks(deps, userId, 'power', batch, signal, (place) => deps.engine.pool.run({ task: 'after-grid-build', place }, signal));
+  const { outputs } = await runInChunks(deps, userId, 'power', batch, signal, (place) =>
+    deps.engine.pool.run({ task: 'after-grid-build', place }, signal),
+  );
   return outputs.flatMap(({ values, length }) => {
     let at = 0;
     return Array.from(length, (n) => values.subarray(at, (at += n)));

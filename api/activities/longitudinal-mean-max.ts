@@ -29,7 +29,13 @@ import { columnActivities, runInChunks } from './column-chunks.ts';
  */
 
 /** Value-indexed, from the curves stored at ingestion. */
-export async function storedLevelCurve(deps: Deps, userId: string, filter: ActivityFilter, metric: MeanMaxMetric, signal: AbortSignal): Promise<Frame> {
+export async function storedLevelCurve(
+  deps: Deps,
+  userId: string,
+  filter: ActivityFilter,
+  metric: MeanMaxMetric,
+  signal: AbortSignal,
+): Promise<Frame> {
   const rows = await curvesOf(deps.db, userId, filter, metric, 'levels');
   const duration = packStored(rows, 'buffer');
   const start = packStored(rows, 'second');
@@ -69,9 +75,20 @@ export async function afterWorkCurve(
   }
   const asked = after.map((x) => order.indexOf(x));
   if (output.kind === 'intensity') {
-    return levelFrame(metric, asked.map((j) => output.curves[j] ?? { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }), owners, after);
+    return levelFrame(
+      metric,
+      asked.map((j) => output.curves[j] ?? { duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }),
+      owners,
+      after,
+    );
   }
-  return durationFrame(metric, durations ?? new Int32Array(0), asked.map((j) => output.curves[j]), owners, after);
+  return durationFrame(
+    metric,
+    durations ?? new Int32Array(0),
+    asked.map((j) => output.curves[j]),
+    owners,
+    after,
+  );
 }
 
 /** From the activities' samples (their channel column), in chunks of about equal samples, one pool task each, merged in order. */
@@ -84,7 +101,16 @@ async function sampleCurves(
 ): Promise<AfterOutput> {
   const { metric, thresholds, durations } = request;
   const { outputs, firsts } = await runInChunks(deps, userId, metric, columnActivities(deps, userId, activities), signal, (place) =>
-    deps.engine.pool.run({ task: 'after-column', place, thresholds: thresholds.slice(), durations: durations ? durations.slice() : null, step: LEVEL_STEP[metric] }, signal),
+    deps.engine.pool.run(
+      {
+        task: 'after-column',
+        place,
+        thresholds: thresholds.slice(),
+        durations: durations ? durations.slice() : null,
+        step: LEVEL_STEP[metric],
+      },
+      signal,
+    ),
   );
   return mergeChunks(outputs, firsts);
 }

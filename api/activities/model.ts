@@ -13,7 +13,9 @@ export const SourceOut = z
     origin: z.enum(['manual_upload', 'backfill']),
     filename: z.string(),
     status: z.enum(['processing', 'processed', 'failed']),
-    error: SourceError.nullable().describe('Why the file could not be read (`invalid_fit`, `empty_file`, `csv_missing_timestamp`, …; `activity_too_long` past 8 days, `too_many_samples` past 2,764,800 records, `ingest_timeout` past INGEST_TIMEOUT_MS)'),
+    error: SourceError.nullable().describe(
+      'Why the file could not be read (`invalid_fit`, `empty_file`, `csv_missing_timestamp`, …; `activity_too_long` past 8 days, `too_many_samples` past 2,764,800 records, `ingest_timeout` past INGEST_TIMEOUT_MS)',
+    ),
     activity_ids: z.array(z.string()),
     created_at: z.string(),
   })

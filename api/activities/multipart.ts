@@ -38,7 +38,10 @@ const FORM_OVERHEAD_BYTES = 1024 * 1024;
  * A part with a file name is a file whatever its Content-Type says, and also without one (python
  * `requests` sends none): the content decides what it is.
  */
-export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFiles: number; maxFileBytes: number; fields: string[] }): Promise<MultipartBody> {
+export async function readMultipart(
+  ctx: Ctx,
+  opts: { fileField: string; maxFiles: number; maxFileBytes: number; fields: string[] },
+): Promise<MultipartBody> {
   if (!ctx.is('multipart/form-data')) throw problem([], 'Expected a multipart/form-data body', 'value_error.content_type');
   const declared = Number(ctx.get('content-length'));
   if (declared > opts.maxFiles * opts.maxFileBytes + FORM_OVERHEAD_BYTES) {
@@ -69,7 +72,10 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
     let bytes = 0;
     part.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > opts.maxFileBytes) internals._error(Object.assign(new Error(`a file passed ${opts.maxFileBytes} bytes`), { code: formidableErrors.biggerThanMaxFileSize }));
+      if (bytes > opts.maxFileBytes)
+        internals._error(
+          Object.assign(new Error(`a file passed ${opts.maxFileBytes} bytes`), { code: formidableErrors.biggerThanMaxFileSize }),
+        );
     });
     return internals._handlePart(part);
   };
@@ -86,11 +92,14 @@ export async function readMultipart(ctx: Ctx, opts: { fileField: string; maxFile
   try {
     const [fields, files] = await form.parse(ctx.req);
     if (writeError) throw writeError;
-    const list = [...(files[opts.fileField] ?? []), ...(files[`${opts.fileField}[]`] ?? [])].sort((a, b) => order.get(a.filepath)! - order.get(b.filepath)!);
+    const list = [...(files[opts.fileField] ?? []), ...(files[`${opts.fileField}[]`] ?? [])].sort(
+      (a, b) => order.get(a.filepath)! - order.get(b.filepath)!,
+    );
     // And should a short write have raised no error at all: every byte received must be on disk.
     for (const f of list) {
       const written = (await stat(f.filepath)).size;
-      if (written !== f.size) throw Object.assign(new Error(`no space left on device: ${written} of ${f.size} bytes of an upload written`), { code: 'ENOSPC' });
+      if (written !== f.size)
+        throw Object.assign(new Error(`no space left on device: ${written} of ${f.size} bytes of an upload written`), { code: 'ENOSPC' });
     }
     const text: Record<string, string[]> = {};
     for (const name of opts.fields) {
@@ -124,7 +133,7 @@ export async function removeUploadDir(dir: string, log?: Logger): Promise<void> 
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   } catch (err) {
-    log?.warn('could not remove an upload\'s temporary directory', { dir, err: (err as Error).message });
+    log?.warn("could not remove an upload's temporary directory", { dir, err: (err as Error).message });
   }
 }
 
@@ -140,6 +149,11 @@ function mapFormidableError(err: unknown, opts: { fileField: string; maxFiles: n
     return problem([], 'Too many or too large form fields', 'value_error.form');
   }
   // Our words, not formidable's (its messages name its parser's states).
-  if (typeof code === 'number') return problem([], 'The multipart/form-data body is malformed: a missing or wrong boundary, a part without its headers, or a body cut short', 'value_error.multipart');
+  if (typeof code === 'number')
+    return problem(
+      [],
+      'The multipart/form-data body is malformed: a missing or wrong boundary, a part without its headers, or a body cut short',
+      'value_error.multipart',
+    );
   return err;
 }

@@ -26,7 +26,11 @@ export function queryArray<T extends z.ZodType>(item: T, max: { count: number; m
 export const SportParam = z.string().transform((value, ctx) => {
   const sport = normaliseSport(value);
   if (!sport) {
-    ctx.addIssue({ code: 'custom', message: `"${value}" is not a sport (OpenSportTaxonomy, e.g. cycling.road or running+stationary)`, params: { type: 'value_error.sport' } });
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${value}" is not a sport (OpenSportTaxonomy, e.g. cycling.road or running+stationary)`,
+      params: { type: 'value_error.sport' },
+    });
     return z.NEVER;
   }
   return sport;

@@ -13,8 +13,17 @@ import { timeFilter, TimeBoundParam, type TimeBound } from './query.ts';
 export const RangeQuery = {
   start: TimeBoundParam.optional(),
   end: TimeBoundParam.optional(),
-  date: DateParam.optional().meta({ deprecated: true, description: 'Deprecated: use start and end. The last day of a `window_days` window.' }),
-  window_days: z.coerce.number().int().min(1).max(36600).optional().meta({ deprecated: true, description: 'Deprecated: use start and end. Days up to `date` (default 90).' }),
+  date: DateParam.optional().meta({
+    deprecated: true,
+    description: 'Deprecated: use start and end. The last day of a `window_days` window.',
+  }),
+  window_days: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(36600)
+    .optional()
+    .meta({ deprecated: true, description: 'Deprecated: use start and end. Days up to `date` (default 90).' }),
 };
 
 export interface RangeInput {

@@ -98,7 +98,12 @@ export interface Built {
  * request whose If-None-Match names it is answered 304 with no body before any cache is read. With
  * `paging`, the page's `Link` header (api/pagination.ts) says whether rows follow it.
  */
-export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Promise<Built>, paging?: { limit: number; offset: number }): Promise<void> {
+export async function sendCachedJson(
+  ctx: Ctx,
+  query: unknown,
+  build: () => Promise<Built>,
+  paging?: { limit: number; offset: number },
+): Promise<void> {
   const { deps } = ctx;
   const { userId, clientId, readVersion: checkedVersion } = ctx.state.principal!;
   const version = checkedVersion ?? (await readVersion(deps.db, userId));
@@ -108,7 +113,9 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
     send(ctx, built(await build(), 0), paging);
     return;
   }
-  const digest = createHash('sha256').update(JSON.stringify([STORED_FORM, ctx.path, query])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([STORED_FORM, ctx.path, query]))
+    .digest('base64url');
   const key = cacheKey(deps, 'reads', userId, version, `${clientId ?? '-'}:${digest}`);
   const memory = memoryOf(deps);
   const now = Date.now();
@@ -133,7 +140,11 @@ export async function sendCachedJson(ctx: Ctx, query: unknown, build: () => Prom
   send(ctx, page, paging);
 }
 
-const built = ({ value, more }: Built, until: number): Page => ({ body: Buffer.from(JSON.stringify(value), 'utf8'), more: more ?? false, until });
+const built = ({ value, more }: Built, until: number): Page => ({
+  body: Buffer.from(JSON.stringify(value), 'utf8'),
+  more: more ?? false,
+  until,
+});
 
 function send(ctx: Ctx, page: Page, paging: { limit: number; offset: number } | undefined): void {
   ctx.type = 'json';

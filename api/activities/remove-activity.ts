@@ -17,6 +17,8 @@ export async function removeActivity(deps: Deps, userId: string, id: string): Pr
     ...(source ? [originalPath(config.DATA_DIR, source.user_id, source.id, source.type)] : []),
   ]);
   // The row is gone, so no request trusts the entry any more; this removes the bytes themselves.
-  await deps.engine.columns.remove(activity.user_id, [activity.id]).catch((err: unknown) => deps.log.warn('could not remove an activity from the channel columns', { activity_id: activity.id, err }));
+  await deps.engine.columns
+    .remove(activity.user_id, [activity.id])
+    .catch((err: unknown) => deps.log.warn('could not remove an activity from the channel columns', { activity_id: activity.id, err }));
   return true;
 }

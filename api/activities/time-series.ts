@@ -10,7 +10,12 @@ import type { TimeSeriesMetric } from './curve-params.ts';
  * at its timestamp, `duration` its length, and every channel the mean of its samples there.
  * A channel the activity does not record is a column of nulls.
  */
-export function timeSeriesColumns(file: SampleFile, utcOffsetSeconds: number, metrics: readonly TimeSeriesMetric[], segmentationOn?: 'power' | 'speed'): FrameColumn[] {
+export function timeSeriesColumns(
+  file: SampleFile,
+  utcOffsetSeconds: number,
+  metrics: readonly TimeSeriesMetric[],
+  segmentationOn?: 'power' | 'speed',
+): FrameColumn[] {
   const seg: Segmentation = segmentationOn
     ? segment(file.channels[segmentationOn]!, SEGMENT_TOLERANCE[segmentationOn])
     : { start: Int32Array.from({ length: file.length }, (_, i) => i), length: new Int32Array(file.length).fill(1) };

@@ -36,9 +36,27 @@ export async function storeUploads(deps: Deps, userId: string, body: MultipartBo
   if (!body.files.length) problems.push({ loc: ['body', 'files'], msg: 'At least one file is required', type: 'missing' });
   const sportField = body.fields.sport?.[0]?.trim() || null;
   const sport = sportField === null ? null : normaliseSport(sportField);
-  if (sport === undefined) problems.push({ loc: ['body', 'sport'], msg: `"${sportField}" is not a sport (OpenSportTaxonomy, e.g. cycling.road)`, type: 'value_error.sport' });
-  const tags = [...new Set((body.fields.tags ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean))];
-  for (const tag of tags) if (!TAG.test(tag)) problems.push({ loc: ['body', 'tags'], msg: `"${tag.slice(0, 80)}" is not a tag (1–64 letters, digits, space and _ . : / -)`, type: 'value_error.tag' });
+  if (sport === undefined)
+    problems.push({
+      loc: ['body', 'sport'],
+      msg: `"${sportField}" is not a sport (OpenSportTaxonomy, e.g. cycling.road)`,
+      type: 'value_error.sport',
+    });
+  const tags = [
+    ...new Set(
+      (body.fields.tags ?? [])
+        .flatMap((t) => t.split(','))
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
+  for (const tag of tags)
+    if (!TAG.test(tag))
+      problems.push({
+        loc: ['body', 'tags'],
+        msg: `"${tag.slice(0, 80)}" is not a tag (1–64 letters, digits, space and _ . : / -)`,
+        type: 'value_error.tag',
+      });
   if (problems.length) throw new UnprocessableEntity(problems);
 
   // Every file is checked before any is stored: a refused request stores nothing. Files stay on
@@ -54,22 +72,39 @@ export async function storeUploads(deps: Deps, userId: string, body: MultipartBo
     try {
       result = await checkFileOnDisk(file.filename, file.path, config.UPLOAD_MAX_FILE_BYTES);
     } catch (err) {
-      if (err instanceof TooLarge) throw new PayloadTooLarge(`files[${i}] "${file.filename}" is larger than ${config.UPLOAD_MAX_FILE_BYTES} bytes`);
+      if (err instanceof TooLarge)
+        throw new PayloadTooLarge(`files[${i}] "${file.filename}" is larger than ${config.UPLOAD_MAX_FILE_BYTES} bytes`);
       throw err;
     }
-    if (!result.format) problems.push({ loc: ['body', 'files', i], msg: `"${file.filename}" is not a FIT or CSV file: ${result.unsupported}`, type: 'value_error.file_format' });
+    if (!result.format)
+      problems.push({
+        loc: ['body', 'files', i],
+        msg: `"${file.filename}" is not a FIT or CSV file: ${result.unsupported}`,
+        type: 'value_error.file_format',
+      });
     else checked.push(result as CheckedPath & { format: ActivityFormat });
   }
   if (problems.length) throw new UnprocessableEntity(problems);
 
   assertQueueReachable(deps);
   const stored = [];
-  for (const file of checked) stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
-  await enqueueIngest(queues, stored.filter((s) => s.created).map((s) => s.source.id));
+  for (const file of checked)
+    stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
+  await enqueueIngest(
+    queues,
+    stored.filter((s) => s.created).map((s) => s.source.id),
+  );
   // A file sent again while its source is still `processing` is queued again if its job is gone
   // or over (a request that stored it but could not queue it, a job that failed for good).
   const pending = stored.filter((s) => !s.created && s.source.status === 'processing');
-  if (pending.length) await requeueIngest(queues, pending.map((s) => ({ id: s.source.id, backfill: !!s.source.backfill_id })));
-  const ids = await activityIdsOf(db, stored.map((s) => s.source.id));
+  if (pending.length)
+    await requeueIngest(
+      queues,
+      pending.map((s) => ({ id: s.source.id, backfill: !!s.source.backfill_id })),
+    );
+  const ids = await activityIdsOf(
+    db,
+    stored.map((s) => s.source.id),
+  );
   return stored.map(({ source }) => sourceOut(source, ids.get(source.id) ?? []));
 }

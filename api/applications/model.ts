@@ -18,8 +18,29 @@ export function isClientSideApp(app: Pick<Application, 'privacy_statement'>, con
 }
 
 const RESERVED_SLUGS = new Set([
-  'api', 'oauth', 'apps', 'settings', 'pages', 'docs', 'static', 'signin', 'signup', 'signout', 'admin',
-  'privacy', 'well-known', 'openapi', 'healthz', 'readyz', 'www', 'help', 'about', 'new', 'edit', 'login', 'logout',
+  'api',
+  'oauth',
+  'apps',
+  'settings',
+  'pages',
+  'docs',
+  'static',
+  'signin',
+  'signup',
+  'signout',
+  'admin',
+  'privacy',
+  'well-known',
+  'openapi',
+  'healthz',
+  'readyz',
+  'www',
+  'help',
+  'about',
+  'new',
+  'edit',
+  'login',
+  'logout',
 ]);
 
 /** Why `slug` cannot name a page, or undefined. */

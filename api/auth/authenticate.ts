@@ -74,7 +74,12 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     versions = await liveCredentialVersions(deps.db, { kind: 'session', id: claims.sid, userId: claims.sub, now: deps.now() });
     if (versions === undefined) await refuseFailedBearer(ctx, 'The session has ended; sign in again', via);
   } else if (claims.gid) {
-    versions = await liveCredentialVersions(deps.db, { kind: 'grant', id: claims.gid, userId: claims.sub, applicationId: claims.aud ?? null });
+    versions = await liveCredentialVersions(deps.db, {
+      kind: 'grant',
+      id: claims.gid,
+      userId: claims.sub,
+      applicationId: claims.aud ?? null,
+    });
     if (versions === undefined) await refuseFailedBearer(ctx, 'The access token has been revoked', via);
   } else {
     await refuseFailedBearer(ctx, 'the access token is invalid', via);
@@ -95,7 +100,16 @@ async function refuseFailedBearer(ctx: Ctx, message: string, via: Principal['via
 }
 
 function principalOf(claims: AccessTokenClaims, via: Principal['via'], versions?: UserVersions): Principal {
-  return { userId: claims.sub, scopes: claims.scopes, clientId: claims.aud, sessionId: claims.sid, grantId: claims.gid, via, readVersion: versions?.readVersion, dataVersion: versions?.dataVersion };
+  return {
+    userId: claims.sub,
+    scopes: claims.scopes,
+    clientId: claims.aud,
+    sessionId: claims.sid,
+    grantId: claims.gid,
+    via,
+    readVersion: versions?.readVersion,
+    dataVersion: versions?.dataVersion,
+  };
 }
 
 async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {

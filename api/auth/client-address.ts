@@ -10,8 +10,12 @@ export function addressKey(ip: string): string {
   const bare = ip.split('%')[0]!.toLowerCase(); // (a zone id names the link, not the client)
   if (isIPv4(bare) || !isIPv6(bare)) return bare;
   const groups = ipv6Groups(bare);
-  if (groups.slice(0, 6).every((g, i) => g === (i === 5 ? 0xffff : 0))) return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  if (groups.slice(0, 6).every((g, i) => g === (i === 5 ? 0xffff : 0)))
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */

@@ -41,13 +41,17 @@ export function failureHeaders(deps: Deps, s: FailureStanding): Record<string, s
 /** The address's failures so far (a Redis read); undefined when there is no limit or Redis does not answer. */
 export async function failureStanding(ctx: Ctx): Promise<FailureStanding | undefined> {
   if (!ctx.deps.config.AUTH_FAILURE_LIMIT) return undefined;
-  return counters(ctx.deps).standing(keyOf(ctx.deps, ctx.ip)).catch(() => undefined);
+  return counters(ctx.deps)
+    .standing(keyOf(ctx.deps, ctx.ip))
+    .catch(() => undefined);
 }
 
 /** Count one failure of the address; its standing after it (undefined without a limit or Redis). */
 export async function recordFailure(ctx: Ctx): Promise<FailureStanding | undefined> {
   if (!ctx.deps.config.AUTH_FAILURE_LIMIT) return undefined;
-  return counters(ctx.deps).count(keyOf(ctx.deps, ctx.ip)).catch(() => undefined);
+  return counters(ctx.deps)
+    .count(keyOf(ctx.deps, ctx.ip))
+    .catch(() => undefined);
 }
 
 /** The address is past its budget (`count` over the limit). */

@@ -39,10 +39,34 @@ export function decoyHash(): Promise<string> {
 }
 
 const COMMON = new Set([
-  'password', 'password1', 'password12', 'password123', 'password1234', '1234567890', '12345678910',
-  'qwertyuiop', 'qwerty1234', 'qwerty12345', '1q2w3e4r5t', 'iloveyou12', 'letmein123', 'welcome123',
-  'administrator', 'passw0rd123', 'football123', 'baseball123', 'trustno1234', 'abcdefghij', 'abc1234567',
-  'sunshine123', 'princess123', 'dragon1234', 'monkey1234', 'changeme123', 'zaq12wsxcde', 'asdfghjkl1',
+  'password',
+  'password1',
+  'password12',
+  'password123',
+  'password1234',
+  '1234567890',
+  '12345678910',
+  'qwertyuiop',
+  'qwerty1234',
+  'qwerty12345',
+  '1q2w3e4r5t',
+  'iloveyou12',
+  'letmein123',
+  'welcome123',
+  'administrator',
+  'passw0rd123',
+  'football123',
+  'baseball123',
+  'trustno1234',
+  'abcdefghij',
+  'abc1234567',
+  'sunshine123',
+  'princess123',
+  'dragon1234',
+  'monkey1234',
+  'changeme123',
+  'zaq12wsxcde',
+  'asdfghjkl1',
 ]);
 
 export const PASSWORD_MIN_LENGTH = 10;

@@ -46,7 +46,11 @@ export const rateLimit: Mw = async function rateLimit(ctx, next) {
   const limiter = limiterOf(ctx.deps);
   const principal = ctx.state.principal;
   if (!limiter || !principal) return next();
-  const key = principal.grantId ? `grant:${principal.grantId}` : principal.sessionId ? `session:${principal.sessionId}` : `user:${principal.userId}`;
+  const key = principal.grantId
+    ? `grant:${principal.grantId}`
+    : principal.sessionId
+      ? `session:${principal.sessionId}`
+      : `user:${principal.userId}`;
   let res: RateLimiterRes;
   let allowed = true;
   try {
@@ -63,7 +67,12 @@ export const rateLimit: Mw = async function rateLimit(ctx, next) {
     'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
     'RateLimit-Reset': String(reset),
   };
-  if (!allowed) throw new TooManyRequests(`Rate limit: at most ${limiter.limit} requests per ${limiter.window} s for this credential; try again in ${Math.max(1, reset)} s`, reset, headers);
+  if (!allowed)
+    throw new TooManyRequests(
+      `Rate limit: at most ${limiter.limit} requests per ${limiter.window} s for this credential; try again in ${Math.max(1, reset)} s`,
+      reset,
+      headers,
+    );
   ctx.set(headers);
   await next();
 };

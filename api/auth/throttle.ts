@@ -43,7 +43,9 @@ export class WindowCounters {
 
   /** Count one more on `key`; its standing after. */
   async count(key: string): Promise<WindowStanding> {
-    const [count, , ttl] = await this.#run(async () => unwrap(await this.redis.multi().incr(key).expire(key, this.windowSeconds, 'NX').ttl(key).exec()));
+    const [count, , ttl] = await this.#run(async () =>
+      unwrap(await this.redis.multi().incr(key).expire(key, this.windowSeconds, 'NX').ttl(key).exec()),
+    );
     return { count: Number(count), reset: Number(ttl) > 0 ? Number(ttl) : this.windowSeconds };
   }
 
@@ -98,7 +100,10 @@ export class SignInThrottle {
   /** Seconds until another attempt is allowed, or 0 when one is allowed now. */
   retryAfter(email: string, ip: string): Promise<number> {
     const keys = this.#keys(email, ip);
-    return this.#counters.wait([[keys.pair, this.maxFailures], [keys.ip, this.maxFailures * 4]]);
+    return this.#counters.wait([
+      [keys.pair, this.maxFailures],
+      [keys.ip, this.maxFailures * 4],
+    ]);
   }
 
   recordFailure(email: string, ip: string): Promise<void> {

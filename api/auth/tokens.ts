@@ -160,7 +160,12 @@ function deepFreeze(claims: AccessTokenClaims): AccessTokenClaims {
  */
 export async function mintIdToken(
   t: TokenIssuer,
-  c: { sub: string; aud: string; nonce?: string | null; profile?: { name: string; given_name: string; family_name: string; email: string } },
+  c: {
+    sub: string;
+    aud: string;
+    nonce?: string | null;
+    profile?: { name: string; given_name: string; family_name: string; email: string };
+  },
 ): Promise<string> {
   const { kid, key } = await t.keys.signingKey();
   const iat = Math.floor(t.now().getTime() / 1000);

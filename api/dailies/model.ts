@@ -20,7 +20,9 @@ export type DailyMeasure = keyof typeof DAILY_MEASURES;
 const MEASURE_NAMES = Object.keys(DAILY_MEASURES) as [DailyMeasure, ...DailyMeasure[]];
 
 /** `` `body_mass` (kg, 0–500), … ``: the table in words, for descriptions. */
-export const MEASURE_TABLE = MEASURE_NAMES.map((m) => `\`${m}\` (${DAILY_MEASURES[m].unit}, ${DAILY_MEASURES[m].min}–${DAILY_MEASURES[m].max})`).join(', ');
+export const MEASURE_TABLE = MEASURE_NAMES.map(
+  (m) => `\`${m}\` (${DAILY_MEASURES[m].unit}, ${DAILY_MEASURES[m].min}–${DAILY_MEASURES[m].max})`,
+).join(', ');
 
 export const DailyMeasureParam = z.enum(MEASURE_NAMES).meta({
   id: 'DailyMeasure',
@@ -28,10 +30,15 @@ export const DailyMeasureParam = z.enum(MEASURE_NAMES).meta({
 });
 
 export const DAILY_SOURCES = ['manual', 'garmin_connect', 'intervals_icu', 'wahoo'] as const;
-export const DailySource = z.enum(DAILY_SOURCES).meta({ id: 'DailySource', description: 'Where a stored value came from; `manual` for values written through this API' });
+export const DailySource = z
+  .enum(DAILY_SOURCES)
+  .meta({ id: 'DailySource', description: 'Where a stored value came from; `manual` for values written through this API' });
 export const DailyStatus = z
   .enum(['stored', 'estimated', 'missing'])
-  .meta({ id: 'DailyStatus', description: '`stored`: a value was written for the date; `estimated`: interpolated between stored values; `missing`: no value' });
+  .meta({
+    id: 'DailyStatus',
+    description: '`stored`: a value was written for the date; `estimated`: interpolated between stored values; `missing`: no value',
+  });
 
 /** The earliest date accepted: keeps ranges computed back from it within the dates PostgreSQL and ISO strings share. */
 export const EARLIEST_DAY = '1900-01-01';
@@ -137,7 +144,8 @@ export function dailySeries(start: string, end: string, stored: DailiesBetween, 
       continue;
     }
     const next = row ?? stored.after;
-    if (interpolate && previous && next) out.push({ date: day, value: linearEstimate(previous, next, day), status: 'estimated', source: null });
+    if (interpolate && previous && next)
+      out.push({ date: day, value: linearEstimate(previous, next, day), status: 'estimated', source: null });
     else out.push({ date: day, value: null, status: 'missing', source: null });
   }
   return out;

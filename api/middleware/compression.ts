@@ -49,7 +49,10 @@ export function compression(): Mw {
     filter: (type) => COMPRESSIBLE.test(type),
     threshold: THRESHOLD,
     gzip: (type) => ({ level: GZIP_LEVEL, ...(type === NDJSON ? { flush: constants.Z_SYNC_FLUSH } : {}) }),
-    br: (type) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY }, ...(type === NDJSON ? { flush: constants.BROTLI_OPERATION_FLUSH } : {}) }),
+    br: (type) => ({
+      params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY },
+      ...(type === NDJSON ? { flush: constants.BROTLI_OPERATION_FLUSH } : {}),
+    }),
     // gzip and br only, whatever zlib of this Node offers (Node 22 has zstd).
     deflate: false,
     zstd: false,
@@ -71,7 +74,10 @@ export function compression(): Mw {
 const CODED_MEMORY_BYTES = 32 * 1024 * 1024;
 type Coding = 'br' | 'gzip';
 const CODERS: Record<Coding, (body: Buffer) => Promise<Buffer>> = {
-  br: (body) => promisify(brotliCompress)(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  br: (body) =>
+    promisify(brotliCompress)(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
   gzip: (body) => promisify(gzip)(body, { level: GZIP_LEVEL }),
 };
 
@@ -107,7 +113,8 @@ class CodedMemory {
 async function useKeptCoding(ctx: Ctx, coded: CodedMemory): Promise<void> {
   const etag = ctx.response.get('ETag');
   const body = ctx.body;
-  if (!etag || etag.startsWith('W/') || !Buffer.isBuffer(body) || body.length < THRESHOLD || ctx.method !== 'GET' || ctx.status !== 200) return;
+  if (!etag || etag.startsWith('W/') || !Buffer.isBuffer(body) || body.length < THRESHOLD || ctx.method !== 'GET' || ctx.status !== 200)
+    return;
   if (ctx.response.get('Content-Encoding') || !COMPRESSIBLE.test(ctx.response.type)) return;
   const coding = codingFor(ctx.get('accept-encoding'));
   if (!coding) return;
@@ -126,7 +133,11 @@ function codingFor(acceptEncoding: string): Coding | undefined {
   if (!acceptEncoding) return undefined;
   const q = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
-    const [name = '', ...params] = part.trim().toLowerCase().split(';').map((p) => p.trim());
+    const [name = '', ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((p) => p.trim());
     const weight = params.find((p) => p.startsWith('q='));
     const value = weight ? Number(weight.slice(2)) : 1;
     if (name) q.set(name, Number.isFinite(value) ? value : 0);

@@ -15,7 +15,15 @@ export function isCorsPath(path: string): boolean {
 }
 
 /** Request headers a browser app may send (beyond the CORS-safelisted ones). */
-export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Content-Encoding', 'Accept', 'If-None-Match', 'If-Modified-Since', 'X-Request-Id'];
+export const CORS_ALLOW_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Content-Encoding',
+  'Accept',
+  'If-None-Match',
+  'If-Modified-Since',
+  'X-Request-Id',
+];
 
 /** Response headers a browser app may read (beyond the CORS-safelisted ones). */
 export const CORS_EXPOSE_HEADERS = [

@@ -14,33 +14,54 @@ export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, depen
  * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
  * client retries, /readyz says which dependency is down. A full disk is a 507, logged as an error.
  */
-export const errorHandler = (renderPage: ErrorPageRenderer): Mw => async function errorHandler(ctx, next) {
-  try {
-    await next();
-    if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'Not Found');
-    if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
-  } catch (err) {
-    let httpError = toHttpError(err);
-    if (!httpError && isOutage(err)) {
-      ctx.deps.log.warn('dependency unavailable', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err: (err as Error).message });
-      httpError = new DependencyUnavailable();
+export const errorHandler = (renderPage: ErrorPageRenderer): Mw =>
+  async function errorHandler(ctx, next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'Not Found');
+      if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
+    } catch (err) {
+      let httpError = toHttpError(err);
+      if (!httpError && isOutage(err)) {
+        ctx.deps.log.warn('dependency unavailable', {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          err: (err as Error).message,
+        });
+        httpError = new DependencyUnavailable();
+      }
+      if (!httpError && isDiskFull(err)) {
+        ctx.deps.log.error('disk full', {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          err: (err as Error).message,
+        });
+        httpError = new InsufficientStorage();
+      }
+      if (!httpError) {
+        ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
+      }
+      const error = httpError ?? new HttpError(500, 'Internal Server Error');
+      await respond(ctx, error, renderPage);
     }
-    if (!httpError && isDiskFull(err)) {
-      ctx.deps.log.error('disk full', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err: (err as Error).message });
-      httpError = new InsufficientStorage();
-    }
-    if (!httpError) {
-      ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
-    }
-    const error = httpError ?? new HttpError(500, 'Internal Server Error');
-    await respond(ctx, error, renderPage);
-  }
-};
+  };
 
 async function respond(ctx: Ctx, error: HttpError, renderPage: ErrorPageRenderer) {
   // Headers set by earlier middleware (cookies, refreshed-token) would be wrong on an error; CORS's
   // stay, so that a browser app on another origin can read the error (middleware/cors.ts).
-  const keep = ['x-request-id', 'allow', 'content-security-policy', 'x-content-type-options', 'referrer-policy', 'x-frame-options', 'vary', 'access-control-allow-origin', 'access-control-expose-headers'];
+  const keep = [
+    'x-request-id',
+    'allow',
+    'content-security-policy',
+    'x-content-type-options',
+    'referrer-policy',
+    'x-frame-options',
+    'vary',
+    'access-control-allow-origin',
+    'access-control-expose-headers',
+  ];
   for (const name of Object.keys(ctx.response.headers)) if (!keep.includes(name)) ctx.remove(name);
   ctx.status = error.status;
   ctx.set(error.headers);
@@ -49,7 +70,12 @@ async function respond(ctx: Ctx, error: HttpError, renderPage: ErrorPageRenderer
     ctx.body = error.body;
   } else if (wantsHtml) {
     ctx.type = 'html';
-    ctx.body = await renderPage(ctx, error.status, typeof error.detail === 'string' ? error.detail : 'The request is not valid.', error instanceof DependencyUnavailable || error.status >= 500);
+    ctx.body = await renderPage(
+      ctx,
+      error.status,
+      typeof error.detail === 'string' ? error.detail : 'The request is not valid.',
+      error instanceof DependencyUnavailable || error.status >= 500,
+    );
   } else {
     ctx.body = { detail: error.detail };
   }
@@ -63,7 +89,10 @@ function toHttpError(err: unknown): HttpError | undefined {
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string; code?: string };
   if (typeof e?.code === 'string' && ZLIB_INVALID.test(e.code)) {
     // (our words: zlib's own, "incorrect header check" and the like, mean nothing to a client)
-    return new HttpError(400, 'The body does not decode as its Content-Encoding says: it is not gzip, deflate or br data as sent, or it was cut short');
+    return new HttpError(
+      400,
+      'The body does not decode as its Content-Encoding says: it is not gzip, deflate or br data as sent, or it was cut short',
+    );
   }
   if (e?.status === 415 && /Content-Encoding/i.test(e.message ?? '')) {
     return new HttpError(415, `${e.message}; supported: gzip, deflate, br, identity`);
@@ -79,5 +108,8 @@ function toHttpError(err: unknown): HttpError | undefined {
 }
 
 function httpReason(status: number): string {
-  return { 400: 'Bad Request', 401: 'Not authenticated', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' }[status] ?? 'Request failed';
+  return (
+    { 400: 'Bad Request', 401: 'Not authenticated', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' }[status] ??
+    'Request failed'
+  );
 }

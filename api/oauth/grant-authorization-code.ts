@@ -81,7 +81,14 @@ async function idTokenFor(ctx: Ctx, code: AuthorizationCode): Promise<string> {
     aud: code.application_id,
     nonce: code.nonce,
     ...(code.scopes.includes('profile')
-      ? { profile: { name: `${user.first_name} ${user.last_name}`, given_name: user.first_name, family_name: user.last_name, email: user.email } }
+      ? {
+          profile: {
+            name: `${user.first_name} ${user.last_name}`,
+            given_name: user.first_name,
+            family_name: user.last_name,
+            email: user.email,
+          },
+        }
       : {}),
   });
 }

@@ -18,7 +18,12 @@ export function refreshTokenGrant(form: OAuthForm): RunGrant {
   return (ctx, client) => refresh(ctx, client, refreshToken, scope);
 }
 
-async function refresh(ctx: Ctx, client: AuthenticatedClient | undefined, refreshToken: string, scope: string | undefined): Promise<TokenResponse> {
+async function refresh(
+  ctx: Ctx,
+  client: AuthenticatedClient | undefined,
+  refreshToken: string,
+  scope: string | undefined,
+): Promise<TokenResponse> {
   const { db, tokens } = ctx.deps;
   const grant = await findGrantByRefreshToken(db, refreshToken);
   if (!grant) throw new InvalidGrant('The refresh token is invalid or has been revoked');
@@ -44,7 +49,9 @@ function checkClientOf(grant: Grant, client: AuthenticatedClient | undefined): v
     // (one issued before built-in clients stopped getting them: ./builtin-clients.ts)
     if (isBuiltinApp(client.app)) throw new InvalidGrant('This client gets no refresh tokens; authorize again');
     if (grant.client_authenticated && !client.confidential) {
-      throw new InvalidClient('This refresh token was issued to the application authenticated with its client secret: authenticate with it (client_secret_basic or client_secret_post)');
+      throw new InvalidClient(
+        'This refresh token was issued to the application authenticated with its client secret: authenticate with it (client_secret_basic or client_secret_post)',
+      );
     }
   }
 }

@@ -20,8 +20,23 @@ import { LOOPBACK_HOSTS } from '../../lib/ip-address.ts';
  */
 
 const FORBIDDEN_SCHEMES = new Set([
-  'javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem', 'view-source',
-  'ftp', 'ws', 'wss', 'mailto', 'tel', 'sms', 'chrome', 'chrome-extension', 'intent',
+  'javascript',
+  'data',
+  'vbscript',
+  'file',
+  'blob',
+  'about',
+  'filesystem',
+  'view-source',
+  'ftp',
+  'ws',
+  'wss',
+  'mailto',
+  'tel',
+  'sms',
+  'chrome',
+  'chrome-extension',
+  'intent',
 ]);
 
 export type RedirectKind = 'https' | 'loopback' | 'private-use';

@@ -21,23 +21,35 @@ const SummaryMembers = {
   altitude: z
     .object({ gain: n.optional(), loss: n.optional(), max: n.optional(), mean: n.optional(), min: n.optional() })
     .optional()
-    .describe("m; `gain`/`loss` are the device's own totals (FIT session or lap total_ascent/total_descent) when the file has them, else counted with a 3 m hysteresis"),
+    .describe(
+      "m; `gain`/`loss` are the device's own totals (FIT session or lap total_ascent/total_descent) when the file has them, else counted with a 3 m hysteresis",
+    ),
   cadence: z.object(Extremes).optional().describe('rpm; `mean` over the seconds with cadence > 0 (coasting left out, as devices show it)'),
   core_temperature: z.object(Course).optional().describe('°C'),
-  distance: z.object({ sum: n.optional() }).optional().describe('m, from the activity start (the cumulative distance channel, or Σ speed × 1 s)'),
+  distance: z
+    .object({ sum: n.optional() })
+    .optional()
+    .describe('m, from the activity start (the cumulative distance channel, or Σ speed × 1 s)'),
   heart_rate: z.object(Course).optional().describe('bpm'),
   power: z
     .object({
       ...Extremes,
-      normalized: n.optional().describe(
-        'Normalized power (W): the fourth root of the mean of the fourth powers of the 30 s rolling mean, over the seconds the timer ran (pauses skipped, so a rolling window spans a pause; coasting zeros kept); absent under 30 s of power',
-      ),
+      normalized: n
+        .optional()
+        .describe(
+          'Normalized power (W): the fourth root of the mean of the fourth powers of the 30 s rolling mean, over the seconds the timer ran (pauses skipped, so a rolling window spans a pause; coasting zeros kept); absent under 30 s of power',
+        ),
       work: n.optional().describe('Work (kJ): Σ power × 1 s over the 1 Hz grid'),
     })
     .optional()
     .describe('W; `mean` over the seconds recorded while the timer ran, zeros included'),
   smo2: z.object(Course).optional().describe('%'),
-  speed: z.object(Extremes).optional().describe('m/s; `mean` = distance / moving time (as Strava and GoldenCheetah; devices divide by timer time); under 5 s of moving time (a rest lap), the mean of the recorded speeds'),
+  speed: z
+    .object(Extremes)
+    .optional()
+    .describe(
+      'm/s; `mean` = distance / moving time (as Strava and GoldenCheetah; devices divide by timer time); under 5 s of moving time (a rest lap), the mean of the recorded speeds',
+    ),
   temperature: z.object(Course).optional().describe('°C'),
 };
 
@@ -52,7 +64,10 @@ export const Lap = z
     start_local: z.string().describe('Local wall-clock time, no offset'),
     end_local: z.string(),
     duration: z.string().describe('ISO 8601 duration'),
-    timer_duration: z.string().optional().describe('ISO 8601: the part of the lap the timer ran (absent for activities of ingest version 1)'),
+    timer_duration: z
+      .string()
+      .optional()
+      .describe('ISO 8601: the part of the lap the timer ran (absent for activities of ingest version 1)'),
     moving_duration: z.string().optional().describe('ISO 8601: of the timer time, the seconds in motion'),
     ...SummaryMembers,
   })
@@ -72,9 +87,15 @@ const ActivityFields = {
   summary: ActivityStatistics.nullable(),
   laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
   get traces() {
-    return z.array(TraceDetails).nullable().describe('The traces whose timestamp lies within the activity (oldest first); null inside a trace\'s `activity`');
+    return z
+      .array(TraceDetails)
+      .nullable()
+      .describe("The traces whose timestamp lies within the activity (oldest first); null inside a trace's `activity`");
   },
-  app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
+  app_metadata: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("The calling application's own metadata (null for first-party credentials)"),
 };
 
 export const ActivitySummary = z.object(ActivityFields).meta({ id: 'ActivitySummary' });
@@ -95,7 +116,6 @@ export const ImplausibleSamples = z
       'before the 1 Hz resampling: the sample file has no value there, and the summary, laps and curves are computed without them. ' +
       'Only channels with at least one; `{}` when none.',
   });
-
 
 const DEVICE_SUMMARY_UNITS: Record<(typeof DEVICE_SUMMARY_FIELDS)[number], string> = {
   total_elapsed_time: 's',
@@ -119,20 +139,31 @@ export const DeviceSummaryOut = z
   .object(Object.fromEntries(DEVICE_SUMMARY_FIELDS.map((f) => [f, n.optional().describe(DEVICE_SUMMARY_UNITS[f])])))
   .meta({
     id: 'DeviceSummary',
-    description: "The FIT session message's own values, by their FIT profile names, as recorded (not checked or corrected): only the fields the file has.",
+    description:
+      "The FIT session message's own values, by their FIT profile names, as recorded (not checked or corrected): only the fields the file has.",
   });
 
 export const DroppedRecordsOut = z
   .object({
-    duplicate_timestamp: z.number().int().positive().optional().describe('Records with the timestamp of another record (the last in the file is kept)'),
+    duplicate_timestamp: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Records with the timestamp of another record (the last in the file is kept)'),
     outside_session: z
       .number()
       .int()
       .positive()
       .optional()
-      .describe("Records whose timestamp lies outside every session's span (a device clock that jumped, records long after the end); counted on the session before them"),
+      .describe(
+        "Records whose timestamp lies outside every session's span (a device clock that jumped, records long after the end); counted on the session before them",
+      ),
   })
-  .meta({ id: 'DroppedRecords', description: 'Per reason, the records of the file left out of the activity; only reasons with at least one.' });
+  .meta({
+    id: 'DroppedRecords',
+    description: 'Per reason, the records of the file left out of the activity; only reasons with at least one.',
+  });
 
 export function lapOut(lap: StoredLap, offset: number) {
   const { start, end, timer_seconds, moving_seconds, ...stats } = lap;
@@ -173,7 +204,11 @@ export function activitySummaryOut(
   };
 }
 
-export function activityDetailsOut(row: ActivityRow, appMetadata: Record<string, unknown> | null, traces: TraceDetailsOut[] | null): ActivityDetailsOut {
+export function activityDetailsOut(
+  row: ActivityRow,
+  appMetadata: Record<string, unknown> | null,
+  traces: TraceDetailsOut[] | null,
+): ActivityDetailsOut {
   return {
     ...activitySummaryOut(row, appMetadata, { laps: true, traces }),
     distance: row.distance,
@@ -227,8 +262,14 @@ const TraceDetailsFields = {
     );
   },
   test: TestSummary.nullable(),
-  test_match: z.enum(['explicit', 'window']).nullable().describe('`explicit` when `test_id` is set; otherwise null (`window` would match a stored test by time; none are stored)'),
-  app_metadata: z.record(z.string(), z.unknown()).nullable().describe("The calling application's own metadata (null for first-party credentials)"),
+  test_match: z
+    .enum(['explicit', 'window'])
+    .nullable()
+    .describe('`explicit` when `test_id` is set; otherwise null (`window` would match a stored test by time; none are stored)'),
+  app_metadata: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("The calling application's own metadata (null for first-party credentials)"),
 };
 
 export const TraceDetails = z.object(TraceDetailsFields).meta({ id: 'TraceDetails' });
@@ -241,17 +282,27 @@ export const ActivityDetails = z
     ...ActivityFields,
     distance: z.number().nullable().describe('m'),
     devices: z.array(z.string()),
-    implausible_samples: ImplausibleSamples.nullable().describe('Null for activities stored before samples were checked (they keep whatever the file had, until `npm run cli -- reprocess` re-derives them)'),
+    implausible_samples: ImplausibleSamples.nullable().describe(
+      'Null for activities stored before samples were checked (they keep whatever the file had, until `npm run cli -- reprocess` re-derives them)',
+    ),
     timer_duration: z
       .string()
       .nullable()
-      .describe('ISO 8601: the time the timer ran, from start to end with the pauses the file records (FIT timer stop … start events; for files without them, gaps over 90 s) left out. Null for ingest version 1'),
+      .describe(
+        'ISO 8601: the time the timer ran, from start to end with the pauses the file records (FIT timer stop … start events; for files without them, gaps over 90 s) left out. Null for ingest version 1',
+      ),
     moving_duration: z
       .string()
       .nullable()
-      .describe('ISO 8601: of the timer time, the seconds in motion (speed ≥ 0.5 m/s, power > 0 or cadence > 0; without those channels, every recorded second; a pool swim, the seconds of its active lengths). Null for ingest version 1'),
-    device_summary: DeviceSummaryOut.nullable().describe("The file's own session values as the device recorded them (null for CSV files and ingest version 1)"),
-    dropped_records: DroppedRecordsOut.nullable().describe('Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1'),
+      .describe(
+        'ISO 8601: of the timer time, the seconds in motion (speed ≥ 0.5 m/s, power > 0 or cadence > 0; without those channels, every recorded second; a pool swim, the seconds of its active lengths). Null for ingest version 1',
+      ),
+    device_summary: DeviceSummaryOut.nullable().describe(
+      "The file's own session values as the device recorded them (null for CSV files and ingest version 1)",
+    ),
+    dropped_records: DroppedRecordsOut.nullable().describe(
+      'Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1',
+    ),
     ingest_version: z
       .number()
       .int()

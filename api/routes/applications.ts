@@ -41,8 +41,7 @@ const CreateApplication = z
   .meta({ id: 'ApplicationCreate' });
 
 const FIRST_PARTY = { scopes: [], firstParty: true } as const;
-const FIRST_PARTY_NOTE =
-  'Needs a first-party credential: the web session or a personal token. A third-party application\'s token gets 403.';
+const FIRST_PARTY_NOTE = "Needs a first-party credential: the web session or a personal token. A third-party application's token gets 403.";
 
 export const createApplicationRoute = defineRoute(
   {
@@ -59,7 +58,10 @@ export const createApplicationRoute = defineRoute(
     tags: ['applications'],
     auth: FIRST_PARTY,
     body: CreateApplication,
-    responses: { 201: { description: 'The application; `client_secret` is shown only here', schema: ApplicationOut }, 409: { description: 'The page slug belongs to another application' } },
+    responses: {
+      201: { description: 'The application; `client_secret` is shown only here', schema: ApplicationOut },
+      409: { description: 'The page slug belongs to another application' },
+    },
   },
   async (ctx, { body }) => {
     const { db, config } = ctx.deps;

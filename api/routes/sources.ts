@@ -22,14 +22,26 @@ export const listSourcesRoute = defineRoute(
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({ limit: Limit, offset: Offset }),
-    responses: { 200: { description: 'Sources, newest first', schema: z.array(SourceOut), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER } }, 304: NOT_MODIFIED },
+    responses: {
+      200: { description: 'Sources, newest first', schema: z.array(SourceOut), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER } },
+      304: NOT_MODIFIED,
+    },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
-    const { rows: sources, more } = pageOf(await listSources(db, ctx.state.principal!.userId, { limit: query.limit + 1, offset: query.offset }), query.limit);
-    const ids = await activityIdsOf(db, sources.map((s) => s.id));
+    const { rows: sources, more } = pageOf(
+      await listSources(db, ctx.state.principal!.userId, { limit: query.limit + 1, offset: query.offset }),
+      query.limit,
+    );
+    const ids = await activityIdsOf(
+      db,
+      sources.map((s) => s.id),
+    );
     setPageLinks(ctx, { ...query, more });
-    sendTaggedJson(ctx, sources.map((s) => sourceOut(s, ids.get(s.id) ?? [])));
+    sendTaggedJson(
+      ctx,
+      sources.map((s) => sourceOut(s, ids.get(s.id) ?? [])),
+    );
   },
 );
 

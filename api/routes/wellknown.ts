@@ -5,7 +5,11 @@ import type { Config } from '../../lib/config.ts';
 import { defineRoute, type Route } from '../route.ts';
 
 const Jwks = z
-  .object({ keys: z.array(z.object({ kty: z.literal('RSA'), kid: z.string(), n: z.string(), e: z.string(), alg: z.literal('RS256'), use: z.literal('sig') })) })
+  .object({
+    keys: z.array(
+      z.object({ kty: z.literal('RSA'), kid: z.string(), n: z.string(), e: z.string(), alg: z.literal('RS256'), use: z.literal('sig') }),
+    ),
+  })
   .meta({ id: 'JWKS' });
 
 const AuthorizationServerMetadata = z
@@ -103,7 +107,15 @@ function document(
   cache: string,
 ): Route[] {
   const current = defineRoute(
-    { method: 'get', path: `/.well-known/${relative}`, operationId: name, summary, tags: ['oauth'], auth: 'none', responses: { 200: { description: summary, schema } } },
+    {
+      method: 'get',
+      path: `/.well-known/${relative}`,
+      operationId: name,
+      summary,
+      tags: ['oauth'],
+      auth: 'none',
+      responses: { 200: { description: summary, schema } },
+    },
     async (ctx) => {
       ctx.set('Cache-Control', cache);
       ctx.body = await body(ctx);
@@ -132,7 +144,21 @@ function document(
 }
 
 export const wellknownRoutes: Route[] = [
-  ...document('openid_configuration', 'openid-configuration', 'OpenID Connect discovery document', OpenIdConfiguration, (ctx) => openIdConfiguration(ctx.deps.config), 'public, max-age=3600'),
-  ...document('oauth_authorization_server', 'oauth-authorization-server', 'OAuth 2.0 authorization server metadata (RFC 8414)', AuthorizationServerMetadata, (ctx) => authorizationServerMetadata(ctx.deps.config), 'public, max-age=3600'),
+  ...document(
+    'openid_configuration',
+    'openid-configuration',
+    'OpenID Connect discovery document',
+    OpenIdConfiguration,
+    (ctx) => openIdConfiguration(ctx.deps.config),
+    'public, max-age=3600',
+  ),
+  ...document(
+    'oauth_authorization_server',
+    'oauth-authorization-server',
+    'OAuth 2.0 authorization server metadata (RFC 8414)',
+    AuthorizationServerMetadata,
+    (ctx) => authorizationServerMetadata(ctx.deps.config),
+    'public, max-age=3600',
+  ),
   ...document('jwks', 'jwks.json', 'Public keys that verify access tokens', Jwks, (ctx) => ctx.deps.keys.jwks(), 'public, max-age=300'),
 ];

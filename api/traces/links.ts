@@ -14,7 +14,12 @@ import { activitiesContaining, tracesWithin } from '../../db/traces.ts';
 export async function linkedTraces(db: Db, userId: string, clientId: string | undefined, rows: TraceRow[]): Promise<TraceDetailsOut[]> {
   const containing = await activitiesContaining(db, userId, rows);
   const [traceMetadata, activityMetadata] = await Promise.all([
-    appMetadataOf(db, 'trace', clientId, rows.map((r) => r.id)),
+    appMetadataOf(
+      db,
+      'trace',
+      clientId,
+      rows.map((r) => r.id),
+    ),
     appMetadataOf(db, 'activity', clientId, [...new Set([...containing.values()].map((c) => c.activity.id))]),
   ]);
   return rows.map((row) => {
@@ -33,14 +38,21 @@ export type ActivityWithMetadata = ActivitySummaryRow & { app_metadata: Record<s
  * The traces within each activity, oldest first. Inside an activity, each trace's `activity` is
  * that activity (so a trace within two overlapping activities appears in both).
  */
-export async function tracesOfActivities(db: Db, userId: string, clientId: string | undefined, activities: ActivityWithMetadata[]): Promise<Map<string, TraceDetailsOut[]>> {
+export async function tracesOfActivities(
+  db: Db,
+  userId: string,
+  clientId: string | undefined,
+  activities: ActivityWithMetadata[],
+): Promise<Map<string, TraceDetailsOut[]>> {
   const within = await tracesWithin(db, userId, clientId, activities);
   const out = new Map<string, TraceDetailsOut[]>();
   for (const { app_metadata, ...activity } of activities) {
     const traces = within.get(activity.id) ?? [];
     out.set(
       activity.id,
-      traces.map(({ app_metadata: traceMetadata, lap, ...trace }) => traceOut(trace, { activity: { row: activity, appMetadata: app_metadata, lap }, appMetadata: traceMetadata })),
+      traces.map(({ app_metadata: traceMetadata, lap, ...trace }) =>
+        traceOut(trace, { activity: { row: activity, appMetadata: app_metadata, lap }, appMetadata: traceMetadata }),
+      ),
     );
   }
   return out;

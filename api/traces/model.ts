@@ -23,7 +23,10 @@ const TraceTimestamp = z.string().transform((value, ctx) => {
 
 export const TraceCreateOrUpdate = z
   .object({
-    timestamp: TraceTimestamp.meta({ description: 'ISO 8601 instant with a UTC offset (`Z` or `±hh:mm`); a naive date-time is 422', example: '2026-05-18T17:32:00+02:00' }),
+    timestamp: TraceTimestamp.meta({
+      description: 'ISO 8601 instant with a UTC offset (`Z` or `±hh:mm`); a naive date-time is 422',
+      example: '2026-05-18T17:32:00+02:00',
+    }),
     test_id: z.string().min(1).max(100).nullish().describe('The test (e.g. a lactate step test) this measurement belongs to'),
     lactate: z.number().nullish().describe('mmol/L'),
     rpe: int().nullish().describe('Rating of perceived exertion (an integer on the scale the client uses)'),

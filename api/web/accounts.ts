@@ -10,7 +10,12 @@ import { assertSameOrigin } from '../auth/origin-check.ts';
 import { deleteSession } from '../../db/sessions.ts';
 import { fieldErrors, formBody, storable, type FieldErrors, type FormValues } from './forms.ts';
 
-const Email = z.string().trim().toLowerCase().max(254).pipe(z.email({ message: 'Enter a valid email address.' }));
+const Email = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254)
+  .pipe(z.email({ message: 'Enter a valid email address.' }));
 const Name = (label: string) => z.string().trim().min(1, `${label} is required.`).max(100, `${label} must be at most 100 characters.`);
 
 export const SignUpForm = z.object({
@@ -20,7 +25,11 @@ export const SignUpForm = z.object({
   password: z.string(),
   next: z.string().optional(),
 });
-const SignInForm = z.object({ email: z.string().trim().toLowerCase().max(254), password: z.string().max(1000), next: z.string().optional() });
+const SignInForm = z.object({
+  email: z.string().trim().toLowerCase().max(254),
+  password: z.string().max(1000),
+  next: z.string().optional(),
+});
 
 type Values = FormValues;
 type Errors = FieldErrors;
@@ -89,7 +98,12 @@ export async function submitSignUp(ctx: Ctx) {
   }
   const { first_name, last_name, email, password, next } = parsed.data;
   const { deps } = ctx;
-  const throttle = new SignUpThrottle(deps.redis, deps.config.QUEUE_PREFIX, deps.config.SIGNIN_MAX_FAILURES * 4, deps.config.SIGNIN_WINDOW_SECONDS);
+  const throttle = new SignUpThrottle(
+    deps.redis,
+    deps.config.QUEUE_PREFIX,
+    deps.config.SIGNIN_MAX_FAILURES * 4,
+    deps.config.SIGNIN_WINDOW_SECONDS,
+  );
   const wait = await throttle.retryAfter(ctx.ip);
   if (wait > 0) {
     ctx.status = 429;
@@ -125,16 +139,18 @@ export async function submitSignIn(ctx: Ctx) {
   const values = formBody(ctx);
   const parsed = storable(SignInForm).safeParse(values);
   const email = parsed.data?.email ?? '';
-  const throttle = new SignInThrottle(deps.redis, deps.config.QUEUE_PREFIX, deps.config.SIGNIN_MAX_FAILURES, deps.config.SIGNIN_WINDOW_SECONDS);
+  const throttle = new SignInThrottle(
+    deps.redis,
+    deps.config.QUEUE_PREFIX,
+    deps.config.SIGNIN_MAX_FAILURES,
+    deps.config.SIGNIN_WINDOW_SECONDS,
+  );
   const wait = await throttle.retryAfter(email, ctx.ip);
   if (wait > 0) {
     ctx.status = 429;
     ctx.set('Retry-After', String(wait));
     ctx.type = 'html';
-    ctx.body = signInPage(
-      { email, next: values.next ?? '' },
-      `Too many failed sign-ins. Try again in ${minutes(wait)}.`,
-    );
+    ctx.body = signInPage({ email, next: values.next ?? '' }, `Too many failed sign-ins. Try again in ${minutes(wait)}.`);
     return;
   }
   const user = parsed.success ? await findUserByEmail(deps.db, email) : undefined;

@@ -42,7 +42,6 @@ function round(value: number, digits = 1): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
 
-
 /** The summary members, their labels and how a stored value (SI units) is shown. */
 const CHANNELS: { key: string; label: string; unit: string; convert?: (v: number) => number; digits?: number }[] = [
   { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
@@ -65,7 +64,6 @@ const STATS: [key: string, label: string][] = [
   ['loss', 'Loss'],
   ['sum', 'Total'],
 ];
-
 
 function statValue(channel: (typeof CHANNELS)[number], value: unknown): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '';
@@ -110,9 +108,10 @@ function lapsTable(activity: ActivityRow): Html {
   return html`<div class="table-scroll"><table class="wide" id="laps">
 <thead><tr><th>Lap</th><th>Start</th><th>Duration</th>${hasTimer ? html`<th>Timer</th>` : ''}${hasMoving ? html`<th>Moving</th>` : ''}${hasDistance ? html`<th>Distance</th>` : ''}${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
 <tbody>${laps.map(
-    (lap, i) => html`<tr data-lap="${i + 1}"><td>${i + 1}</td><td>${localTime(new Date(lap.start), offset, { seconds: true, timeOnly: true })}</td><td>${clockDuration(lap.end - lap.start)}</td>${hasTimer ? html`<td>${seconds(lap.timer_seconds)}</td>` : ''}${hasMoving ? html`<td>${seconds(lap.moving_seconds)}</td>` : ''}${
-      hasDistance ? html`<td>${km(statsOf(lap, 'distance')?.sum as number | undefined) ?? ''}</td>` : ''
-    }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
+    (lap, i) =>
+      html`<tr data-lap="${i + 1}"><td>${i + 1}</td><td>${localTime(new Date(lap.start), offset, { seconds: true, timeOnly: true })}</td><td>${clockDuration(lap.end - lap.start)}</td>${hasTimer ? html`<td>${seconds(lap.timer_seconds)}</td>` : ''}${hasMoving ? html`<td>${seconds(lap.moving_seconds)}</td>` : ''}${
+        hasDistance ? html`<td>${km(statsOf(lap, 'distance')?.sum as number | undefined) ?? ''}</td>` : ''
+      }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
   )}</tbody>
 </table></div>`;
 }
@@ -146,18 +145,22 @@ function chartsSection(a: ActivityRow): Html {
 </section>
 <div class="activity-panels">
 ${route ? html`<section class="panel" id="route-panel"><h2>Route</h2><p id="route-status" class="muted" hidden></p><div id="route" class="route"></div></section>` : ''}
-${meanMax.length
-  ? html`<section class="panel" id="mean-max-panel"><h2>Mean-max curve</h2>
+${
+  meanMax.length
+    ? html`<section class="panel" id="mean-max-panel"><h2>Mean-max curve</h2>
 <div class="panel-controls">${metricSelect('mean-max-metric', 'Metric', meanMax)}</div>
 <p id="mean-max-status" class="muted" hidden></p><div id="mean-max-chart" class="curve-chart"></div>
 <p class="hint">The best average over each duration. Click a point to see that effort in the charts above.</p></section>`
-  : ''}
-${awd.length
-  ? html`<section class="panel" id="awd-panel"><h2>Accumulated work duration</h2>
+    : ''
+}
+${
+  awd.length
+    ? html`<section class="panel" id="awd-panel"><h2>Accumulated work duration</h2>
 <div class="panel-controls">${metricSelect('awd-metric', 'Metric', awd)}</div>
 <p id="awd-status" class="muted" hidden></p><div id="awd-chart" class="curve-chart"></div>
 <p class="hint">Total time at or above each level.</p></section>`
-  : ''}
+    : ''
+}
 </div>`;
 }
 
@@ -177,22 +180,24 @@ ${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older"
     html`<h1>Activities</h1>
 ${notice(message)}
 <p><a href="/upload" id="upload-link">Upload files</a> (FIT or CSV) or import your history (a zip).</p>
-${activities.length
-  ? html`<div class="table-scroll"><table class="wide" id="activities">
+${
+  activities.length
+    ? html`<div class="table-scroll"><table class="wide" id="activities">
 <thead><tr><th>Start</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
 <tbody>${activities.map(
-      (a) => html`<tr data-activity-id="${a.id}">
+        (a) => html`<tr data-activity-id="${a.id}">
 <td><a href="/activities/${a.id}">${localTime(a.start_time, a.utc_offset_seconds)}</a></td>
 <td data-sport="${a.sport}">${sportLabel(a.sport)}</td>
 <td>${clockDuration(a.end_time.getTime() - a.start_time.getTime())}</td>
 <td>${km(a.distance) ?? ''}</td>
 <td>${a.metrics.map(metricLabel).join(', ')}</td>
 </tr>`,
-    )}</tbody>
+      )}</tbody>
 </table></div>`
-  : pageNo > 1
-    ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
-    : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT or CSV files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`}
+    : pageNo > 1
+      ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
+      : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT or CSV files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`
+}
 ${pager}`,
   );
 }
@@ -259,9 +264,18 @@ export async function showActivities(ctx: Ctx) {
   const user = await requireWebUser(ctx, ctx.url);
   if (!user) return;
   const pageNo = pageNumber(ctx.query.page);
-  const rows = await listActivities(ctx.deps.db, user.id, {}, { limit: ACTIVITIES_PER_PAGE + 1, offset: (pageNo - 1) * ACTIVITIES_PER_PAGE });
+  const rows = await listActivities(
+    ctx.deps.db,
+    user.id,
+    {},
+    { limit: ACTIVITIES_PER_PAGE + 1, offset: (pageNo - 1) * ACTIVITIES_PER_PAGE },
+  );
   const message = Object.keys(LIST_NOTICES).find((k) => ctx.query[k] !== undefined);
-  sendHtml(ctx, 200, listPage(user, rows.slice(0, ACTIVITIES_PER_PAGE), pageNo, rows.length > ACTIVITIES_PER_PAGE, message && LIST_NOTICES[message]));
+  sendHtml(
+    ctx,
+    200,
+    listPage(user, rows.slice(0, ACTIVITIES_PER_PAGE), pageNo, rows.length > ACTIVITIES_PER_PAGE, message && LIST_NOTICES[message]),
+  );
 }
 
 /** The signed-in user's activity named in the path, or undefined after answering (sign-in redirect or 404). */
@@ -288,7 +302,11 @@ export async function deleteActivityFromForm(ctx: Ctx) {
   const found = await ownActivity(ctx, { post: true });
   if (!found) return;
   if (!formBody(ctx).confirm) {
-    sendHtml(ctx, 422, detailsPage(found.user, found.activity, { confirmError: 'Tick the box to confirm: a deleted activity cannot be restored.' }));
+    sendHtml(
+      ctx,
+      422,
+      detailsPage(found.user, found.activity, { confirmError: 'Tick the box to confirm: a deleted activity cannot be restored.' }),
+    );
     return;
   }
   if (!(await removeActivity(ctx.deps, found.user.id, found.activity.id))) return notFound(ctx, 'Activity not found.', found.user);

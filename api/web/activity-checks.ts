@@ -47,7 +47,9 @@ function recordChecks(a: ActivityRow): Html {
     const count = num(value);
     if (!count) continue;
     const why = DROPPED_REASONS[reason];
-    const text = why ? `${plural(count, 'record', 'records')} left out: ${count === 1 ? why.one : why.many}` : `${plural(count, 'record', 'records')} left out (${reason.replace(/_/g, ' ')})`;
+    const text = why
+      ? `${plural(count, 'record', 'records')} left out: ${count === 1 ? why.one : why.many}`
+      : `${plural(count, 'record', 'records')} left out (${reason.replace(/_/g, ' ')})`;
     lines.push(html`<li data-dropped="${reason}">${text}</li>`);
   }
   for (const [channel, value] of ordered(implausible ?? {}, Object.keys(PLAUSIBLE_RANGES))) {
@@ -55,15 +57,27 @@ function recordChecks(a: ActivityRow): Html {
     if (!count) continue;
     const range = plausibleRange(channel);
     const what = `${plural(count, `${metricLabel(channel)} sample`, `${metricLabel(channel)} samples`)} stored as missing`;
-    lines.push(html`<li data-implausible="${channel}">${range ? `${what}: outside the plausible ${range}, so sensor glitches rather than effort` : `${what}: implausible values`}</li>`);
+    lines.push(
+      html`<li data-implausible="${channel}">${range ? `${what}: outside the plausible ${range}, so sensor glitches rather than effort` : `${what}: implausible values`}</li>`,
+    );
   }
-  if (lines.length) return html`<h3 id="record-checks-heading">Left out of the file</h3><ul id="record-checks" class="record-checks" aria-labelledby="record-checks-heading">${lines}</ul>`;
-  const clean = [dropped ? 'every record of the file was used' : '', implausible ? 'every sample was within its plausible range' : ''].filter(Boolean).join(', and ');
+  if (lines.length)
+    return html`<h3 id="record-checks-heading">Left out of the file</h3><ul id="record-checks" class="record-checks" aria-labelledby="record-checks-heading">${lines}</ul>`;
+  const clean = [dropped ? 'every record of the file was used' : '', implausible ? 'every sample was within its plausible range' : '']
+    .filter(Boolean)
+    .join(', and ');
   return html`<p id="record-checks-clean" class="muted">${clean.charAt(0).toUpperCase()}${clean.slice(1)}.</p>`;
 }
 
 /** Our value beside the device's (FIT session fields, api/resources/activities-traces.ts DeviceSummary): how each is read and shown, and why they may differ. */
-const DEVICE_COMPARISONS: { key: string; label: string; device: string; ours: (a: ActivityRow) => number | undefined; show: (v: number) => string; why: string }[] = [
+const DEVICE_COMPARISONS: {
+  key: string;
+  label: string;
+  device: string;
+  ours: (a: ActivityRow) => number | undefined;
+  show: (v: number) => string;
+  why: string;
+}[] = [
   {
     key: 'timer',
     label: 'Timer time',
@@ -162,7 +176,8 @@ function deviceComparison(a: ActivityRow): Html {
 <div class="table-scroll"><table class="wide device-comparison" id="device-comparison" aria-labelledby="device-heading">
 <thead><tr><th></th><th>Device says</th><th>We compute</th><th>Why it may differ</th></tr></thead>
 <tbody>${differing.map(
-    (p) => html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device)}</td><td data-ours>${p.c.show(p.ours)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
+    (p) =>
+      html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device)}</td><td data-ours>${p.c.show(p.ours)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
   )}</tbody>
 </table></div>
 ${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}`;
@@ -174,7 +189,9 @@ export function dataChecks(a: ActivityRow): Html {
   const note =
     version < INGEST_RULES_VERSION
       ? html`<p id="ingest-version" class="ingest-note">Made by version ${version} of the ingest rules (current: ${INGEST_RULES_VERSION}): ${
-          version === 1 ? "timer and moving time, normalized power, the device's own summary and the records left out were not kept then. " : ''
+          version === 1
+            ? "timer and moving time, normalized power, the device's own summary and the records left out were not kept then. "
+            : ''
         }Reprocessing (<code>npm run cli -- reprocess</code>) re-derives the activity from its original file with the current rules.</p>`
       : '';
   const body = [note, deviceComparison(a), recordChecks(a)].filter((h) => h && String(h));

@@ -14,7 +14,8 @@ export function clockDuration(ms: number): string {
 }
 
 /** `1,234`, with `digits` decimals. */
-export const grouped = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const grouped = (v: number, digits = 0) =>
+  v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** A finite number, else undefined (stored JSON may hold anything). */
 export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);

@@ -62,7 +62,8 @@ export async function authorize(ctx: Ctx) {
       return;
     }
     if (isPrivate(app) && app.owner_id !== user.id) {
-      if (request.prompt.has('none')) throw new AuthorizeError('access_denied', 'This application is private: only its owner can connect it');
+      if (request.prompt.has('none'))
+        throw new AuthorizeError('access_denied', 'This application is private: only its owner can connect it');
       return privateAppPage(ctx, app, user, request);
     }
     if (request.prompt.has('none')) {
@@ -95,8 +96,10 @@ export async function decide(ctx: Ctx) {
   }
   const { request } = pending;
   const app = await findApplication(ctx.deps.db, request.clientId);
-  if (!app || !matchRedirectUri(app.redirect_uris, request.redirectUri)) return untrusted(ctx, 'The application has changed; start again from it.', 400, user);
-  const answer = (a: Record<string, string | undefined>) => answerUri(request.redirectUri, { ...a, state: request.state, iss: ctx.deps.config.BASE_URL });
+  if (!app || !matchRedirectUri(app.redirect_uris, request.redirectUri))
+    return untrusted(ctx, 'The application has changed; start again from it.', 400, user);
+  const answer = (a: Record<string, string | undefined>) =>
+    answerUri(request.redirectUri, { ...a, state: request.state, iss: ctx.deps.config.BASE_URL });
   ctx.status = 303;
   if (decision !== 'allow') {
     ctx.redirect(answer({ error: 'access_denied', error_description: 'The user declined to authorize the application' }));
@@ -165,9 +168,11 @@ async function consentScreen(ctx: Ctx, app: Application, user: User & { sessionI
     html`<section class="consent">
 ${appIcon(app, 64)}
 <h1><span id="app-name">${app.name}</span> wants to access your account</h1>
-${isPrivate(app)
-  ? html`<p class="notice" id="private-notice" role="note">This application is private: it is still in development and has not published its description, website, image and privacy statement. Only you, its owner, can connect it.</p>`
-  : ''}
+${
+  isPrivate(app)
+    ? html`<p class="notice" id="private-notice" role="note">This application is private: it is still in development and has not published its description, website, image and privacy statement. Only you, its owner, can connect it.</p>`
+    : ''
+}
 ${app.description ? html`<p>${app.description}</p>` : ''}
 <p>Signed in as <strong>${user.email}</strong>. ${app.name} will be able to:</p>
 <ul id="scopes">
@@ -212,11 +217,19 @@ const AuthorizeQuery = z.object({
         'Refused (error page, no redirect) when its path has dot-segments, `;` parameters, encoded `.` `/` `\\` `;` `%` or a ' +
         'backslash, when it has user-info, or when it has its own `code`, `state` or `iss` query parameter.',
     ),
-  scope: z.string().describe('Space-separated scopes: data:read, data:write, profile, offline_access, openid (commas accepted, deprecated)'),
+  scope: z
+    .string()
+    .describe('Space-separated scopes: data:read, data:write, profile, offline_access, openid (commas accepted, deprecated)'),
   state: z.string().optional().describe('Returned unchanged'),
-  code_challenge: z.string().optional().describe('PKCE: base64url SHA-256 of the verifier; required unless the application has a client secret'),
+  code_challenge: z
+    .string()
+    .optional()
+    .describe('PKCE: base64url SHA-256 of the verifier; required unless the application has a client secret'),
   code_challenge_method: z.literal('S256').optional(),
-  prompt: z.enum(['none', 'login', 'consent']).optional().describe('`consent` (default): show the consent screen; `login`: sign in again; `none`: no interaction'),
+  prompt: z
+    .enum(['none', 'login', 'consent'])
+    .optional()
+    .describe('`consent` (default): show the consent screen; `login`: sign in again; `none`: no interaction'),
   nonce: z.string().optional().describe('OpenID Connect: copied into the ID token'),
 });
 

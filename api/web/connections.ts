@@ -19,9 +19,10 @@ function connectionsPage(user: WebUser, apps: ConnectedApplication[], message?: 
 ${settingsNav('/settings/connections')}
 ${notice(message)}
 <p>Applications you have allowed to act for you. Revoking access stops their tokens at once; they would have to ask you again.</p>
-${apps.length
-  ? html`<ul class="connections" id="connections">${apps.map(
-      (a) => html`<li data-application-id="${a.application_id}">
+${
+  apps.length
+    ? html`<ul class="connections" id="connections">${apps.map(
+        (a) => html`<li data-application-id="${a.application_id}">
 ${appIcon(a, 48)}
 <div>
 <h2 class="app-name">${a.name}</h2>
@@ -32,8 +33,9 @@ ${appIcon(a, 48)}
 </form>
 </div>
 </li>`,
-    )}</ul>`
-  : html`<p id="no-connections">You have not connected any application.</p>`}`,
+      )}</ul>`
+    : html`<p id="no-connections">You have not connected any application.</p>`
+}`,
   );
 }
 

@@ -15,7 +15,13 @@ export async function showCurves(ctx: Ctx) {
     ctx,
     200,
     page(
-      { title: 'Curves', user: { name: displayName(user) }, charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/curves.js'] },
+      {
+        title: 'Curves',
+        user: { name: displayName(user) },
+        charts: true,
+        styles: ['/static/chart-pages.css'],
+        scripts: ['/static/curves.js'],
+      },
       html`<div class="curves-page">
 <h1>Curves</h1>
 <p class="muted">Your best sustained power or speed for every duration, over the activities of a sport in a date range.</p>

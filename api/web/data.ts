@@ -73,19 +73,26 @@ function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadat
 <td class="trace-time">${traceTime(t.time, t.utc_offset_seconds)}</td>
 <td class="trace-sport">${t.sport ? html`<span data-sport="${t.sport}">${sportLabel(t.sport)}</span>` : none}</td>
 <td class="trace-values">${lines(
-    TRACE_VALUES.map((v) => (t[v.key] === null ? undefined : html`<span data-value="${v.key}">${v.label} ${String(t[v.key])}${v.unit ? ` ${v.unit}` : ''}</span>`)),
+    TRACE_VALUES.map((v) =>
+      t[v.key] === null ? undefined : html`<span data-value="${v.key}">${v.label} ${String(t[v.key])}${v.unit ? ` ${v.unit}` : ''}</span>`,
+    ),
   )}</td>
 <td class="trace-notes">${lines([
     t.notes === null ? undefined : html`<span class="trace-note">${t.notes}</span>`,
-    t.tags.length ? html`<span class="trace-tags">Tags: ${t.tags.map((tag, i) => html`${i ? ' ' : ''}<code>${tag}</code>`)}</span>` : undefined,
+    t.tags.length
+      ? html`<span class="trace-tags">Tags: ${t.tags.map((tag, i) => html`${i ? ' ' : ''}<code>${tag}</code>`)}</span>`
+      : undefined,
     t.test_id === null ? undefined : html`<span class="trace-test">Test <code>${t.test_id}</code></span>`,
   ])}</td>
-<td class="trace-activity">${activity
-    ? html`<a href="/activities/${activity.id}">${sportLabel(activity.sport)}, ${formatLocal(activity.start_time, activity.utc_offset_seconds).replace('T', ' ').slice(0, 16)}</a>`
-    : none}</td>
+<td class="trace-activity">${
+    activity
+      ? html`<a href="/activities/${activity.id}">${sportLabel(activity.sport)}, ${formatLocal(activity.start_time, activity.utc_offset_seconds).replace('T', ' ').slice(0, 16)}</a>`
+      : none
+  }</td>
 <td class="trace-apps">${lines(
     metadata.map(
-      (m) => html`<span class="app-metadata" data-application-id="${m.application_id}"><strong class="app-name">${m.name}</strong>: <code>${JSON.stringify(m.data)}</code></span>`,
+      (m) =>
+        html`<span class="app-metadata" data-application-id="${m.application_id}"><strong class="app-name">${m.name}</strong>: <code>${JSON.stringify(m.data)}</code></span>`,
     ),
   )}</td>
 <td>${deleteForm(`/data/traces/${t.id}/delete`, pages, `delete-trace-${t.id}`, `Delete the trace of ${local}`)}</td>
@@ -156,30 +163,40 @@ interface DataView {
 function dataPage(user: WebUser, v: DataView): string {
   const { pages } = v;
   return page(
-    { title: 'Traces and daily measures', user: { name: displayName(user) }, charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/data-charts.js'] },
+    {
+      title: 'Traces and daily measures',
+      user: { name: displayName(user) },
+      charts: true,
+      styles: ['/static/chart-pages.css'],
+      scripts: ['/static/data-charts.js'],
+    },
     html`<h1>Traces and daily measures</h1>
 ${notice(v.message)}
 <p>What applications have stored for you through the API. Check it here and delete what was written wrongly.</p>
 ${dataCharts()}
 <h2 id="traces">Traces</h2>
-${v.traces.length
-  ? html`<div class="table-scroll"><table class="wide" id="traces-table">
+${
+  v.traces.length
+    ? html`<div class="table-scroll"><table class="wide" id="traces-table">
 <thead><tr><th>Local time</th><th>Sport</th><th>Values</th><th>Notes</th><th>Activity</th><th>Application metadata</th><th></th></tr></thead>
 <tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages))}</tbody>
 </table></div>`
-  : pages.traces > 1
-    ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`
-    : html`<p id="no-traces">No traces yet. Applications write timestamped measurements (lactate, power, heart rate, …) with <code>POST /api/v1/traces/</code>; see the <a href="/docs">API docs</a>.</p>`}
+    : pages.traces > 1
+      ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`
+      : html`<p id="no-traces">No traces yet. Applications write timestamped measurements (lactate, power, heart rate, …) with <code>POST /api/v1/traces/</code>; see the <a href="/docs">API docs</a>.</p>`
+}
 ${pager('traces', pages, v.olderTraces)}
 <h2 id="dailies">Daily measures</h2>
-${v.dailies.length
-  ? html`<div class="table-scroll"><table class="wide" id="dailies-table">
+${
+  v.dailies.length
+    ? html`<div class="table-scroll"><table class="wide" id="dailies-table">
 <thead><tr><th>Date</th><th>Measure</th><th>Value</th><th>Source</th><th></th></tr></thead>
 <tbody>${v.dailies.map((d) => dailyRow(d, pages))}</tbody>
 </table></div>`
-  : pages.dailies > 1
-    ? html`<p id="no-dailies">No daily measures on this page. <a href="${dataUrl({ ...pages, dailies: 1 }, { hash: 'dailies' })}">Back to the newest</a>.</p>`
-    : html`<p id="no-dailies">No daily measures yet. Applications write one value per day (body mass, resting heart rate, sleep, …) with <code>POST /api/v1/dailies/{measure}</code>; see the <a href="/docs">API docs</a>.</p>`}
+    : pages.dailies > 1
+      ? html`<p id="no-dailies">No daily measures on this page. <a href="${dataUrl({ ...pages, dailies: 1 }, { hash: 'dailies' })}">Back to the newest</a>.</p>`
+      : html`<p id="no-dailies">No daily measures yet. Applications write one value per day (body mass, resting heart rate, sleep, …) with <code>POST /api/v1/dailies/{measure}</code>; see the <a href="/docs">API docs</a>.</p>`
+}
 ${pager('dailies', pages, v.olderDailies)}`,
   );
 }
@@ -218,7 +235,10 @@ export async function showData(ctx: Ctx) {
   const traces = traceRows.slice(0, TRACES_PER_PAGE);
   const [activities, metadata] = await Promise.all([
     activitiesContaining(db, user.id, traces),
-    appMetadataOfTraces(db, traces.map((t) => t.id)),
+    appMetadataOfTraces(
+      db,
+      traces.map((t) => t.id),
+    ),
   ]);
   const message = Object.keys(NOTICES).find((k) => ctx.query[k] !== undefined);
   sendHtml(
@@ -247,7 +267,9 @@ async function formUser(ctx: Ctx): Promise<WebUser | undefined> {
 function redirectBack(ctx: Ctx, notice: keyof typeof NOTICES, hash: string) {
   const form = formBody(ctx);
   ctx.status = 303;
-  ctx.redirect(dataUrl({ traces: pageNumber(form.traces_page), dailies: pageNumber(form.dailies_page) }, { extra: { [notice]: '1' }, hash }));
+  ctx.redirect(
+    dataUrl({ traces: pageNumber(form.traces_page), dailies: pageNumber(form.dailies_page) }, { extra: { [notice]: '1' }, hash }),
+  );
 }
 
 export async function deleteTraceFromForm(ctx: Ctx) {
@@ -263,6 +285,7 @@ export async function deleteDailyFromForm(ctx: Ctx) {
   if (!user) return;
   const measure = ctx.params.measure ?? '';
   const day = parseDay(ctx.params.date ?? '');
-  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day))) return notFound(ctx, 'Daily value not found.', user);
+  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day)))
+    return notFound(ctx, 'Daily value not found.', user);
   redirectBack(ctx, 'daily_deleted', 'dailies');
 }

@@ -29,9 +29,10 @@ export async function showDirectory(ctx: Ctx) {
       { title: 'Applications', user: await headerUser(ctx), scripts: [APP_ICON_SCRIPT] },
       html`<h1>Applications</h1>
 <p>Applications that work with your training data. Connecting one asks for your consent first; you can revoke it at any time in <a href="/settings/connections">Settings</a>.</p>
-${apps.length
-  ? html`<ul class="directory" id="directory">${apps.map(
-      (a) => html`<li data-application-id="${a.id}">
+${
+  apps.length
+    ? html`<ul class="directory" id="directory">${apps.map(
+        (a) => html`<li data-application-id="${a.id}">
 ${appIcon(a, 64)}
 <div>
 <h2 class="app-name">${a.page_slug ? html`<a href="/pages/${a.page_slug}/">${a.name}</a>` : a.name}</h2>
@@ -39,8 +40,9 @@ ${a.description ? html`<p>${a.description}</p>` : ''}
 <p class="links">${a.url ? html`<a href="${a.url}" rel="noopener nofollow">${hostOf(a.url)}</a>` : ''}${a.page_slug ? html` · <a href="/pages/${a.page_slug}/">Page</a>` : ''}</p>
 </div>
 </li>`,
-    )}</ul>`
-  : html`<p id="no-applications">No applications are published yet.</p>`}`,
+      )}</ul>`
+    : html`<p id="no-applications">No applications are published yet.</p>`
+}`,
     ),
   );
 }
@@ -100,11 +102,13 @@ export async function showApplicationPage(ctx: Ctx) {
     page(
       { title: app.name, user: user ? { name: displayName(user) } : undefined, scripts: [APP_ICON_SCRIPT] },
       html`${live ? '' : html`<p class="banner" id="preview-banner" role="status">Preview: not published. Only you see this page until the application is published.</p>`}
-${error
-  ? html`<p class="error" role="alert" id="connect-result">Not connected: ${errorText}</p>`
-  : code
-    ? html`<p class="notice" role="status" id="connect-result">Connected to ${app.name}</p>`
-    : ''}
+${
+  error
+    ? html`<p class="error" role="alert" id="connect-result">Not connected: ${errorText}</p>`
+    : code
+      ? html`<p class="notice" role="status" id="connect-result">Connected to ${app.name}</p>`
+      : ''
+}
 <article class="app-page" data-application-id="${app.id}">
 ${appIcon(app, 96)}
 <h1>${app.name}</h1>

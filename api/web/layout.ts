@@ -21,8 +21,12 @@ export function page(opts: PageOptions, body: Html): string {
 <title>${opts.title} · Training data service</title>
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/site.css">
-${opts.charts ? html`<link rel="stylesheet" href="/static/vendor/uPlot.min.css">
-<script src="/static/vendor/uPlot.iife.min.js" defer></script>` : ''}
+${
+  opts.charts
+    ? html`<link rel="stylesheet" href="/static/vendor/uPlot.min.css">
+<script src="/static/vendor/uPlot.iife.min.js" defer></script>`
+    : ''
+}
 ${(opts.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></script>`)}
 </head>
@@ -30,14 +34,16 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
 <header class="site">
   <a class="brand" href="/">Training data service</a>
   <nav>
-    ${opts.user
-      ? html`<a href="/activities">Activities</a>
+    ${
+      opts.user
+        ? html`<a href="/activities">Activities</a>
         <a href="/curves">Curves</a>
         <a href="/data">Traces and dailies</a>
         <a href="/upload">Upload</a>
         <a href="/settings">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
-      : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`}
+        : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`
+    }
     <a href="/docs">API docs</a>
   </nav>
 </header>
@@ -50,7 +56,10 @@ ${body}
 
 /** An error page; `user` (the signed-in user, when the request has a valid session) is shown in the header. */
 export function errorPage(status: number, message: string, user?: { name: string }): string {
-  return page({ title: `Error ${status}`, user }, html`<h1>Error ${status}</h1><p class="error" role="alert">${message}</p><p><a href="/">Home</a></p>`);
+  return page(
+    { title: `Error ${status}`, user },
+    html`<h1>Error ${status}</h1><p class="error" role="alert">${message}</p><p><a href="/">Home</a></p>`,
+  );
 }
 
 /** A labelled input; `error` renders next to it and marks it invalid. */

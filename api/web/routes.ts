@@ -3,7 +3,16 @@ import type { AppContextExtras, AppState } from '../context.ts';
 import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './accounts.ts';
 import { decide } from './authorize.ts';
 import { changePassword, saveName, showSettings } from './settings.ts';
-import { createApplicationFromForm, createSecret, deleteApplicationFromForm, revokeSecret, saveApplication, sendTestEvent, showApplication, showApplications } from './applications/index.ts';
+import {
+  createApplicationFromForm,
+  createSecret,
+  deleteApplicationFromForm,
+  revokeSecret,
+  saveApplication,
+  sendTestEvent,
+  showApplication,
+  showApplications,
+} from './applications/index.ts';
 import { createToken, revokeToken, showTokens } from './tokens.ts';
 import { revokeConnection, showConnections } from './connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './directory.ts';

@@ -86,7 +86,8 @@ export async function changePassword(ctx: Ctx) {
   const parsed = storable(PasswordForm).safeParse(formBody(ctx));
   const values = parsed.data ?? { current_password: '', new_password: '' };
   const errors: Errors = {};
-  if (!(await verifyPassword(values.current_password, user.password_hash))) errors.current_password = 'The current password is not correct.';
+  if (!(await verifyPassword(values.current_password, user.password_hash)))
+    errors.current_password = 'The current password is not correct.';
   const weak = passwordProblem(values.new_password, { email: user.email, names: [user.first_name, user.last_name] });
   if (weak) errors.new_password = weak;
   if (Object.keys(errors).length) {

@@ -30,8 +30,9 @@ function tokensPage(ctx: Ctx, user: WebUser, tokens: Grant[], s: TokensState = {
     html`<h1>Personal tokens</h1>
 ${settingsNav('/settings/tokens')}
 ${notice(s.notice)}
-${s.created
-  ? html`<div class="secret-once" role="status">
+${
+  s.created
+    ? html`<div class="secret-once" role="status">
 <p>Token “${s.created.label}” created with the scopes <code>${s.created.scope}</code>. Copy both now: they are shown only this once.</p>
 <p>Access token (valid ${Math.round(s.created.expires_in / 60)} minutes):</p>
 <p><code id="new-access-token" class="token">${s.created.access_token}</code></p>
@@ -39,19 +40,22 @@ ${s.created
 <p><code id="new-refresh-token" class="token">${s.created.refresh_token}</code></p>
 <p id="refresh-howto">To get a new access token: <code>POST ${base}/api/v1/oauth/token</code> with the form body <code>grant_type=refresh_token&amp;refresh_token=…</code> (no <code>client_id</code>).</p>
 </div>`
-  : ''}
+    : ''
+}
 <p>Tokens for your own scripts: send the access token as <code>Authorization: Bearer …</code>. Revoking a token stops its access token and its refresh token at once.</p>
-${tokens.length
-  ? html`<table class="wide" id="tokens">
+${
+  tokens.length
+    ? html`<table class="wide" id="tokens">
 <thead><tr><th>Label</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead>
 <tbody>${tokens.map(
-      (t) => html`<tr data-token-id="${t.id}">
+        (t) => html`<tr data-token-id="${t.id}">
 <td>${t.label ?? ''}</td><td>${t.scopes.map((sc) => html`<code>${sc}</code> `)}</td><td>${when(t.created_at)}</td><td>${when(t.last_used_at)}</td>
 <td><form method="post" action="/settings/tokens/${t.id}/revoke" class="inline"><button type="submit" class="danger small" id="revoke-token-${t.id}">Revoke</button></form></td>
 </tr>`,
-    )}</tbody>
+      )}</tbody>
 </table>`
-  : html`<p id="no-tokens">You have no personal tokens.</p>`}
+    : html`<p id="no-tokens">You have no personal tokens.</p>`
+}
 <h2>Create token</h2>
 <form method="post" action="/settings/tokens" class="stack" novalidate>
   ${formError(Object.values(e).some(Boolean) ? 'Please correct the fields marked below.' : undefined)}
@@ -59,7 +63,9 @@ ${tokens.length
   <fieldset${e.scopes ? html` aria-invalid="true" aria-describedby="scopes-error"` : ''}>
     <legend>Scopes</legend>
     ${PERSONAL_TOKEN_SCOPES.map(
-      (sc) => html`<div class="check"><input type="checkbox" id="scope-${sc.replace(':', '-')}" name="scopes" value="${sc}"${checked.has(sc) ? html` checked` : ''}>
+      (
+        sc,
+      ) => html`<div class="check"><input type="checkbox" id="scope-${sc.replace(':', '-')}" name="scopes" value="${sc}"${checked.has(sc) ? html` checked` : ''}>
 <label for="scope-${sc.replace(':', '-')}"><code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc]}</label></div>`,
     )}
   </fieldset>
@@ -110,7 +116,13 @@ export async function createToken(ctx: Ctx) {
     ctx,
     201,
     tokensPage(ctx, user, await listPersonalTokens(db, user.id), {
-      created: { label, access_token: response.access_token, refresh_token: response.refresh_token!, expires_in: response.expires_in, scope: response.scope },
+      created: {
+        label,
+        access_token: response.access_token,
+        refresh_token: response.refresh_token!,
+        expires_in: response.expires_in,
+        scope: response.scope,
+      },
     }),
   );
 }

@@ -60,7 +60,14 @@ export function shorten(s: string, max = 80): string {
 }
 
 /** A labelled textarea, styled like an input; `error` and `hint` render below it. */
-export function textareaField(f: { name: string; label: string; value?: string; error?: string | undefined; hint?: Html | string; rows?: number }): Html {
+export function textareaField(f: {
+  name: string;
+  label: string;
+  value?: string;
+  error?: string | undefined;
+  hint?: Html | string;
+  rows?: number;
+}): Html {
   const described = [f.error ? `${f.name}-error` : '', f.hint ? `${f.name}-hint` : ''].filter(Boolean).join(' ');
   return html`<label for="${f.name}">${f.label}</label>
 <textarea id="${f.name}" name="${f.name}" rows="${f.rows ?? 3}"${f.error ? html` aria-invalid="true"` : ''}${described ? html` aria-describedby="${described}"` : ''}>${f.value ?? ''}</textarea>
@@ -69,7 +76,15 @@ ${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : '
 }
 
 /** A checkbox with its label on the same row. */
-export function checkboxField(f: { name: string; label: string; checked: boolean; value?: string; id?: string; error?: string | undefined; hint?: Html | string }): Html {
+export function checkboxField(f: {
+  name: string;
+  label: string;
+  checked: boolean;
+  value?: string;
+  id?: string;
+  error?: string | undefined;
+  hint?: Html | string;
+}): Html {
   const id = f.id ?? f.name;
   return html`<div class="check">
 <input type="checkbox" id="${id}" name="${f.name}" value="${f.value ?? 'on'}"${f.checked ? html` checked` : ''}${f.error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>

@@ -9,7 +9,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('origin', 'text', (c) => c.notNull().check(sql`origin IN ('api', 'cli')`))
     .addColumn('filename', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('scanning').check(sql`status IN ('scanning', 'loading', 'completed', 'failed')`))
+    .addColumn('status', 'text', (c) =>
+      c.notNull().defaultTo('scanning').check(sql`status IN ('scanning', 'loading', 'completed', 'failed')`),
+    )
     .addColumn('error_message', 'text')
     .addColumn('files_total', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('files_skipped', 'integer', (c) => c.notNull().defaultTo(0))

@@ -22,5 +22,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   // Bumped in the transaction of every change to a user's activities: cached curve results are
   // keyed by it, so a change makes every earlier result unreachable.
-  await db.schema.alterTable('users').addColumn('data_version', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('data_version', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

@@ -97,7 +97,8 @@ export function mergeAfterGrid(entries: Slices, points: Int32Array, columns: Int
   for (let a = 0; a < from.length; a++) {
     const at = from[a]!;
     const reached = length[a]! > 0 ? values[at]! : 0;
-    if (!(reached >= 0 && 1 + reached * 2 * D === length[a]!)) throw new Error(`A fatigue-grid entry of ${length[a]} values does not hold the ${reached} points it says`);
+    if (!(reached >= 0 && 1 + reached * 2 * D === length[a]!))
+      throw new Error(`A fatigue-grid entry of ${length[a]} values does not hold the ${reached} points it says`);
     for (let j = 0; j < points.length; j++) {
       const k = points[j]!;
       if (k >= reached) continue;
@@ -145,7 +146,13 @@ export function bracket(threshold: number, shape: GridShape = AFTER_GRID): { lo:
  * grows (10, 0, 10 W: 5 W over 2 s, 6.7 W over 3 s), so a duration between two grid durations has no
  * bound from them, and a request with such a duration reads every ride.
  */
-export function ridesThatCanMatter(entries: Slices, lo: Int32Array, hi: Int32Array, columns: Int32Array, shape: GridShape = AFTER_GRID): Uint8Array {
+export function ridesThatCanMatter(
+  entries: Slices,
+  lo: Int32Array,
+  hi: Int32Array,
+  columns: Int32Array,
+  shape: GridShape = AFTER_GRID,
+): Uint8Array {
   const floors = mergeAfterGrid(
     entries,
     Int32Array.from(hi, (k) => (k < 0 ? shape.points : k)), // (beyond the grid: no ride reaches it, no floor)

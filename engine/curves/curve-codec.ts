@@ -36,7 +36,8 @@ export interface EncodedArrays {
   encoding: Uint8Array;
 }
 
-if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('curve arrays are stored little-endian; this platform is big-endian');
+if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1)
+  throw new Error('curve arrays are stored little-endian; this platform is big-endian');
 
 /** A growable byte buffer for the encoder. */
 class Bytes {
@@ -140,7 +141,8 @@ export function encodedLength(bytes: Uint8Array, from: number, to: number, encod
  */
 export function decodeRuns(bytes: Uint8Array, from: number, to: number, encoding: number, values: Int32Array, ends: Int32Array): number {
   const n = encodedLength(bytes, from, to, encoding);
-  if (values.length < n || ends.length < n) throw new RangeError(`decodeRuns: room for ${Math.min(values.length, ends.length)} runs, the array has ${n} values`);
+  if (values.length < n || ends.length < n)
+    throw new RangeError(`decodeRuns: room for ${Math.min(values.length, ends.length)} runs, the array has ${n} values`);
   let runs = 0;
   if (encoding === CurveEncoding.RAW) {
     for (let p = from, i = 0; p < to; p += 4, i++) {

@@ -76,7 +76,9 @@ export type AfterOutput = { kind: 'duration'; curves: DurationCurve[] } | { kind
 export function longitudinalAfter(input: AfterInput): AfterOutput {
   const activities = slices(input.samples);
   const m = input.thresholds.length;
-  return input.durations ? afterByDuration(activities, input.thresholds, input.durations, m) : afterByIntensity(activities, input.thresholds, input.step, m);
+  return input.durations
+    ? afterByDuration(activities, input.thresholds, input.durations, m)
+    : afterByIntensity(activities, input.thresholds, input.step, m);
 }
 
 function afterByDuration(activities: Float64Array[], thresholds: Float64Array, durations: Int32Array, m: number): AfterOutput {
@@ -120,7 +122,11 @@ function afterByIntensity(activities: Float64Array[], thresholds: Float64Array, 
   // Every activity's durations and floors are the first n of these (no allocation per activity).
   const every = Int32Array.from({ length: longest }, (_, i) => i + 1);
   const floors = Array.from({ length: m }, () => new Float64Array(longest));
-  let merged: LevelCurve[] = Array.from({ length: m }, () => ({ duration: new Int32Array(0), start: new Int32Array(0), owner: new Int32Array(0) }));
+  let merged: LevelCurve[] = Array.from({ length: m }, () => ({
+    duration: new Int32Array(0),
+    start: new Int32Array(0),
+    owner: new Int32Array(0),
+  }));
   activities.forEach((x, a) => {
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return;
@@ -216,10 +222,16 @@ export function mergeChunks(outputs: AfterOutput[], firsts: number[]): AfterOutp
     const by = firsts[c]!;
     if (out.kind === 'duration') {
       const curves = out.curves.map((x) => ({ ...x, owner: shift(x.owner, by) }));
-      result = result?.kind === 'duration' ? { kind: 'duration', curves: result.curves.map((r, j) => combineDurations(r, curves[j]!)) } : { kind: 'duration', curves };
+      result =
+        result?.kind === 'duration'
+          ? { kind: 'duration', curves: result.curves.map((r, j) => combineDurations(r, curves[j]!)) }
+          : { kind: 'duration', curves };
     } else {
       const curves = out.curves.map((x) => ({ ...x, owner: shift(x.owner, by) }));
-      result = result?.kind === 'intensity' ? { kind: 'intensity', curves: result.curves.map((r, j) => combineLevels(r, curves[j]!)) } : { kind: 'intensity', curves };
+      result =
+        result?.kind === 'intensity'
+          ? { kind: 'intensity', curves: result.curves.map((r, j) => combineLevels(r, curves[j]!)) }
+          : { kind: 'intensity', curves };
     }
   });
   if (!result) throw new RangeError('mergeChunks needs at least one output');

@@ -109,7 +109,13 @@ export interface MeanMaxOptions {
  * start[k] the earliest start among tied best windows; a duration longer than the series (or than
  * the part from `from`) → NaN / -1. Samples must not contain NaN: zero-fill gaps first.
  */
-export function meanMax(samples: Float64Array, durations: Int32Array, best: Float64Array, start: Int32Array, options: MeanMaxOptions = {}): void {
+export function meanMax(
+  samples: Float64Array,
+  durations: Int32Array,
+  best: Float64Array,
+  start: Int32Array,
+  options: MeanMaxOptions = {},
+): void {
   const from = options.from ?? 0;
   if (!Number.isInteger(from) || from < 0) throw new RangeError(`from must be an integer ≥ 0, got ${from}`);
   if (best.length < durations.length || start.length < durations.length) throw new RangeError('best and start need one entry per duration');
@@ -134,21 +140,40 @@ export function meanMaxAll(samples: Float64Array): { best: Float64Array; start: 
  * over the windows (see the module comment). `floor` as in MeanMaxOptions: one for every cut, or
  * one per cut (cut j's own starts must then pass the lowest floor of cuts 0..j).
  */
-export function meanMaxAfter(samples: Float64Array, durations: Int32Array, cuts: Int32Array, options: { floor?: Float64Array | Float64Array[] } = {}): { best: Float64Array[]; start: Int32Array[] } {
+export function meanMaxAfter(
+  samples: Float64Array,
+  durations: Int32Array,
+  cuts: Int32Array,
+  options: { floor?: Float64Array | Float64Array[] } = {},
+): { best: Float64Array[]; start: Int32Array[] } {
   for (let j = 0; j < cuts.length; j++) {
     const c = cuts[j]!;
-    if (c < 0 || c > samples.length || (j > 0 && c < cuts[j - 1]!)) throw new RangeError(`cuts must be ascending, within 0..${samples.length}`);
+    if (c < 0 || c > samples.length || (j > 0 && c < cuts[j - 1]!))
+      throw new RangeError(`cuts must be ascending, within 0..${samples.length}`);
   }
   const best = Array.from(cuts, () => new Float64Array(durations.length));
   const start = Array.from(cuts, () => new Int32Array(durations.length));
   const floor = options.floor;
   if (Array.isArray(floor) && floor.length !== cuts.length) throw new RangeError('a floor per cut, or one for all');
-  run(samples, durations, cuts, floor === undefined || Array.isArray(floor) ? floor : cuts.length ? Array.from(cuts, () => floor) : undefined, best, start);
+  run(
+    samples,
+    durations,
+    cuts,
+    floor === undefined || Array.isArray(floor) ? floor : cuts.length ? Array.from(cuts, () => floor) : undefined,
+    best,
+    start,
+  );
   return { best, start };
 }
 
-
-function run(samples: Float64Array, durations: Int32Array, cuts: Int32Array, floor: Float64Array[] | undefined, bestOut: Float64Array[], startOut: Int32Array[]): void {
+function run(
+  samples: Float64Array,
+  durations: Int32Array,
+  cuts: Int32Array,
+  floor: Float64Array[] | undefined,
+  bestOut: Float64Array[],
+  startOut: Int32Array[],
+): void {
   for (let k = 0; k < durations.length; k++) {
     const d = durations[k]!;
     if (!(d >= 1) || (k > 0 && d <= durations[k - 1]!)) throw new RangeError('durations must be strictly ascending, each ≥ 1');

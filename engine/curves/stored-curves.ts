@@ -29,7 +29,8 @@ class NotAStaircase extends Error {}
 
 export function mergeStoredLevels(duration: EncodedArrays, start: EncodedArrays): LevelCurve {
   const count = duration.encoding.length;
-  if (start.encoding.length !== count) throw new RangeError(`mergeStoredLevels: ${count} duration curves, ${start.encoding.length} start curves`);
+  if (start.encoding.length !== count)
+    throw new RangeError(`mergeStoredLevels: ${count} duration curves, ${start.encoding.length} start curves`);
   try {
     return mergeStaircases(duration, start);
   } catch (err) {
@@ -73,7 +74,15 @@ class Envelope {
     while (k > from && duration[k - 1]! < v) k--;
     duration.fill(v, k, end);
     this.owner.fill(a, k, end);
-    if (this.startRuns < 0) this.startRuns = decodeRuns(this.starts.bytes, this.starts.offsets[a]!, this.starts.offsets[a + 1]!, this.starts.encoding[a]!, scratch.values, scratch.ends);
+    if (this.startRuns < 0)
+      this.startRuns = decodeRuns(
+        this.starts.bytes,
+        this.starts.offsets[a]!,
+        this.starts.offsets[a + 1]!,
+        this.starts.encoding[a]!,
+        scratch.values,
+        scratch.ends,
+      );
     let s = this.s;
     while (scratch.ends[s]! <= k) s++;
     for (let i = k; ; s++) {

@@ -35,13 +35,23 @@ export function activityColumns(owner: Int32Array, activities: readonly { id: st
   const sports = [...new Set(used.map((o) => activities[o]!.sport))];
   const sportIndex = new Map(sports.map((s, i) => [s, i]));
   return [
-    { name: 'activity_id', type: 'string', codes: owner.map((o) => (o < 0 ? -1 : usedIndex.get(o)!)), labels: used.map((o) => activities[o]!.id) },
+    {
+      name: 'activity_id',
+      type: 'string',
+      codes: owner.map((o) => (o < 0 ? -1 : usedIndex.get(o)!)),
+      labels: used.map((o) => activities[o]!.id),
+    },
     { name: 'sport', type: 'string', codes: owner.map((o) => (o < 0 ? -1 : sportIndex.get(activities[o]!.sport)!)), labels: sports },
   ];
 }
 
 /** Rows of value-indexed curves (one per `after` value, or one without): level, duration, start, activity, sport[, after]. */
-export function levelFrame(metric: MeanMaxMetric, curves: LevelCurve[], activities: readonly CurveActivity[], after: number[] | null): Frame {
+export function levelFrame(
+  metric: MeanMaxMetric,
+  curves: LevelCurve[],
+  activities: readonly CurveActivity[],
+  after: number[] | null,
+): Frame {
   const step = LEVEL_STEP[metric];
   const rows = curves.reduce((n, c) => n + c.owner.filter((o) => o >= 0).length, 0);
   const level = new Float64Array(rows);
@@ -94,7 +104,10 @@ export function durationFrame(
       { name: 'duration', type: 'int32', values: Int32Array.from(rows, (r) => r.d) },
       { name: metric, type: 'double', values: Float64Array.from(rows, (r) => r.v) },
       { name: 'start', type: 'timestamptz', values: Float64Array.from(rows, (r) => r.s) },
-      ...activityColumns(Int32Array.from(rows, (r) => r.o), activities),
+      ...activityColumns(
+        Int32Array.from(rows, (r) => r.o),
+        activities,
+      ),
       { name: 'after', type: 'double', values: Float64Array.from(rows, (r) => r.a) },
     ],
   };

@@ -85,7 +85,9 @@ export function checkFrame(frame: Frame): number {
         throw new TypeError(`Column ${label} has unknown type ${JSON.stringify((column as { type: unknown }).type)}`);
     }
     if (columnLength(column) !== length) {
-      throw new RangeError(`Column ${label} has ${columnLength(column)} rows, expected ${length} (all columns of a frame have the same length)`);
+      throw new RangeError(
+        `Column ${label} has ${columnLength(column)} rows, expected ${length} (all columns of a frame have the same length)`,
+      );
     }
   }
   if (frame.index !== undefined) {

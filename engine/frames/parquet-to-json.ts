@@ -151,7 +151,10 @@ export async function* parquetToJsonStream(store: SampleStore, filePath: string)
     for (let i = 0; i < schema.columnCount; i++) out.push(sourceColumn(schema.columnName(i), schema.columnTypeId(i)));
     return out;
   });
-  const rowCount = await runWith(`SELECT CAST(count(*) AS DOUBLE) FROM ${file}`, (counted) => (counted.getChunk(0).getColumnVector(0) as DuckDBDoubleVector).getItem(0) ?? 0);
+  const rowCount = await runWith(
+    `SELECT CAST(count(*) AS DOUBLE) FROM ${file}`,
+    (counted) => (counted.getChunk(0).getColumnVector(0) as DuckDBDoubleVector).getItem(0) ?? 0,
+  );
 
   /** The pieces of column `columnIndex` of a materialised result: one per non-empty chunk, each but the first led by a comma. */
   async function* chunkPieces(texts: string[], first: { value: boolean }) {
@@ -224,7 +227,10 @@ export async function* parquetToJsonStream(store: SampleStore, filePath: string)
         if (column.kind === 'string') {
           yield* stringPieces(column, start, end, first);
         } else {
-          const texts = await runWith(`SELECT ${column.expression} FROM ${numbered} WHERE file_row_number >= ${start} AND file_row_number < ${end}`, columnTexts(0, column.kind));
+          const texts = await runWith(
+            `SELECT ${column.expression} FROM ${numbered} WHERE file_row_number >= ${start} AND file_row_number < ${end}`,
+            columnTexts(0, column.kind),
+          );
           yield* chunkPieces(texts, first);
         }
       }

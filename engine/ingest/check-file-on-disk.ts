@@ -46,12 +46,20 @@ export async function checkFileOnDisk(filename: string, file: string, maxBytes: 
       if (err instanceof TooLarge) throw err;
       // A damaged gzip file of a supported name is kept as it is and fails alone (invalid_gzip) in the worker.
       const declared = declaredFormat(filename);
-      if (!declared) return { filename, path: file, size: raw.size, sha256: '', format: undefined, unsupported: 'the gzip stream is corrupt' };
-      return { filename: name, path: file, size: raw.size, sha256: (await copyHashed(createReadStream(file), undefined, maxBytes, filename)).sha256, format: declared };
+      if (!declared)
+        return { filename, path: file, size: raw.size, sha256: '', format: undefined, unsupported: 'the gzip stream is corrupt' };
+      return {
+        filename: name,
+        path: file,
+        size: raw.size,
+        sha256: (await copyHashed(createReadStream(file), undefined, maxBytes, filename)).sha256,
+        format: declared,
+      };
     }
   }
   const sniffed = sniff(name, content.head);
-  if (!('format' in sniffed)) return { filename: name, path: content.path, size: content.size, sha256: '', format: undefined, unsupported: sniffed.unsupported };
+  if (!('format' in sniffed))
+    return { filename: name, path: content.path, size: content.size, sha256: '', format: undefined, unsupported: sniffed.unsupported };
   const sha256 = content.sha256 || (await copyHashed(createReadStream(file), undefined, maxBytes, filename)).sha256;
   return { filename: name, path: content.path, size: content.size, sha256, format: sniffed.format };
 }
@@ -69,7 +77,12 @@ async function readHead(file: string, bytes: number): Promise<{ head: Buffer; si
 }
 
 /** Stream `source` through SHA-256 (into `to` when given), failing with TooLarge past `maxBytes`. */
-async function copyHashed(source: NodeJS.ReadableStream, to: string | undefined, maxBytes: number, filename: string): Promise<{ size: number; sha256: string }> {
+async function copyHashed(
+  source: NodeJS.ReadableStream,
+  to: string | undefined,
+  maxBytes: number,
+  filename: string,
+): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   let size = 0;
   const meter = new Transform({
@@ -81,9 +94,9 @@ async function copyHashed(source: NodeJS.ReadableStream, to: string | undefined,
     },
   });
   if (to) await pipeline(source, meter, createWriteStream(to, { flags: 'wx' }));
-  else await pipeline(source, meter, async function discard(chunks: AsyncIterable<unknown>) {
-    for await (const _ of chunks);
-  });
+  else
+    await pipeline(source, meter, async function discard(chunks: AsyncIterable<unknown>) {
+      for await (const _ of chunks);
+    });
   return { size, sha256: hash.digest('hex') };
 }
-

@@ -37,12 +37,14 @@ const CHUNK = 64 * 1024;
 
 export async function parseCsv(bytes: Uint8Array, sport: string | null): Promise<Recording> {
   if (bytes.byteLength === 0) throw new IngestError('empty_file', 'The file is empty (0 bytes).');
-  const formSport = sport !== null && sport.trim() !== '' ? checkSport(sport, 'the upload\'s sport field') : undefined;
+  const formSport = sport !== null && sport.trim() !== '' ? checkSport(sport, "the upload's sport field") : undefined;
 
   const header = new Header();
   const rows = new Rows();
   const source = Readable.from(chunks(bytes));
-  const parser = source.pipe(parse({ columns: (cells: string[]) => header.read(cells), bom: true, trim: true, skip_empty_lines: true, info: true }));
+  const parser = source.pipe(
+    parse({ columns: (cells: string[]) => header.read(cells), bom: true, trim: true, skip_empty_lines: true, info: true }),
+  );
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: Partial<Record<Column, string>>; info: { lines: number } }>) {
       if (rows.count === 0) header.check();
@@ -58,7 +60,8 @@ export async function parseCsv(bytes: Uint8Array, sport: string | null): Promise
   header.check();
   if (rows.count === 0) throw new IngestError('csv_no_data', 'The CSV file has a header row but no data rows.');
   const resolved = formSport ?? rows.sport;
-  if (resolved === undefined) throw new IngestError('csv_missing_sport', 'The CSV file names no sport: give the upload\'s sport field or a sport column.');
+  if (resolved === undefined)
+    throw new IngestError('csv_missing_sport', "The CSV file names no sport: give the upload's sport field or a sport column.");
   return rows.recording(resolved);
 }
 
@@ -96,7 +99,10 @@ class Header {
       if (!KNOWN.has(key)) return false;
       const column = key as Column;
       if (this.names.has(column)) {
-        this.problem ??= new IngestError('csv_duplicate_column', `line 1: the header names the ${column} column twice ("${this.names.get(column)}" and "${cell}").`);
+        this.problem ??= new IngestError(
+          'csv_duplicate_column',
+          `line 1: the header names the ${column} column twice ("${this.names.get(column)}" and "${cell}").`,
+        );
         return false;
       }
       this.names.set(column, cell);
@@ -106,7 +112,11 @@ class Header {
 
   check(): void {
     if (this.problem) throw this.problem;
-    if (!this.names.has('timestamp')) throw new IngestError('csv_missing_timestamp', 'line 1: the header has no timestamp column (an ISO 8601 instant with a UTC offset per row).');
+    if (!this.names.has('timestamp'))
+      throw new IngestError(
+        'csv_missing_timestamp',
+        'line 1: the header has no timestamp column (an ISO 8601 instant with a UTC offset per row).',
+      );
   }
 
   get channels(): Channel[] {
@@ -133,7 +143,10 @@ class Rows {
     const text = record.timestamp ?? '';
     const { t, offsetSeconds } = parseTimestamp(text, line);
     if (t <= this.previous.t) {
-      throw new IngestError('csv_unordered_timestamps', `line ${line}: timestamp "${text}" is not after the previous row's "${this.previous.text}" (line ${this.previous.line}); timestamps must strictly increase.`);
+      throw new IngestError(
+        'csv_unordered_timestamps',
+        `line ${line}: timestamp "${text}" is not after the previous row's "${this.previous.text}" (line ${this.previous.line}); timestamps must strictly increase.`,
+      );
     }
     if (this.count === 0) this.utcOffsetSeconds = offsetSeconds;
     this.previous = { t, text, line };
@@ -146,7 +159,8 @@ class Rows {
     }
 
     const sport = record.sport ?? '';
-    if (wantSport && this.sport === undefined && sport !== '') this.sport = checkSport(sport, `line ${line}, column ${header.names.get('sport')}`);
+    if (wantSport && this.sport === undefined && sport !== '')
+      this.sport = checkSport(sport, `line ${line}, column ${header.names.get('sport')}`);
 
     // A lap starts where the lap cell changes; an empty cell continues the current lap, and the
     // rows before the first label belong to the first lap.
@@ -170,7 +184,16 @@ class Rows {
     }
     const starts = this.lap === undefined ? [] : [start, ...this.lapStarts];
     const laps: Lap[] = starts.map((s, k) => ({ start: new Date(s), end: new Date(starts[k + 1] ?? end) }));
-    return { sport, start: new Date(start), end: new Date(end), utcOffsetSeconds: this.utcOffsetSeconds, devices: [], laps, timestamps, channels };
+    return {
+      sport,
+      start: new Date(start),
+      end: new Date(end),
+      utcOffsetSeconds: this.utcOffsetSeconds,
+      devices: [],
+      laps,
+      timestamps,
+      channels,
+    };
   }
 }
 
@@ -191,7 +214,10 @@ function parseNumber(cell: string, line: number, column: string): number {
   if (cell === '') return Number.NaN;
   const v = DECIMAL.test(cell) ? Number(cell) : Number.NaN;
   if (!Number.isFinite(v)) {
-    throw new IngestError('csv_bad_number', `line ${line}, column ${column}: "${cell}" is not ${Number.isNaN(v) ? 'a number' : 'a finite number'}.`);
+    throw new IngestError(
+      'csv_bad_number',
+      `line ${line}, column ${column}: "${cell}" is not ${Number.isNaN(v) ? 'a number' : 'a finite number'}.`,
+    );
   }
   return v;
 }
@@ -200,7 +226,10 @@ function parseNumber(cell: string, line: number, column: string): number {
 function checkSport(value: string, where: string): string {
   const sport = normaliseSport(value);
   if (sport === undefined) {
-    throw new IngestError('csv_invalid_sport', `${where}: "${value}" is not a sport (an OpenSportTaxonomy string such as cycling.road or running+stationary).`);
+    throw new IngestError(
+      'csv_invalid_sport',
+      `${where}: "${value}" is not a sport (an OpenSportTaxonomy string such as cycling.road or running+stationary).`,
+    );
   }
   return sport;
 }

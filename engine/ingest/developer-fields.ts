@@ -77,7 +77,10 @@ type Convert = (v: number) => number;
 // ─── The mapping ─────────────────────────────────────────────────────────────────────────────────
 
 const same: Convert = (v) => v;
-const times = (factor: number): Convert => (v) => v * factor;
+const times =
+  (factor: number): Convert =>
+  (v) =>
+    v * factor;
 const fahrenheitToCelsius: Convert = (f) => ((f - 32) * 5) / 9;
 
 /** Units each channel takes (normalised as `unitKey` does; '' is none given) and the conversion to the channel's unit. */
@@ -87,7 +90,15 @@ const CADENCE_UNITS = { '': same, rpm: same, spm: times(0.5), stepsmin: times(0.
 const SPEED_UNITS = { '': same, ms: same, mps: same, meterspersecond: same, kmh: times(1 / 3.6), kph: times(1 / 3.6), mph: times(0.44704) };
 const ALTITUDE_UNITS = { '': same, m: same, meters: same, metres: same, ft: times(0.3048), feet: times(0.3048) };
 const DISTANCE_UNITS = { '': same, m: same, meters: same, metres: same, km: times(1000), mi: times(1609.344), miles: times(1609.344) };
-const CELSIUS_UNITS = { '': same, c: same, degc: same, celsius: same, f: fahrenheitToCelsius, degf: fahrenheitToCelsius, fahrenheit: fahrenheitToCelsius };
+const CELSIUS_UNITS = {
+  '': same,
+  c: same,
+  degc: same,
+  celsius: same,
+  f: fahrenheitToCelsius,
+  degf: fahrenheitToCelsius,
+  fahrenheit: fahrenheitToCelsius,
+};
 const PERCENT_UNITS = { '': same, '%': same, percent: same };
 const BREATHS_UNITS = { '': same, brpm: same, breathsmin: same, breathsperminute: same };
 
@@ -117,7 +128,12 @@ const RULES: readonly ChannelRule[] = [
     names: /^(muscle)?(smo2|saturatedhemoglobin(percent)?|muscleoxygen(saturation)?|oxygensaturation)$|^(curr)?hemoperc(ent)?$/,
     units: PERCENT_UNITS,
   },
-  { channel: 'respiration_rate', native: [99, 108], names: /^(enhanced)?(respiration|respiratory|breathing|breath)rate$/, units: BREATHS_UNITS },
+  {
+    channel: 'respiration_rate',
+    native: [99, 108],
+    names: /^(enhanced)?(respiration|respiratory|breathing|breath)rate$/,
+    units: BREATHS_UNITS,
+  },
 ];
 
 const RECORD_MESG = 20;
@@ -301,7 +317,11 @@ function chosenColumns(wanted: Candidate[], columns: Float64Array[]): Map<Channe
     for (const v of column) if (!Number.isNaN(v)) count++;
     if (count === 0) continue;
     const held = best.get(candidate.channel);
-    if (!held || count > held.count || (count === held.count && keyOf(candidate.app, candidate.number) < keyOf(held.candidate.app, held.candidate.number))) {
+    if (
+      !held ||
+      count > held.count ||
+      (count === held.count && keyOf(candidate.app, candidate.number) < keyOf(held.candidate.app, held.candidate.number))
+    ) {
       best.set(candidate.channel, { candidate, column, count });
     }
   }
@@ -386,7 +406,13 @@ function readRecordMessages(bytes: Uint8Array, count: number, wanted: Candidate[
 }
 
 /** Reads the definition message at `pos` into `definitions`; the position after it, or undefined when it runs past the data. */
-function readDefinition(bytes: Uint8Array, view: DataView, pos: number, end: number, definitions: (Definition | undefined)[]): number | undefined {
+function readDefinition(
+  bytes: Uint8Array,
+  view: DataView,
+  pos: number,
+  end: number,
+  definitions: (Definition | undefined)[],
+): number | undefined {
   if (pos + 6 > end) return undefined;
   const header = bytes[pos]!;
   const littleEndian = bytes[pos + 2] === 0;
@@ -400,7 +426,8 @@ function readDefinition(bytes: Uint8Array, view: DataView, pos: number, end: num
   const fields: Definition['fields'] = [];
   for (let i = 0; i < fieldCount; i++, at += 3) fields.push({ number: bytes[at]!, size: bytes[at + 1]!, baseType: bytes[at + 2]! });
   const developer: Definition['developer'] = [];
-  for (let i = 0, d = developerCountAt + 1; i < developerCount; i++, d += 3) developer.push({ number: bytes[d]!, size: bytes[d + 1]!, app: bytes[d + 2]! });
+  for (let i = 0, d = developerCountAt + 1; i < developerCount; i++, d += 3)
+    developer.push({ number: bytes[d]!, size: bytes[d + 1]!, app: bytes[d + 2]! });
   const size = [...fields, ...developer].reduce((total, f) => total + f.size, 0);
   definitions[header & 0x0f] = { global, littleEndian, size, fields, developer };
   return next;

@@ -214,7 +214,14 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
         if (profile) {
           const elementBytes = ELEMENT_BYTES[profile.base];
           if (WIRE[profile.base].includes(bytes[at + 2]!) && fieldSize >= elementBytes && fieldSize % elementBytes === 0) {
-            reads!.push({ at: size, base: profile.base, column: RECORD_FIELDS.indexOf(profile.field), convert: profile.convert, scale: profile.scale, offset: profile.offset });
+            reads!.push({
+              at: size,
+              base: profile.base,
+              column: RECORD_FIELDS.indexOf(profile.field),
+              convert: profile.convert,
+              scale: profile.scale,
+              offset: profile.offset,
+            });
           }
         }
         size += fieldSize;
@@ -278,11 +285,19 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
  * which restores the native values that a developer field of the same name hides in fit-file-parser's
  * records.
  */
-export function recordFieldValue(bytes: Uint8Array, at: number, fieldNumber: number, size: number, baseType: number, littleEndian: boolean): { field: RecordField; value: number } | undefined {
+export function recordFieldValue(
+  bytes: Uint8Array,
+  at: number,
+  fieldNumber: number,
+  size: number,
+  baseType: number,
+  littleEndian: boolean,
+): { field: RecordField; value: number } | undefined {
   const profile = PROFILE.get(fieldNumber);
   if (!profile) return undefined;
   const elementBytes = ELEMENT_BYTES[profile.base];
-  if (!WIRE[profile.base].includes(baseType) || size < elementBytes || size % elementBytes !== 0 || at + elementBytes > bytes.length) return undefined;
+  if (!WIRE[profile.base].includes(baseType) || size < elementBytes || size % elementBytes !== 0 || at + elementBytes > bytes.length)
+    return undefined;
   const raw = readRaw(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), at, profile.base, littleEndian);
   if (raw === INVALID[profile.base]) return undefined;
   return { field: profile.field, value: physical(profile, raw) };

@@ -16,7 +16,16 @@
  */
 import FitParser, { getFitGarminProductDisplayName, getFitGarminProductName, type ParsedFit } from 'fit-file-parser';
 import { sportFromFit } from '../../lib/sports.ts';
-import { DEVICE_SUMMARY_FIELDS, IngestError, type DeviceSummary, type DroppedRecords, type Lap, type Pause, type Recording, type SwimLength } from './recording.ts';
+import {
+  DEVICE_SUMMARY_FIELDS,
+  IngestError,
+  type DeviceSummary,
+  type DroppedRecords,
+  type Lap,
+  type Pause,
+  type Recording,
+  type SwimLength,
+} from './recording.ts';
 import { CHANNELS, type Channel } from '../channels.ts';
 import { leanDecodeFit, RECORD_FIELDS, type RecordField, type RecordTable } from './fit-records.ts';
 import { developerFieldsConcernChannels, readDeveloperFields } from './developer-fields.ts';
@@ -92,11 +101,15 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
       end: new Date(end),
       utcOffsetSeconds,
       devices: [...devices],
-      laps: laps.filter((lap) => inSpan(lap.start.getTime())).map((lap) => ({ ...lap, start: new Date(lap.start), end: new Date(lap.end) })),
+      laps: laps
+        .filter((lap) => inSpan(lap.start.getTime()))
+        .map((lap) => ({ ...lap, start: new Date(lap.start), end: new Date(lap.end) })),
       timestamps,
       channels,
       ...(pauses ? { pauses: sessionPauses(pauses, session.start, end, timestamps) } : {}),
-      ...(session.poolLength !== undefined ? swimLengths(fit.lengths ?? [], session.start, Math.min(session.selectionEnd, next), session.poolLength) : {}),
+      ...(session.poolLength !== undefined
+        ? swimLengths(fit.lengths ?? [], session.start, Math.min(session.selectionEnd, next), session.poolLength)
+        : {}),
       deviceSummary: session.deviceSummary,
     });
     runs.push([from, to]);
@@ -152,10 +165,17 @@ function swimLengths(messages: object[], from: number, to: number, poolLength: n
     const start = time(l, 'start_time');
     const elapsed = num(l, 'total_elapsed_time');
     const speed = num(l, 'avg_speed');
-    if (l['length_type'] !== 'active' || start === undefined || !(start >= from && start <= to) || elapsed === undefined || !(elapsed > 0)) continue;
+    if (l['length_type'] !== 'active' || start === undefined || !(start >= from && start <= to) || elapsed === undefined || !(elapsed > 0))
+      continue;
     // A drill length has no speed or strokes of its own (0): it covered the pool in its time, at an unknown stroke rate.
     const cadence = num(l, 'avg_swimming_cadence');
-    lengths.push({ start, end: start + elapsed * 1000, speed: speed !== undefined && speed > 0 ? speed : poolLength / elapsed, cadence: cadence !== undefined && cadence > 0 ? cadence : undefined, distance: poolLength });
+    lengths.push({
+      start,
+      end: start + elapsed * 1000,
+      speed: speed !== undefined && speed > 0 ? speed : poolLength / elapsed,
+      cadence: cadence !== undefined && cadence > 0 ? cadence : undefined,
+      distance: poolLength,
+    });
   }
   lengths.sort((a, b) => a.start - b.start);
   // A drill set's lengths can all carry the set's start (two 53 s lengths both from 449 s): a length
@@ -255,7 +275,14 @@ function leanDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } | u
 function libraryDecode(bytes: Uint8Array): { fit: ParsedFit; samples: Samples } {
   const fit = decode(bytes);
   const { records, duplicates } = sortedRecords(fit.records ?? []);
-  return { fit, samples: { timestamps: Float64Array.from(records, (r) => r.t), channels: channelsOf(records, readDeveloperFields(fit, bytes)), duplicates } };
+  return {
+    fit,
+    samples: {
+      timestamps: Float64Array.from(records, (r) => r.t),
+      channels: channelsOf(records, readDeveloperFields(fit, bytes)),
+      duplicates,
+    },
+  };
 }
 
 /** Whether the lean path decodes this file (it declines some; parseFit then uses the library path). For tests. */
@@ -303,7 +330,9 @@ function samplesOfTable(table: RecordTable): Samples {
     power: plain(column('power')),
     heart_rate: plain(column('heart_rate')),
     speed: either(column('enhanced_speed'), column('speed')),
-    cadence: cadence && pick((k) => (Number.isNaN(cadence[k]!) ? Number.NaN : cadence[k]! + (fraction && !Number.isNaN(fraction[k]!) ? fraction[k]! : 0))),
+    cadence:
+      cadence &&
+      pick((k) => (Number.isNaN(cadence[k]!) ? Number.NaN : cadence[k]! + (fraction && !Number.isNaN(fraction[k]!) ? fraction[k]! : 0))),
     altitude: either(column('enhanced_altitude'), column('altitude')),
     distance: plain(column('distance')),
     latitude: within(column('position_lat'), 90),
@@ -488,12 +517,23 @@ function sessionSpans(fit: ParsedFit): SessionSpan[] {
     const start = time(s, 'start_time') ?? (stamp !== undefined && elapsed !== undefined ? stamp - elapsed * 1000 : undefined);
     if (start === undefined) continue;
     const elapsedEnd = elapsed !== undefined && elapsed >= 0 ? start + elapsed * 1000 : undefined;
-    const bounds = [elapsedEnd === undefined ? undefined : Math.ceil(elapsedEnd / 1000) * 1000, stamp].filter((t): t is number => t !== undefined && t >= start);
+    const bounds = [elapsedEnd === undefined ? undefined : Math.ceil(elapsedEnd / 1000) * 1000, stamp].filter(
+      (t): t is number => t !== undefined && t >= start,
+    );
     const hasSport = s['sport'] !== undefined;
-    const sport = hasSport ? sportFromFit(sportName(s['sport']), sportName(s['sub_sport'])) : sportFromFit(sportName(onlySport?.['sport']), sportName(onlySport?.['sub_sport']));
+    const sport = hasSport
+      ? sportFromFit(sportName(s['sport']), sportName(s['sub_sport']))
+      : sportFromFit(sportName(onlySport?.['sport']), sportName(onlySport?.['sub_sport']));
     const pool = num(s, 'pool_length');
     const poolLength = pool !== undefined && pool > 0 ? pool : undefined;
-    spans.push({ sport, start, elapsedEnd, selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity, deviceSummary: deviceSummary(s), poolLength });
+    spans.push({
+      sport,
+      start,
+      elapsedEnd,
+      selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity,
+      deviceSummary: deviceSummary(s),
+      poolLength,
+    });
   }
   return spans.sort((a, b) => a.start - b.start);
 }
@@ -525,7 +565,12 @@ function lapSpans(laps: object[]): Lap[] {
     const end = elapsed !== undefined && elapsed >= 0 ? start + elapsed * 1000 : stamp !== undefined && stamp >= start ? stamp : start;
     const ascent = num(l, 'total_ascent');
     const descent = num(l, 'total_descent');
-    out.push({ start: new Date(start), end: new Date(end), ...(ascent !== undefined ? { totalAscent: ascent } : {}), ...(descent !== undefined ? { totalDescent: descent } : {}) });
+    out.push({
+      start: new Date(start),
+      end: new Date(end),
+      ...(ascent !== undefined ? { totalAscent: ascent } : {}),
+      ...(descent !== undefined ? { totalDescent: descent } : {}),
+    });
   }
   return out.sort((a, b) => a.start.getTime() - b.start.getTime());
 }
@@ -621,7 +666,8 @@ function deviceNames(fit: ParsedFit): string[] {
       : productName && !/^\d+$/.test(productName)
         ? productName
         : undefined;
-    const name = product && !product.toLowerCase().startsWith(manufacturer.toLowerCase()) ? `${manufacturer} ${product}` : (product ?? manufacturer);
+    const name =
+      product && !product.toLowerCase().startsWith(manufacturer.toLowerCase()) ? `${manufacturer} ${product}` : (product ?? manufacturer);
     if (!names.includes(name)) names.push(name);
   };
   for (const fileId of fit.file_ids ?? []) add(fields(fileId));

@@ -21,7 +21,8 @@ import { INGEST_RULES_VERSION } from './rules.ts';
 
 export async function ingestFile(task: IngestTask): Promise<IngestResult> {
   try {
-    const recordings = task.format === 'fit' ? withFormSport(await parseFit(task.bytes), task.sport) : [await parseCsv(task.bytes, task.sport)];
+    const recordings =
+      task.format === 'fit' ? withFormSport(await parseFit(task.bytes), task.sport) : [await parseCsv(task.bytes, task.sport)];
     return { ok: true, activities: recordings.map(toActivity) };
   } catch (error) {
     if (error instanceof IngestError) return { ok: false, code: error.code, message: error.message };
@@ -37,7 +38,11 @@ export async function ingestFile(task: IngestTask): Promise<IngestResult> {
 function withFormSport(recordings: Recording[], field: string | null): Recording[] {
   if (field === null || field.trim() === '') return recordings;
   const sport = normaliseSport(field);
-  if (sport === undefined) throw new IngestError('invalid_sport', `The upload's sport field "${field}" is not a sport (an OpenSportTaxonomy string such as cycling.road).`);
+  if (sport === undefined)
+    throw new IngestError(
+      'invalid_sport',
+      `The upload's sport field "${field}" is not a sport (an OpenSportTaxonomy string such as cycling.road).`,
+    );
   return recordings.map((rec) => (rec.sport === 'generic' ? { ...rec, sport } : rec));
 }
 

@@ -26,7 +26,9 @@ export interface ChannelStats {
 
 /** Per SPEC: altitude {gain,loss,max,mean,min}; cadence, power, speed {max,mean}; distance {sum};
  * core_temperature, heart_rate, smo2, temperature {end,max,mean,min,start}. */
-export type Summary = Partial<Record<'altitude' | 'cadence' | 'core_temperature' | 'distance' | 'heart_rate' | 'power' | 'smo2' | 'speed' | 'temperature', ChannelStats>>;
+export type Summary = Partial<
+  Record<'altitude' | 'cadence' | 'core_temperature' | 'distance' | 'heart_rate' | 'power' | 'smo2' | 'speed' | 'temperature', ChannelStats>
+>;
 
 export interface LapStats extends Summary {
   /** Epoch milliseconds (UTC). */

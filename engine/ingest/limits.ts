@@ -15,9 +15,15 @@ export const MAX_ACTIVITY_SECONDS = 8 * 86_400;
 export const MAX_RECORDS = 4 * MAX_ACTIVITY_SECONDS;
 
 export function tooManyRecords(limit = MAX_RECORDS): IngestError {
-  return new IngestError('too_many_samples', `The file holds more than ${limit.toLocaleString('en-US')} samples in one activity (at most ${limit.toLocaleString('en-US')}).`);
+  return new IngestError(
+    'too_many_samples',
+    `The file holds more than ${limit.toLocaleString('en-US')} samples in one activity (at most ${limit.toLocaleString('en-US')}).`,
+  );
 }
 
 export function tooLong(seconds: number, limit = MAX_ACTIVITY_SECONDS): IngestError {
-  return new IngestError('activity_too_long', `The activity spans ${Math.round(seconds / 3600)} h; at most ${limit / 86_400} days (${limit.toLocaleString('en-US')} s) fit in one activity.`);
+  return new IngestError(
+    'activity_too_long',
+    `The activity spans ${Math.round(seconds / 3600)} h; at most ${limit / 86_400} days (${limit.toLocaleString('en-US')} s) fit in one activity.`,
+  );
 }

@@ -46,7 +46,9 @@ const FIT_EPOCH_MS = Date.UTC(1989, 11, 31);
 const FIT_MIN_ABSOLUTE = 0x10000000;
 const FIT_INVALID_UINT32 = 0xffffffff;
 
-const CRC_TABLE = [0x0000, 0xcc01, 0xd801, 0x1400, 0xf001, 0x3c00, 0x2800, 0xe401, 0xa001, 0x6c00, 0x7800, 0xb401, 0x5000, 0x9c01, 0x8801, 0x4400];
+const CRC_TABLE = [
+  0x0000, 0xcc01, 0xd801, 0x1400, 0xf001, 0x3c00, 0x2800, 0xe401, 0xa001, 0x6c00, 0x7800, 0xb401, 0x5000, 0x9c01, 0x8801, 0x4400,
+];
 
 function fitCrc(bytes: Uint8Array, start: number, end: number): number {
   let crc = 0;
@@ -185,4 +187,3 @@ function csvRecordedAt(bytes: Uint8Array): Date | null {
   const instant = cell === undefined ? undefined : parseInstant(cell.trim());
   return instant?.ok ? new Date(instant.t) : null;
 }
-

@@ -77,7 +77,9 @@ export function resample(rec: Recording): Grid {
   for (const [name, values] of Object.entries(rec.channels) as [Channel, Float64Array][]) placed[name] = lastPerBin(values, bins, length);
   const standstill = standstillAt(placed, fills); // (before the filling below changes `placed`)
   const leads = leadIns(bins, running);
-  const { channels: fromLengths, active } = rec.lengths ? lengthChannels(rec.lengths, start, length) : { channels: {} as GridChannels, active: undefined };
+  const { channels: fromLengths, active } = rec.lengths
+    ? lengthChannels(rec.lengths, start, length)
+    : { channels: {} as GridChannels, active: undefined };
   const channels: GridChannels = {};
   for (const name of new Set([...Object.keys(placed), ...Object.keys(fromLengths)] as Channel[])) {
     let out = fromLengths[name];
@@ -211,7 +213,13 @@ function backFill(x: Float64Array, leads: Int32Array) {
  */
 function standstillAt(placed: GridChannels, fills: Int32Array): Uint8Array {
   const out = new Uint8Array(fills.length / 2);
-  const motion = ([['speed', STANDSTILL_SPEED], ['power', Number.MIN_VALUE], ['cadence', Number.MIN_VALUE]] as const)
+  const motion = (
+    [
+      ['speed', STANDSTILL_SPEED],
+      ['power', Number.MIN_VALUE],
+      ['cadence', Number.MIN_VALUE],
+    ] as const
+  )
     .filter(([name]) => placed[name])
     .map(([name, threshold]) => ({ placed: placed[name]!, threshold }));
   if (motion.length === 0) return out;

@@ -23,7 +23,14 @@ export function isGzip(bytes: Uint8Array): boolean {
 
 /** A FIT file header: size 12 or 14, then ".FIT" at bytes 8–11. */
 export function hasFitHeader(bytes: Uint8Array): boolean {
-  return bytes.length >= 12 && (bytes[0] === 12 || bytes[0] === 14) && bytes[8] === 0x2e && bytes[9] === 0x46 && bytes[10] === 0x49 && bytes[11] === 0x54;
+  return (
+    bytes.length >= 12 &&
+    (bytes[0] === 12 || bytes[0] === 14) &&
+    bytes[8] === 0x2e &&
+    bytes[9] === 0x46 &&
+    bytes[10] === 0x49 &&
+    bytes[11] === 0x54
+  );
 }
 
 /** The name without a `.gz` suffix, lower-cased extension rules: `.fit`, `.csv`. */
@@ -44,7 +51,10 @@ export function sniff(filename: string, bytes: Uint8Array): Sniffed {
   if (declared === 'fit') return { format: 'fit' };
   const head = bytes.subarray(0, 64 * 1024);
   if (head.includes(0)) return { unsupported: 'the content is binary but not a FIT file' };
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(head).replace(/^\uFEFF/, '').trimStart();
+  const text = new TextDecoder('utf-8', { fatal: false })
+    .decode(head)
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (text.startsWith('<')) return { unsupported: 'the content is XML or HTML (GPX and TCX are not supported)' };
   if (text.startsWith('{') || text.startsWith('[')) return { unsupported: 'the content is JSON' };
   if (declared === 'csv') return { format: 'csv' };

@@ -75,7 +75,8 @@ const altitude: Statistics = ({ grid, from, to, totals }) => {
   const x = grid.channels.altitude;
   const m = x && moments(x, from, to);
   if (!m) return undefined;
-  const counted = totals.ascent === undefined || totals.descent === undefined ? elevationChange(x, from, to, ALTITUDE_HYSTERESIS_M) : undefined;
+  const counted =
+    totals.ascent === undefined || totals.descent === undefined ? elevationChange(x, from, to, ALTITUDE_HYSTERESIS_M) : undefined;
   return { gain: totals.ascent ?? counted!.gain, loss: totals.descent ?? counted!.loss, max: m.max, mean: m.mean, min: m.min };
 };
 const cadence: Statistics = ({ grid, from, to }) => {
@@ -134,7 +135,12 @@ export function summarise(grid: Grid, from: number, to: number, totals: SpanTota
  * millisecond (as the device's total_timer_time), and the seconds in motion among the grid
  * seconds [from, to) whose timer ran (see the module comment).
  */
-export function timing(grid: Grid, span: { start: number; end: number }, from: number, to: number): { timer_seconds: number; moving_seconds: number } {
+export function timing(
+  grid: Grid,
+  span: { start: number; end: number },
+  from: number,
+  to: number,
+): { timer_seconds: number; moving_seconds: number } {
   let paused = 0;
   for (const p of grid.pauses) paused += Math.max(0, Math.min(p.end, span.end) - Math.max(p.start, span.start));
   const timer = Math.max(0, span.end - span.start - paused) / 1000;
@@ -155,7 +161,9 @@ function movingSeconds(grid: Grid, from: number, to: number): number {
   for (let i = from; i < to; i++) {
     if (!grid.running[i]) continue;
     const moves = anyMotionChannel
-      ? (speed !== undefined && speed[i]! >= STANDSTILL_SPEED) || (power !== undefined && power[i]! > 0) || (cadence !== undefined && cadence[i]! > 0)
+      ? (speed !== undefined && speed[i]! >= STANDSTILL_SPEED) ||
+        (power !== undefined && power[i]! > 0) ||
+        (cadence !== undefined && cadence[i]! > 0)
       : recorded.some((x) => !Number.isNaN(x[i]!));
     if (moves) moving++;
   }
@@ -199,7 +207,11 @@ export function lapStats(
 ): LapStats[] {
   const spans =
     laps.length > 0
-      ? laps.map((lap) => ({ start: lap.start.getTime(), end: lap.end.getTime(), totals: { ascent: lap.totalAscent, descent: lap.totalDescent } }))
+      ? laps.map((lap) => ({
+          start: lap.start.getTime(),
+          end: lap.end.getTime(),
+          totals: { ascent: lap.totalAscent, descent: lap.totalDescent },
+        }))
       : [{ ...activity, totals: activity.totals ?? {} }];
   return spans.map(({ start, end, totals }) => {
     const from = clamp(Math.floor((start - grid.start) / 1000), 0, grid.length);

@@ -172,7 +172,12 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
    * sample files: NaN gaps become 0), skipping those already present with the same stamp and length.
    * With `ifStarted`, only to a column that exists already (a channel some request asked for).
    */
-  async function append(userId: string, channel: string, items: { id: string; stamp: number; values: Float64Array }[], opts: { ifStarted?: boolean } = {}): Promise<void> {
+  async function append(
+    userId: string,
+    channel: string,
+    items: { id: string; stamp: number; values: Float64Array }[],
+    opts: { ifStarted?: boolean } = {},
+  ): Promise<void> {
     if (!items.length) return;
     const dir = options.dir(userId);
     if (opts.ifStarted && !(await currentGeneration(dir, channel))) return;
@@ -199,7 +204,8 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         for (const item of items) {
           const key = recordKey(item.id);
           const old = live.get(key);
-          if (old && old.stamp === item.stamp && old.samples === item.values.length && old.offset + old.samples * old.width <= size) continue;
+          if (old && old.stamp === item.stamp && old.samples === item.values.length && old.offset + old.samples * old.width <= size)
+            continue;
           const { width, bytes } = encodeValues(item.values);
           const padded = entryBytes(item.values.length, width);
           chunks.push(bytes);
@@ -262,7 +268,13 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
    * given: entries of any length, computed by it) is filled by it, batch by batch, outside the fill
    * slots (its deriver reads through `place` of another column, which takes them).
    */
-  async function place(userId: string, channel: string, activities: readonly ColumnActivity[], signal?: AbortSignal, derive?: DeriveEntries): Promise<ColumnPlace> {
+  async function place(
+    userId: string,
+    channel: string,
+    activities: readonly ColumnActivity[],
+    signal?: AbortSignal,
+    derive?: DeriveEntries,
+  ): Promise<ColumnPlace> {
     const dir = options.dir(userId);
     // Fills of our own, at most two (the second only when another writer replaced the first's entries meanwhile); waiting on another request's fill does not count.
     for (let filled = 0; ; ) {
@@ -282,7 +294,8 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
           width: Uint8Array.from(found, (r) => r!.width),
         };
       }
-      if (filled === 2) throw new Error(`The ${channel} column of user ${userId} still lacks ${missing.length} activities after filling it`);
+      if (filled === 2)
+        throw new Error(`The ${channel} column of user ${userId} still lacks ${missing.length} activities after filling it`);
       const key = `${userId}/${channel}`;
       const pending = filling.get(key);
       if (pending) {
@@ -293,14 +306,28 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
         for (const batch of batches(missing)) {
           if (derive) {
             const entries = await derive(batch, signal);
-            await append(userId, channel, batch.map((a, i) => ({ id: a.id, stamp: a.stamp, values: entries[i]! })));
+            await append(
+              userId,
+              channel,
+              batch.map((a, i) => ({ id: a.id, stamp: a.stamp, values: entries[i]! })),
+            );
             continue;
           }
           await fillSlots.run(async () => {
             const values = new Float64Array(batch.reduce((n, a) => n + a.samples, 0));
-            await readChannelInto(store, batch.map((a) => a.path), channel, values, signal);
+            await readChannelInto(
+              store,
+              batch.map((a) => a.path),
+              channel,
+              values,
+              signal,
+            );
             let at = 0;
-            await append(userId, channel, batch.map((a) => ({ id: a.id, stamp: a.stamp, values: values.subarray(at, (at += a.samples)) })));
+            await append(
+              userId,
+              channel,
+              batch.map((a) => ({ id: a.id, stamp: a.stamp, values: values.subarray(at, (at += a.samples)) })),
+            );
           });
         }
       })().finally(() => filling.delete(key));
@@ -320,7 +347,12 @@ export function createChannelColumns(store: SampleStore, options: ChannelColumns
     const out = new Map<string, { stamp: number; values: Float64Array }>();
     if (!g || !live) return out;
     const records = [...live.values()];
-    const slices = readColumnSlices({ file: g.values, offset: Float64Array.from(records, (r) => r.offset), length: Int32Array.from(records, (r) => r.samples), width: Uint8Array.from(records, (r) => r.width) });
+    const slices = readColumnSlices({
+      file: g.values,
+      offset: Float64Array.from(records, (r) => r.offset),
+      length: Int32Array.from(records, (r) => r.samples),
+      width: Uint8Array.from(records, (r) => r.width),
+    });
     records.forEach((r, i) => {
       const k = r.key;
       const id = `${k.slice(0, 8)}-${k.slice(8, 12)}-${k.slice(12, 16)}-${k.slice(16, 20)}-${k.slice(20)}`;
@@ -432,6 +464,7 @@ async function zeroEntries(g: Generation, keys: ReadonlySet<string>): Promise<vo
 /** Files of the previous column format (one `<channel>.json` index and `<channel>.<tag>.f64` values per channel). */
 async function removeLegacy(dir: string, channel: string): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (name === `${channel}.json` || (name.startsWith(`${channel}.`) && name.endsWith('.f64'))) await rm(path.join(dir, name), { force: true });
+    if (name === `${channel}.json` || (name.startsWith(`${channel}.`) && name.endsWith('.f64')))
+      await rm(path.join(dir, name), { force: true });
   }
 }

@@ -51,7 +51,10 @@ function remember(log: string, entry: Cached): void {
  */
 export async function liveRecords(log: string, values: string): Promise<Map<string, ColumnRecord> | undefined> {
   // The values file first: records read after it name only bytes written before it.
-  const [v, l] = await Promise.all([stat(values, { bigint: true }).catch(() => undefined), stat(log, { bigint: true }).catch(() => undefined)]);
+  const [v, l] = await Promise.all([
+    stat(values, { bigint: true }).catch(() => undefined),
+    stat(log, { bigint: true }).catch(() => undefined),
+  ]);
   if (!v || !l) return undefined;
   const identity = `${l.dev}:${l.ino}:${l.birthtimeNs}/${v.dev}:${v.ino}:${v.birthtimeNs}`;
   const valuesSize = Number(v.size);
@@ -71,7 +74,8 @@ export async function liveRecords(log: string, values: string): Promise<Map<stri
   const records = usable ? new Map(usable.records) : new Map<string, ColumnRecord>();
   const upTo = replayInto(tail, records, (r) => r.offset + r.samples * r.width <= valuesSize);
   const current = cache.get(log);
-  if (!current || current.identity !== identity || current.bytes <= from + upTo) remember(log, { identity, valuesSize, bytes: from + upTo, records });
+  if (!current || current.identity !== identity || current.bytes <= from + upTo)
+    remember(log, { identity, valuesSize, bytes: from + upTo, records });
   return records;
 }
 

@@ -82,7 +82,11 @@ export function replayInto(bytes: Buffer, live: Map<string, ColumnRecord>, accep
   let firstBad = whole;
   for (let at = 0; at < whole; at += RECORD_BYTES) {
     const width = bytes.readUInt8(at + 4);
-    if (bytes.readUInt32LE(at) !== MAGIC || bytes.readUInt32LE(at + 44) !== fnv1a(bytes, at, at + 44) || (width !== 0 && width !== 4 && width !== 8)) {
+    if (
+      bytes.readUInt32LE(at) !== MAGIC ||
+      bytes.readUInt32LE(at + 44) !== fnv1a(bytes, at, at + 44) ||
+      (width !== 0 && width !== 4 && width !== 8)
+    ) {
       firstBad = Math.min(firstBad, at);
       continue;
     }
@@ -91,7 +95,13 @@ export function replayInto(bytes: Buffer, live: Map<string, ColumnRecord>, accep
       live.delete(key);
       continue;
     }
-    const record = { key, width, stamp: bytes.readDoubleLE(at + 24), offset: bytes.readDoubleLE(at + 32), samples: bytes.readUInt32LE(at + 40) };
+    const record = {
+      key,
+      width,
+      stamp: bytes.readDoubleLE(at + 24),
+      offset: bytes.readDoubleLE(at + 32),
+      samples: bytes.readUInt32LE(at + 40),
+    };
     if (!accept(record)) {
       firstBad = Math.min(firstBad, at);
       continue;

@@ -97,5 +97,10 @@ export async function retryIfMoved<T>(fn: () => Promise<T>): Promise<T> {
 
 /** Activities [from, to) of a place. */
 export function slicePlace(place: ColumnPlace, from: number, to: number): ColumnPlace {
-  return { file: place.file, offset: place.offset.slice(from, to), length: place.length.slice(from, to), width: place.width.slice(from, to) };
+  return {
+    file: place.file,
+    offset: place.offset.slice(from, to),
+    length: place.length.slice(from, to),
+    width: place.width.slice(from, to),
+  };
 }

@@ -53,12 +53,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  DuckDBInstance,
-  type DuckDBBigIntVector,
-  type DuckDBConnection,
-  type DuckDBDoubleVector,
-} from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBBigIntVector, type DuckDBConnection, type DuckDBDoubleVector } from '@duckdb/node-api';
 import { CHANNELS, type Channel } from '../channels.ts';
 import { arraySourceFunction } from './array-source.ts';
 
@@ -195,7 +190,9 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     // Source columns c0, c1, … are the present channels, in CHANNELS order; `k` the row number.
     const columns = CHANNELS.map((channel) => {
       const i = write.names.indexOf(channel);
-      return i >= 0 ? `CASE WHEN isnan(c${i}) THEN NULL ELSE c${i} END AS ${sqlIdentifier(channel)}` : `CAST(NULL AS DOUBLE) AS ${sqlIdentifier(channel)}`;
+      return i >= 0
+        ? `CASE WHEN isnan(c${i}) THEN NULL ELSE c${i} END AS ${sqlIdentifier(channel)}`
+        : `CAST(NULL AS DOUBLE) AS ${sqlIdentifier(channel)}`;
     });
     const sql = (id: number) =>
       `COPY (SELECT make_timestamptz(${startMicros}::BIGINT + k::BIGINT * 1000000) AS ${sqlIdentifier(TIMESTAMP_COLUMN)}, ${columns.join(', ')} ` +
@@ -223,7 +220,10 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     for (const name of wanted) {
       if (!CHANNEL_SET.has(name)) throw new RangeError(`Unknown channel ${JSON.stringify(name)}; expected one of ${CHANNELS.join(', ')}`);
     }
-    const select = [`epoch_ms(${sqlIdentifier(TIMESTAMP_COLUMN)}) AS t`, ...wanted.map((name) => `coalesce(${sqlIdentifier(name)}, CAST('NaN' AS DOUBLE))`)];
+    const select = [
+      `epoch_ms(${sqlIdentifier(TIMESTAMP_COLUMN)}) AS t`,
+      ...wanted.map((name) => `coalesce(${sqlIdentifier(name)}, CAST('NaN' AS DOUBLE))`),
+    ];
     const sql = `SELECT ${select.join(', ')} FROM read_parquet(${sqlString(filePath)})`;
     return queue(async (c) => {
       let result: Awaited<ReturnType<DuckDBConnection['run']>>;
@@ -338,7 +338,8 @@ function checkWrite(filePath: string, data: SampleData): PendingWrite {
   assertPlainPath(filePath);
   const { start, length } = data;
   if (!Number.isSafeInteger(start)) throw new RangeError(`start must be an integer epoch in milliseconds, got ${start}`);
-  if (!Number.isSafeInteger(length) || length < 1 || length > 2 ** 31 - 1) throw new RangeError(`length must be a positive integer, got ${length}`);
+  if (!Number.isSafeInteger(length) || length < 1 || length > 2 ** 31 - 1)
+    throw new RangeError(`length must be a positive integer, got ${length}`);
   const names: Channel[] = [];
   const arrays: Float64Array[] = [];
   for (const key of Object.keys(data.channels)) {

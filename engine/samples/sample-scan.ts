@@ -32,7 +32,13 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * One channel of each file, in file order, NaN/NULL as 0, written into `out` (which may be a view of
  * a SharedArrayBuffer); the files must hold exactly `out.length` rows together.
  */
-export async function readChannelInto(store: SampleStore, paths: readonly string[], channel: string, out: Float64Array, signal?: AbortSignal): Promise<void> {
+export async function readChannelInto(
+  store: SampleStore,
+  paths: readonly string[],
+  channel: string,
+  out: Float64Array,
+  signal?: AbortSignal,
+): Promise<void> {
   if (!paths.length) {
     if (out.length) throw new Error(`No sample files for ${out.length} samples`);
     return;
@@ -101,7 +107,13 @@ export interface SeriesSource {
  * to do on; the file shrinks from 39 to 7 MiB). DuckDB, pyarrow, pandas, polars and hyparquet (the
  * tests' reader) read v2 pages.
  */
-export async function copyTimeSeries(store: SampleStore, sources: readonly SeriesSource[], metrics: readonly string[], outPath: string, signal?: AbortSignal): Promise<void> {
+export async function copyTimeSeries(
+  store: SampleStore,
+  sources: readonly SeriesSource[],
+  metrics: readonly string[],
+  outPath: string,
+  signal?: AbortSignal,
+): Promise<void> {
   const list = (values: string[]) => `[${values.join(', ')}]`;
   const at = 's.file_index::BIGINT + 1';
   const ts = sqlIdentifier(TIMESTAMP_COLUMN);
@@ -110,8 +122,14 @@ export async function copyTimeSeries(store: SampleStore, sources: readonly Serie
     `s.${ts} AS ${ts}`,
     `make_timestamp(epoch_us(s.${ts}) + ${offsets}[${at}]) AS timestamp_local`,
     ...metrics.map((m) => (m === 'duration' ? `CAST(1 AS INTEGER) AS duration` : `s.${sqlIdentifier(m)} AS ${sqlIdentifier(m)}`)),
-    `${enumLookup(sources.map((x) => x.activityId), at)} AS activity_id`,
-    `${enumLookup(sources.map((x) => x.sport), at)} AS sport`,
+    `${enumLookup(
+      sources.map((x) => x.activityId),
+      at,
+    )} AS activity_id`,
+    `${enumLookup(
+      sources.map((x) => x.sport),
+      at,
+    )} AS sport`,
   ];
   const sorted = sources.every((x, i) => {
     if (x.start === undefined || x.samples === undefined) return false;

@@ -9,9 +9,14 @@ export interface UploadFile {
 /** POST /api/v1/activities/upload as a browser or a client library would (multipart/form-data). */
 export async function upload(service: TestService, token: string, files: UploadFile[], fields: Record<string, string | string[]> = {}) {
   const form = new FormData();
-  for (const f of files) form.append('files', new Blob([f.bytes as Uint8Array<ArrayBuffer>], { type: f.type ?? 'application/octet-stream' }), f.name);
+  for (const f of files)
+    form.append('files', new Blob([f.bytes as Uint8Array<ArrayBuffer>], { type: f.type ?? 'application/octet-stream' }), f.name);
   for (const [name, value] of Object.entries(fields)) for (const v of [value].flat()) form.append(name, v);
-  const res = await fetch(`${service.url}/api/v1/activities/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${service.url}/api/v1/activities/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
@@ -19,7 +24,10 @@ export async function upload(service: TestService, token: string, files: UploadF
 export async function api(service: TestService, token: string | undefined, method: string, path: string, body?: unknown) {
   const res = await fetch(service.url + path, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -45,7 +53,12 @@ export async function waitForSource(service: TestService, token: string, id: str
 }
 
 /** Upload files and wait for every source to finish. */
-export async function uploadAndWait(service: TestService, token: string, files: UploadFile[], fields: Record<string, string | string[]> = {}) {
+export async function uploadAndWait(
+  service: TestService,
+  token: string,
+  files: UploadFile[],
+  fields: Record<string, string | string[]> = {},
+) {
   const res = await upload(service, token, files, fields);
   if (res.status !== 202) throw new Error(`upload: ${res.status} ${JSON.stringify(res.body)}`);
   return Promise.all(res.body.sources.map((s: { id: string }) => waitForSource(service, token, s.id)));

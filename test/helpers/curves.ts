@@ -19,7 +19,12 @@ export interface RawResponse {
   bytes: ArrayBuffer;
 }
 
-export async function get(service: TestService, token: string | undefined, path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+export async function get(
+  service: TestService,
+  token: string | undefined,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const res = await fetch(service.url + path, { headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
   return { status: res.status, headers: res.headers, bytes: await res.arrayBuffer() };
 }
@@ -31,7 +36,12 @@ export function jsonOf(r: RawResponse): any {
 /** A Parquet column's kind from its physical and logical/converted types (a description when it is none of ours). */
 export function kindOf(el: { type?: string; logical_type?: any; converted_type?: string }): Kind | string {
   const lt = el.logical_type;
-  if (el.type === 'INT32' && (!lt || (lt.type === 'INTEGER' && lt.bitWidth === 32 && lt.isSigned)) && (!el.converted_type || el.converted_type === 'INT_32')) return 'int32';
+  if (
+    el.type === 'INT32' &&
+    (!lt || (lt.type === 'INTEGER' && lt.bitWidth === 32 && lt.isSigned)) &&
+    (!el.converted_type || el.converted_type === 'INT_32')
+  )
+    return 'int32';
   if (el.type === 'DOUBLE' && !lt) return 'double';
   if (el.type === 'INT64' && lt?.type === 'TIMESTAMP' && lt.unit === 'MICROS') return lt.isAdjustedToUTC ? 'timestamptz' : 'timestamp';
   if (el.type === 'BYTE_ARRAY' && (el.converted_type === 'UTF8' || lt?.type === 'STRING')) return 'string';
@@ -107,11 +117,18 @@ export async function getFrame(service: TestService, token: string, path: string
     get(service, token, `${path}${sep}format=json`),
     get(service, token, path, { accept: 'application/json' }),
   ]);
-  for (const [label, r] of [['parquet', p], ['format=json', j], ['accept', a]] as const) {
+  for (const [label, r] of [
+    ['parquet', p],
+    ['format=json', j],
+    ['accept', a],
+  ] as const) {
     if (r.status !== 200) throw new Error(`${label} ${path}: ${r.status} ${Buffer.from(r.bytes).toString('utf8').slice(0, 500)}`);
   }
-  if (p.headers.get('content-type') !== 'application/vnd.apache.parquet') throw new Error(`parquet content-type ${p.headers.get('content-type')}`);
-  for (const r of [j, a]) if (!/^application\/json/.test(r.headers.get('content-type') ?? '')) throw new Error(`json content-type ${r.headers.get('content-type')}`);
+  if (p.headers.get('content-type') !== 'application/vnd.apache.parquet')
+    throw new Error(`parquet content-type ${p.headers.get('content-type')}`);
+  for (const r of [j, a])
+    if (!/^application\/json/.test(r.headers.get('content-type') ?? ''))
+      throw new Error(`json content-type ${r.headers.get('content-type')}`);
   const json = jsonOf(j);
   const viaAccept = jsonOf(a);
   if (JSON.stringify(json) !== JSON.stringify(viaAccept)) throw new Error(`${path}: format=json and Accept: application/json differ`);
@@ -138,7 +155,10 @@ export function plainMeanMax(samples: Float64Array, durations: ArrayLike<number>
 
 /** Every duration 1..n. */
 export function plainMeanMaxAll(samples: Float64Array) {
-  return plainMeanMax(samples, Array.from({ length: samples.length }, (_, i) => i + 1));
+  return plainMeanMax(
+    samples,
+    Array.from({ length: samples.length }, (_, i) => i + 1),
+  );
 }
 
 /** The `durations=all` grid, written from API.md: every second to 180 s, then every 5 s to 600, 10 s to 1800, 30 s to 3600, 60 s beyond; ≤ max. */

@@ -75,6 +75,7 @@ async function dropStale(admin: pg.Client) {
   const cutoff = Date.now() / 1000 - STALE_AFTER_SECONDS;
   for (const { datname } of rows) {
     const created = Number(datname.slice(TEST_DB_PREFIX.length).split('_')[0]);
-    if (created && created < cutoff) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
+    if (created && created < cutoff)
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
   }
 }

@@ -15,7 +15,13 @@ export async function readiness(service: TestService) {
  * sending through an outage: every 202's sources are `accepted`; anything but 202 or 503 (with
  * Retry-After) fails the test; a request that fails on the wire is counted in `errors`.
  */
-export function backgroundUploads(t: ExecutionContext, service: TestService, token: string, ride: (n: number) => Uint8Array, { pauseMs = 0 } = {}) {
+export function backgroundUploads(
+  t: ExecutionContext,
+  service: TestService,
+  token: string,
+  ride: (n: number) => Uint8Array,
+  { pauseMs = 0 } = {},
+) {
   const accepted = new Set<string>();
   const statuses: number[] = [];
   const errors: string[] = [];

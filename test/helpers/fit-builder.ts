@@ -12,7 +12,19 @@ import { Encoder, Profile, Utils, type Mesg, type RecordMesg } from '@garmin/fit
 export type FitMessage = Mesg & { mesgNum: number } & Record<string, unknown>;
 
 export const MesgNum = Profile.MesgNum as Record<
-  'FILE_ID' | 'DEVICE_INFO' | 'EVENT' | 'RECORD' | 'LAP' | 'SESSION' | 'ACTIVITY' | 'USER_PROFILE' | 'MONITORING' | 'DEVELOPER_DATA_ID' | 'FIELD_DESCRIPTION' | 'SPORT' | 'LENGTH',
+  | 'FILE_ID'
+  | 'DEVICE_INFO'
+  | 'EVENT'
+  | 'RECORD'
+  | 'LAP'
+  | 'SESSION'
+  | 'ACTIVITY'
+  | 'USER_PROFILE'
+  | 'MONITORING'
+  | 'DEVELOPER_DATA_ID'
+  | 'FIELD_DESCRIPTION'
+  | 'SPORT'
+  | 'LENGTH',
   number
 >;
 
@@ -120,7 +132,14 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
       serialNumber: 1234567890,
       timeCreated: first,
     },
-    { mesgNum: MesgNum.DEVICE_INFO, timestamp: first, deviceIndex: 'creator', manufacturer: spec.manufacturer ?? 'garmin', product: spec.product ?? 3122, sourceType: 'local' },
+    {
+      mesgNum: MesgNum.DEVICE_INFO,
+      timestamp: first,
+      deviceIndex: 'creator',
+      manufacturer: spec.manufacturer ?? 'garmin',
+      product: spec.product ?? 3122,
+      sourceType: 'local',
+    },
     ...(spec.devices ?? []).map((d) => ({ mesgNum: MesgNum.DEVICE_INFO, timestamp: first, ...d })),
   ];
 
@@ -254,7 +273,14 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
 /** A valid FIT settings file (file_id + user_profile): no activity in it. */
 export function buildSettingsFit(): Uint8Array {
   return encodeFit([
-    { mesgNum: MesgNum.FILE_ID, type: 'settings', manufacturer: 'garmin', product: 3122, serialNumber: 1, timeCreated: new Date('2024-01-01T00:00:00Z') },
+    {
+      mesgNum: MesgNum.FILE_ID,
+      type: 'settings',
+      manufacturer: 'garmin',
+      product: 3122,
+      serialNumber: 1,
+      timeCreated: new Date('2024-01-01T00:00:00Z'),
+    },
     { mesgNum: MesgNum.USER_PROFILE, friendlyName: 'Test', weight: 70, gender: 'female', age: 40 },
   ]);
 }
@@ -262,9 +288,17 @@ export function buildSettingsFit(): Uint8Array {
 /** A valid FIT monitoring file (daily steps/heart rate): no activity in it. */
 export function buildMonitoringFit(): Uint8Array {
   const start = new Date('2024-01-01T00:00:00Z');
-  const messages: FitMessage[] = [{ mesgNum: MesgNum.FILE_ID, type: 'monitoringB', manufacturer: 'garmin', product: 3122, serialNumber: 1, timeCreated: start }];
+  const messages: FitMessage[] = [
+    { mesgNum: MesgNum.FILE_ID, type: 'monitoringB', manufacturer: 'garmin', product: 3122, serialNumber: 1, timeCreated: start },
+  ];
   for (let i = 0; i < 10; i++) {
-    messages.push({ mesgNum: MesgNum.MONITORING, timestamp: new Date(start.getTime() + i * 60_000), heartRate: 60 + i, activityType: 'walking', cycles: i * 10 });
+    messages.push({
+      mesgNum: MesgNum.MONITORING,
+      timestamp: new Date(start.getTime() + i * 60_000),
+      heartRate: 60 + i,
+      activityType: 'walking',
+      cycles: i * 10,
+    });
   }
   return encodeFit(messages);
 }

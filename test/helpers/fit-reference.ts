@@ -56,13 +56,20 @@ export function reference(bytes: Uint8Array): Reference[] {
   const records = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
   const utcOffsetSeconds = utcOffsetOf(m);
   const sportMesgs = (m.sportMesgs ?? []) as Fields[];
-  const laps = ((m.lapMesgs ?? []) as Fields[]).map((l) => ms(l, 'startTime')).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
-  const sessions = ((m.sessionMesgs ?? []) as Fields[]).filter((s) => ms(s, 'startTime') !== undefined).sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
+  const laps = ((m.lapMesgs ?? []) as Fields[])
+    .map((l) => ms(l, 'startTime'))
+    .filter((t): t is number => t !== undefined)
+    .sort((a, b) => a - b);
+  const sessions = ((m.sessionMesgs ?? []) as Fields[])
+    .filter((s) => ms(s, 'startTime') !== undefined)
+    .sort((a, b) => ms(a, 'startTime')! - ms(b, 'startTime')!);
   return sessions.flatMap((s, i) => {
     const start = ms(s, 'startTime')!;
     const elapsed = num(s, 'totalElapsedTime');
     const next = sessions[i + 1] ? ms(sessions[i + 1]!, 'startTime')! : Infinity;
-    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, ms(s, 'timestamp')].filter((t): t is number => t !== undefined && t >= start);
+    const ends = [elapsed === undefined ? undefined : Math.ceil((start + elapsed * 1000) / 1000) * 1000, ms(s, 'timestamp')].filter(
+      (t): t is number => t !== undefined && t >= start,
+    );
     const last = ends.length > 0 ? Math.max(...ends) : Infinity;
     const inSpan = (t: number) => t >= start && t <= last && t < next;
     const mine = records.filter(([t]) => inSpan(t));
@@ -75,8 +82,13 @@ export function reference(bytes: Uint8Array): Reference[] {
     const sportSource = s['sport'] !== undefined || sportMesgs.length !== 1 ? s : sportMesgs[0]!;
     const lastRecord = mine[mine.length - 1]![0];
     const pool = num(s, 'poolLength');
-    const active = pool !== undefined && pool > 0 ? ((m.lengthMesgs ?? []) as Fields[]).filter((l) => l['lengthType'] === 'active' && inSpan(ms(l, 'startTime') ?? -Infinity)) : [];
-    const lengthChannels: Channel[] = active.length ? ['speed', 'distance', ...(active.some((l) => (num(l, 'avgSwimmingCadence') ?? 0) > 0) ? (['cadence'] as const) : [])] : [];
+    const active =
+      pool !== undefined && pool > 0
+        ? ((m.lengthMesgs ?? []) as Fields[]).filter((l) => l['lengthType'] === 'active' && inSpan(ms(l, 'startTime') ?? -Infinity))
+        : [];
+    const lengthChannels: Channel[] = active.length
+      ? ['speed', 'distance', ...(active.some((l) => (num(l, 'avgSwimmingCadence') ?? 0) > 0) ? (['cadence'] as const) : [])]
+      : [];
     return [
       {
         sport: sportFromFit(snake(sportSource['sport']), snake(sportSource['subSport'])),
@@ -91,7 +103,6 @@ export function reference(bytes: Uint8Array): Reference[] {
     ];
   });
 }
-
 
 /** The activity message's local_timestamp − timestamp, to the quarter hour; 0 when absent or beyond ±14 h. */
 export function utcOffsetOf(m: FitMessages): number {

@@ -5,7 +5,12 @@
  */
 export class FitWriter {
   private readonly bytes: number[] = [];
-  define(local: number, global: number, fields: [num: number, size: number, base: number][], opts: { bigEndian?: boolean; developer?: [num: number, size: number, index: number][] } = {}) {
+  define(
+    local: number,
+    global: number,
+    fields: [num: number, size: number, base: number][],
+    opts: { bigEndian?: boolean; developer?: [num: number, size: number, index: number][] } = {},
+  ) {
     const dev = opts.developer;
     this.bytes.push(0x40 | (dev ? 0x20 : 0) | local, 0, opts.bigEndian ? 1 : 0);
     this.bytes.push(...(opts.bigEndian ? [global >> 8, global & 0xff] : [global & 0xff, global >> 8]));
@@ -36,7 +41,9 @@ export class FitWriter {
   }
 }
 export function crc(buf: Uint8Array, start: number, end: number): number {
-  const table = [0x0000, 0xcc01, 0xd801, 0x1400, 0xf001, 0x3c00, 0x2800, 0xe401, 0xa001, 0x6c00, 0x7800, 0xb401, 0x5000, 0x9c01, 0x8801, 0x4400];
+  const table = [
+    0x0000, 0xcc01, 0xd801, 0x1400, 0xf001, 0x3c00, 0x2800, 0xe401, 0xa001, 0x6c00, 0x7800, 0xb401, 0x5000, 0x9c01, 0x8801, 0x4400,
+  ];
   let c = 0;
   for (let i = start; i < end; i++) {
     for (const nibble of [buf[i]! & 0xf, buf[i]! >> 4]) {

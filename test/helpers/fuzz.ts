@@ -186,7 +186,8 @@ export function judge(request: FuzzRequest, status: number, contentType: string,
   const b = body as { detail?: unknown; error?: unknown };
   if (request.expect === 'oauth') return typeof b.error === 'string' ? undefined : 'an OAuth 4xx without `error`';
   if (typeof b.detail === 'string' && b.detail) return undefined;
-  if (Array.isArray(b.detail) && b.detail.length && b.detail.every((d) => Array.isArray(d?.loc) && typeof d?.msg === 'string')) return undefined;
+  if (Array.isArray(b.detail) && b.detail.length && b.detail.every((d) => Array.isArray(d?.loc) && typeof d?.msg === 'string'))
+    return undefined;
   return 'a 4xx without a `detail`';
 }
 

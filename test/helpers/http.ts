@@ -14,7 +14,11 @@ export class WebClient {
   }
 
   /** POST a form as a same-origin page would (Origin set), unless `origin` says otherwise. */
-  async postForm(path: string, fields: Record<string, string>, opts: { origin?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+  async postForm(
+    path: string,
+    fields: Record<string, string>,
+    opts: { origin?: string | null; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...opts.headers };
     const origin = opts.origin === undefined ? this.baseUrl : opts.origin;
     if (origin !== null) headers.origin = origin;
@@ -40,7 +44,12 @@ export class WebClient {
 }
 
 export async function signUp(client: WebClient, fields: { email: string; password: string; first_name?: string; last_name?: string }) {
-  return client.postForm('/signup', { first_name: fields.first_name ?? 'Ada', last_name: fields.last_name ?? 'Lovelace', email: fields.email, password: fields.password });
+  return client.postForm('/signup', {
+    first_name: fields.first_name ?? 'Ada',
+    last_name: fields.last_name ?? 'Lovelace',
+    email: fields.email,
+    password: fields.password,
+  });
 }
 
 /** A fresh web client signed in through the form as `email` (an account made with TEST_PASSWORD). */

@@ -15,13 +15,17 @@ export type FinishedJob = { state: 'completed' | 'failed'; job: Job };
  * the job to be added when it is not there yet.
  */
 export function finishedJob(queue: Queue, jobId: string, timeoutMs = 30_000): Promise<FinishedJob> {
-  return poll(`job ${jobId} to finish`, async () => {
-    const state = await queue.getJobState(jobId);
-    if (state !== 'completed' && state !== 'failed') return undefined;
-    // Read after the state is final, so attempts and stack traces are the last ones.
-    const job = await queue.getJob(jobId);
-    return job ? { state, job } : undefined;
-  }, timeoutMs);
+  return poll(
+    `job ${jobId} to finish`,
+    async () => {
+      const state = await queue.getJobState(jobId);
+      if (state !== 'completed' && state !== 'failed') return undefined;
+      // Read after the state is final, so attempts and stack traces are the last ones.
+      const job = await queue.getJob(jobId);
+      return job ? { state, job } : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /**
@@ -29,7 +33,13 @@ export function finishedJob(queue: Queue, jobId: string, timeoutMs = 30_000): Pr
  * when it fails for good). The queue's event stream is read from before the add, so the end cannot
  * be missed however soon it comes: this works for jobs removed when they finish.
  */
-export async function addAndAwait<T>(queue: Queue, redisUrl: string, jobId: string, add: () => Promise<unknown>, timeoutMs = 30_000): Promise<T> {
+export async function addAndAwait<T>(
+  queue: Queue,
+  redisUrl: string,
+  jobId: string,
+  add: () => Promise<unknown>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   let events: QueueEvents | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -30,10 +30,15 @@ export class KeepAliveConnection {
    * one); `chunks` are sent chunked, one write each. The answer is read even when it arrives before
    * the body was all sent, as a server that refuses early answers.
    */
-  request(method: string, path: string, opts: { headers?: Record<string, string>; body?: Uint8Array; chunks?: Uint8Array[] } = {}): Promise<KeepAliveResponse> {
+  request(
+    method: string,
+    path: string,
+    opts: { headers?: Record<string, string>; body?: Uint8Array; chunks?: Uint8Array[] } = {},
+  ): Promise<KeepAliveResponse> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { ...this.headers, ...opts.headers };
-      if (opts.body && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) headers['content-length'] = String(opts.body.length);
+      if (opts.body && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length'))
+        headers['content-length'] = String(opts.body.length);
       const req = http.request(this.baseUrl + path, { method, agent: this.#agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -8,7 +8,10 @@ export interface Part {
   data: Uint8Array | string;
 }
 
-export function multipartBody(parts: Part[], boundary = `----test${Math.random().toString(16).slice(2)}`): { body: Buffer; contentType: string } {
+export function multipartBody(
+  parts: Part[],
+  boundary = `----test${Math.random().toString(16).slice(2)}`,
+): { body: Buffer; contentType: string } {
   const chunks: Buffer[] = [];
   for (const part of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`;

@@ -30,7 +30,11 @@ export function ticketOf(html: string): string {
 }
 
 /** GET the authorization request, then answer the consent screen; returns where the browser is sent. */
-export async function authorizeAndDecide(web: WebClient, params: Record<string, string | undefined>, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
+export async function authorizeAndDecide(
+  web: WebClient,
+  params: Record<string, string | undefined>,
+  decision: 'allow' | 'deny' = 'allow',
+): Promise<URL> {
   const page = await web.get(authorizePath(params));
   if (page.status !== 200) throw new Error(`authorize answered ${page.status} ${page.headers.get('location') ?? ''}`);
   const res = await web.postForm('/oauth/authorize/decision', { ticket: ticketOf(await page.text()), decision });
@@ -45,7 +49,11 @@ export interface TokenResult {
 }
 
 /** POST a form to the token (or revocation) endpoint, with optional HTTP Basic client credentials. */
-export async function postToken(baseUrl: string, form: Record<string, string | undefined>, opts: { basic?: [string, string]; path?: string } = {}): Promise<TokenResult> {
+export async function postToken(
+  baseUrl: string,
+  form: Record<string, string | undefined>,
+  opts: { basic?: [string, string]; path?: string } = {},
+): Promise<TokenResult> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (opts.basic) {
     const [id, secret] = opts.basic.map((s) => encodeURIComponent(s));

@@ -22,7 +22,13 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(() => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG', 'redis-server to start');
+    await waitFor(
+      () =>
+        spawnSync('redis-cli', ['-p', String(port), 'ping'])
+          .stdout?.toString()
+          .trim() === 'PONG',
+      'redis-server to start',
+    );
   };
   await start();
   return {
@@ -57,7 +63,9 @@ export const canRunOwnPostgres = !!PG_BIN && existsSync(path.join(PG_BIN, 'initd
 /** initdb refuses to run as root: then the cluster runs as the `postgres` system user. */
 function asPostgres(cmd: string, args: string[]) {
   const isRoot = process.getuid?.() === 0;
-  const result = isRoot ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' }) : spawnSync(cmd, args, { encoding: 'utf8' });
+  const result = isRoot
+    ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' })
+    : spawnSync(cmd, args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
 }
 

@@ -20,7 +20,8 @@ export interface ExpectedFailure {
  */
 export function collectErrors(page: Page, expected: ExpectedFailure[] = []): string[] {
   const errors: string[] = [];
-  const isExpected = (url: string, status: (e: ExpectedFailure) => boolean) => expected.some((e) => (typeof e.url === 'string' ? e.url === url : e.url.test(url)) && status(e));
+  const isExpected = (url: string, status: (e: ExpectedFailure) => boolean) =>
+    expected.some((e) => (typeof e.url === 'string' ? e.url === url : e.url.test(url)) && status(e));
   page.on('console', (m) => {
     if (m.type() !== 'error' && !/Content Security Policy/.test(m.text())) return;
     if (isExpected(m.location().url, (e) => m.text().includes(`status of ${e.status}`))) return;

@@ -11,7 +11,9 @@ import type { Channel } from '../../engine/channels.ts';
 
 /** A parse as the old rules might have left it: other power values (same length), a summary and laps without the new members. */
 export function oldRules(a: IngestedActivity) {
-  const channels = Object.fromEntries(Object.entries(a.channels).map(([c, v]) => [c, c === 'power' ? v!.map((x) => (x === x ? Math.max(0, x - 7) : x)) : v!.slice()]));
+  const channels = Object.fromEntries(
+    Object.entries(a.channels).map(([c, v]) => [c, c === 'power' ? v!.map((x) => (x === x ? Math.max(0, x - 7) : x)) : v!.slice()]),
+  );
   const summary = JSON.parse(JSON.stringify(a.summary)) as Record<string, Record<string, number>>;
   if (summary.power) summary.power = { max: summary.power.max! - 7, mean: summary.power.mean! - 7 };
   if (summary.speed) summary.speed = { ...summary.speed, mean: summary.speed.mean! * 0.9 };

@@ -25,7 +25,9 @@ export function referenceResample(rec: Recording): ReferenceGrid {
 
   // Pauses: the file's, else every gap of more than MAX_FILL_SECONDS, from the sample before it to the sample after it.
   const pauses: Pause[] = rec.pauses ?? [];
-  if (!rec.pauses) for (let k = 0; k + 1 < ts.length; k++) if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) pauses.push({ start: ts[k]!, end: ts[k + 1]! });
+  if (!rec.pauses)
+    for (let k = 0; k + 1 < ts.length; k++)
+      if (ts[k + 1]! - ts[k]! > MAX_FILL_SECONDS * 1000) pauses.push({ start: ts[k]!, end: ts[k + 1]! });
 
   // Second i is paused when it starts after a pause's start and ends by the pause's end.
   const instant = (i: number) => start + i * 1000;

@@ -41,7 +41,13 @@ function rideRecord(scale: number): (i: number) => RecordFields {
   const watts = new Int32Array(RIDE_SECONDS);
   let i = 0;
   for (const [seconds, w] of EFFORTS) for (let k = 0; k < seconds; k++) watts[i++] = Math.round(w * scale);
-  return (s) => ({ power: watts[s]!, heartRate: 110 + Math.round(watts[s]! / 10), cadence: 90, speed: 5 + watts[s]! / 100, distance: s * 8 });
+  return (s) => ({
+    power: watts[s]!,
+    heartRate: 110 + Math.round(watts[s]! / 10),
+    cadence: 90,
+    speed: 5 + watts[s]! / 100,
+    distance: s * 8,
+  });
 }
 
 function runRecord(i: number): RecordFields {
@@ -91,16 +97,25 @@ export async function seedTraining(service: TestService): Promise<Seeded> {
   const at = (days: number) => new Date(Date.parse(`${daysAgo(days)}T08:00:00Z`));
   const files = RIDES.map((r, i) => ({
     name: `ride-${i}.fit`,
-    bytes: buildActivityFit({ sessions: [{ sport: 'cycling', subSport: 'road', start: at(r.daysAgo), seconds: RIDE_SECONDS, record: rideRecord(r.scale) }] }),
+    bytes: buildActivityFit({
+      sessions: [{ sport: 'cycling', subSport: 'road', start: at(r.daysAgo), seconds: RIDE_SECONDS, record: rideRecord(r.scale) }],
+    }),
   }));
-  files.push({ name: 'run.fit', bytes: buildActivityFit({ sessions: [{ sport: 'running', start: at(RUN_DAYS_AGO), seconds: 1800, record: runRecord }] }) });
+  files.push({
+    name: 'run.fit',
+    bytes: buildActivityFit({ sessions: [{ sport: 'running', start: at(RUN_DAYS_AGO), seconds: 1800, record: runRecord }] }),
+  });
   const sources = await uploadAndWait(service, token, files);
   for (const s of sources) if (s.status !== 'processed') throw new Error(`seed upload failed: ${JSON.stringify(s)}`);
   const ids = sources.map((s: { activity_ids: string[] }) => s.activity_ids[0]!);
-  for (const [days, value] of BODY_MASS) await must(api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: daysAgo(days), value }));
-  for (const [days, value] of RESTING_HR) await must(api(service, token, 'POST', '/api/v1/dailies/resting_hr', { date: daysAgo(days), value }));
+  for (const [days, value] of BODY_MASS)
+    await must(api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: daysAgo(days), value }));
+  for (const [days, value] of RESTING_HR)
+    await must(api(service, token, 'POST', '/api/v1/dailies/resting_hr', { date: daysAgo(days), value }));
   for (const { daysAgo: days, ...values } of TRACES) {
-    await must(api(service, token, 'POST', '/api/v1/traces/', { timestamp: `${daysAgo(days)}T08:30:00Z`, sport: 'cycling.road', ...values }));
+    await must(
+      api(service, token, 'POST', '/api/v1/traces/', { timestamp: `${daysAgo(days)}T08:30:00Z`, sport: 'cycling.road', ...values }),
+    );
   }
   return { user, token, rides: ids.slice(0, RIDES.length), run: ids[RIDES.length]! };
 }

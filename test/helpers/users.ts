@@ -44,7 +44,12 @@ export async function createTestApplication(
   fields: Partial<NewApplication> & { webhook_endpoints?: string[]; webhook_secret?: string | null } = {},
 ): Promise<Application> {
   const { webhook_endpoints, webhook_secret, ...rest } = fields;
-  const app = await createApplication(service.deps.db, { owner_id: owner.id, name: 'Test app', redirect_uris: ['https://app.example/callback'], ...rest });
+  const app = await createApplication(service.deps.db, {
+    owner_id: owner.id,
+    name: 'Test app',
+    redirect_uris: ['https://app.example/callback'],
+    ...rest,
+  });
   if (webhook_endpoints === undefined && webhook_secret === undefined) return app;
   return service.deps.db
     .updateTable('applications')

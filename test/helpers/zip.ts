@@ -10,7 +10,10 @@ interface YazlZipFile {
 const yazl = createRequire(import.meta.url)('yazl') as { ZipFile: new () => YazlZipFile };
 
 /** A zip written by yazl (a real, independent writer). */
-export async function yazlZip(files: { name: string; data: Buffer | Uint8Array; compress?: boolean }[], dirs: string[] = []): Promise<Buffer> {
+export async function yazlZip(
+  files: { name: string; data: Buffer | Uint8Array; compress?: boolean }[],
+  dirs: string[] = [],
+): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   const mtime = new Date('2024-01-01T00:00:00Z');
   for (const d of dirs) zip.addEmptyDirectory(d, { mtime });

@@ -29,7 +29,7 @@ export const getActivityRoute = defineRoute(
     operationId: 'get_activity',
     summary: 'One activity with its laps, traces, distance and devices',
     description:
-      'Carries a strong `ETag` (derived from the user\'s data version and the application) and `Cache-Control: private, no-cache`: a request ' +
+      "Carries a strong `ETag` (derived from the user's data version and the application) and `Cache-Control: private, no-cache`: a request " +
       'whose `If-None-Match` names it is answered 304 without a body while nothing the activity shows (its traces, app metadata) changed.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
@@ -58,13 +58,17 @@ export const downloadActivityRoute = defineRoute(
     operationId: 'download_activity',
     summary: 'The original file the activity was read from',
     description:
-      'The uploaded file\'s bytes (decompressed when it was uploaded gzip-compressed), with `Content-Disposition: attachment`. ' +
+      "The uploaded file's bytes (decompressed when it was uploaded gzip-compressed), with `Content-Disposition: attachment`. " +
       'Every activity of a multisport file downloads the same file.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
     responses: {
-      200: { description: 'The original file', contentType: 'application/vnd.ant.fit', headers: { 'Content-Disposition': 'attachment; filename="…"' } },
+      200: {
+        description: 'The original file',
+        contentType: 'application/vnd.ant.fit',
+        headers: { 'Content-Disposition': 'attachment; filename="…"' },
+      },
       404: { description: 'No such activity of this user' },
     },
   },
@@ -89,7 +93,7 @@ export const deleteActivityRoute = defineRoute(
     operationId: 'delete_activity',
     summary: 'Delete an activity',
     description:
-      'Removes the activity, its samples (its sample file, and its values in the user\'s channel columns, overwritten with zeros) and its app ' +
+      "Removes the activity, its samples (its sample file, and its values in the user's channel columns, overwritten with zeros) and its app " +
       'metadata. When it was the last activity of its file, the source and the original file go too (uploading the same file again then creates it anew).',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
@@ -101,4 +105,3 @@ export const deleteActivityRoute = defineRoute(
     ctx.status = 204;
   },
 );
-

@@ -26,7 +26,11 @@ export const activityAwdRoute = defineRoute(
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
     query: z.object({ metric: AwdMetricParam.optional(), format: FormatParam }),
-    responses: { 200: frameResponse('Accumulated work duration, descending by level'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
+    responses: {
+      200: frameResponse('Accumulated work duration, descending by level'),
+      304: NOT_MODIFIED,
+      404: { description: 'No such activity of this user' },
+    },
   },
   async (ctx, { params, query }) => {
     const activity = await ownActivity(ctx, params.activity_id);

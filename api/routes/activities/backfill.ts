@@ -19,15 +19,15 @@ export const startBackfillRoute = defineRoute(
     operationId: 'start_backfill',
     summary: 'Import a history archive (newest first)',
     description:
-      'Accepts a zip archive (e.g. a training platform\'s bulk export) in the multipart field `archive` and answers 202. Workers read ' +
+      "Accepts a zip archive (e.g. a training platform's bulk export) in the multipart field `archive` and answers 202. Workers read " +
       'it, make a source of every .fit/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
       'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
-      'Content-Length pass it). The part\'s Content-Type does not matter (none is fine). A user\'s imports run one at a time: ' +
+      "Content-Length pass it). The part's Content-Type does not matter (none is fine). A user's imports run one at a time: " +
       'while one is still `scanning` or `loading`, another is refused with 409 (before its archive is read), naming the one in progress. ' +
       'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After and nothing is kept: send the archive again then. ' +
-      'When the server\'s disk is full the answer is 507 and nothing is kept.',
+      "When the server's disk is full the answer is 507 and nothing is kept.",
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
     multipartForm: BackfillForm,
@@ -43,7 +43,12 @@ export const startBackfillRoute = defineRoute(
     const userId = ctx.state.principal!.userId;
     // Refused before the archive is read when the answer is already known; startArchiveBackfill decides races.
     await refuseWhileImporting(ctx.deps, userId);
-    const body = await readMultipart(ctx, { fileField: 'archive', maxFiles: 1, maxFileBytes: ctx.deps.config.BACKFILL_MAX_ARCHIVE_BYTES, fields: [] });
+    const body = await readMultipart(ctx, {
+      fileField: 'archive',
+      maxFiles: 1,
+      maxFileBytes: ctx.deps.config.BACKFILL_MAX_ARCHIVE_BYTES,
+      fields: [],
+    });
     try {
       const backfill = await startArchiveBackfill(ctx.deps, userId, body.files[0]);
       ctx.status = 202;
@@ -55,7 +60,9 @@ export const startBackfillRoute = defineRoute(
 );
 
 const StatusLine = z.union([
-  z.object({ backfill_loaded_until: z.string().nullable().describe('Naive local date-time of the earliest activity loaded so far') }).meta({ id: 'BackfillStatus' }),
+  z
+    .object({ backfill_loaded_until: z.string().nullable().describe('Naive local date-time of the earliest activity loaded so far') })
+    .meta({ id: 'BackfillStatus' }),
   z.object({ error: z.string() }).meta({ id: 'BackfillError' }),
 ]);
 
@@ -78,7 +85,9 @@ export const backfillStatusRoute = defineRoute(
         description: 'NDJSON: one JSON object per line, each a BackfillStatus or a BackfillError',
         contentType: 'application/x-ndjson',
         schema: StatusLine,
-        headers: { 'Content-Encoding': `${CONTENT_ENCODING_HEADER}. Compressed, the stream is flushed after every line, so each line arrives when it is written` },
+        headers: {
+          'Content-Encoding': `${CONTENT_ENCODING_HEADER}. Compressed, the stream is flushed after every line, so each line arrives when it is written`,
+        },
       },
     },
   },
@@ -119,7 +128,8 @@ export const backfillStatusRoute = defineRoute(
         const progress = await look();
         for (const failed of progress.failed) write({ error: `${failed.filename}: ${failed.message} (${failed.code})` });
         const current = progress.backfill;
-        if (current.status === 'failed') write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
+        if (current.status === 'failed')
+          write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
         write({ backfill_loaded_until: progress.loaded_until });
         if (progress.done || now().getTime() >= deadline) return finish();
         timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));

@@ -36,7 +36,9 @@ export const activityDataRoute = defineRoute(
     const metrics = uniqueMetrics(query.metrics?.length ? query.metrics : DEFAULT_METRICS);
     const seg = query.segmentation_on;
     if (seg && !activity.metrics.includes(seg)) {
-      throw new UnprocessableEntity([{ loc: ['query', 'segmentation_on'], msg: `The activity has no ${seg} samples to segment on`, type: 'value_error.metric_missing' }]);
+      throw new UnprocessableEntity([
+        { loc: ['query', 'segmentation_on'], msg: `The activity has no ${seg} samples to segment on`, type: 'value_error.metric_missing' },
+      ]);
     }
     const json = jsonRequested(ctx, query.format);
     await sendComputed(ctx, [activity.id, metrics, seg ?? null, json], async () => {

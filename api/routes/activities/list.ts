@@ -9,7 +9,9 @@ import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
 import { LINK_HEADER, pageOf } from '../../pagination.ts';
 import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
 
-const Sports = queryArray(SportParam).optional().describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
+const Sports = queryArray(SportParam)
+  .optional()
+  .describe('Sports to include, each matching its sub-sports (`cycling` matches `cycling.road+virtual`)');
 
 export const listActivitiesRoute = defineRoute(
   {
@@ -18,12 +20,12 @@ export const listActivitiesRoute = defineRoute(
     operationId: 'list_activities',
     summary: 'List activities, newest first',
     description:
-      '`start`/`end` take a date (whole days of the activity\'s local start, inclusive) or an instant with an offset (compared with ' +
+      "`start`/`end` take a date (whole days of the activity's local start, inclusive) or an instant with an offset (compared with " +
       'the UTC start). `sport` and `tags` repeat the key or separate values with commas; `sports` is a deprecated alias of `sport`. ' +
       'An activity matches `tags` when it has any of them. Laps are left out (null) of lists: read one activity for them. `traces` lists the ' +
       'traces whose timestamp lies within each activity. Pages are cached per user, application and query, and every change they ' +
       'show (activities, traces, app metadata) invalidates them in its own transaction: a read after a write always shows it. ' +
-      'Every page has a strong `ETag` (derived from the user\'s data version, the application and the query) and `Cache-Control: private, no-cache`: ' +
+      "Every page has a strong `ETag` (derived from the user's data version, the application and the query) and `Cache-Control: private, no-cache`: " +
       'a request whose `If-None-Match` names it is answered 304 without a body. `Link` gives the `next` (unless this is the last page), `prev` ' +
       '(unless `offset` is 0) and `first` pages.',
     tags: ['activities'],
@@ -37,7 +39,14 @@ export const listActivitiesRoute = defineRoute(
       sports: Sports.meta({ deprecated: true }),
       tags: queryArray(z.string().min(1).max(64)).optional(),
     }),
-    responses: { 200: { description: 'Activities, newest first', schema: z.array(ActivitySummary), headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER, 'Content-Encoding': CONTENT_ENCODING_HEADER } }, 304: NOT_MODIFIED },
+    responses: {
+      200: {
+        description: 'Activities, newest first',
+        schema: z.array(ActivitySummary),
+        headers: { ...VALIDATOR_HEADERS, Link: LINK_HEADER, 'Content-Encoding': CONTENT_ENCODING_HEADER },
+      },
+      304: NOT_MODIFIED,
+    },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;
@@ -58,7 +67,10 @@ export const listActivitiesRoute = defineRoute(
           query.limit,
         );
         const traces = await tracesOfActivities(db, userId, clientId, rows);
-        return { value: rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] })), more };
+        return {
+          value: rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] })),
+          more,
+        };
       },
       paging,
     );
@@ -77,7 +89,10 @@ export const latestActivityRoute = defineRoute(
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     query: z.object({ sport: Sports }),
-    responses: { 200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable(), headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
+    responses: {
+      200: { description: 'The newest matching activity, or null', schema: ActivityDetails.nullable(), headers: VALIDATOR_HEADERS },
+      304: NOT_MODIFIED,
+    },
   },
   async (ctx, { query }) => {
     const { db } = ctx.deps;

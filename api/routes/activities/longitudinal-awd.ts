@@ -22,7 +22,7 @@ export const longitudinalAwdRoute = defineRoute(
     operationId: 'longitudinal_accumulated_work_duration',
     summary: 'Daily time at or above each intensity level over a range (in development)',
     description:
-      'In development; may change. Each training day in the range (local date of an activity\'s start, activities of the `sport`s) has, per ' +
+      "In development; may change. Each training day in the range (local date of an activity's start, activities of the `sport`s) has, per " +
       'intensity level, the seconds spent at or above it that day. One row per level, highest first: the level (DOUBLE, named after the metric), ' +
       '`max` (INT32, the highest daily value), and `hard`, `medium`, `easy` (DOUBLE: the 90th, 75th and 50th percentiles of the daily values over ' +
       'the days with training, linear interpolation). `metric` defaults to power when every `sport` is cycling (or none is given), else speed. ' +

@@ -53,7 +53,10 @@ export const longitudinalDataRoute = defineRoute(
     const version = await userDataVersion(ctx);
     const identity = [query.start ?? null, query.end ?? null, query.sport ?? [], metrics, query.segmentation_on ?? null, json];
     if (notModified(ctx, computedTag(ctx, version, identity))) return;
-    const activities = await activitiesForScan(deps.db, ctx.state.principal!.userId, { ...timeFilter(query.start, query.end), sports: query.sport });
+    const activities = await activitiesForScan(deps.db, ctx.state.principal!.userId, {
+      ...timeFilter(query.start, query.end),
+      sports: query.sport,
+    });
     const dir = tmpDir(deps.config.DATA_DIR);
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `longitudinal-${randomUUID()}.parquet`);
@@ -88,12 +91,21 @@ export const longitudinalDataRoute = defineRoute(
 type ScanRow = Awaited<ReturnType<typeof activitiesForScan>>[number];
 
 /** Segmented rows of every activity (or the empty frame), built in memory: segments are few. */
-async function segmentedFrame(ctx: Ctx, activities: ScanRow[], metrics: TimeSeriesMetric[], seg: 'power' | 'speed' | undefined, signal: AbortSignal): Promise<Frame> {
+async function segmentedFrame(
+  ctx: Ctx,
+  activities: ScanRow[],
+  metrics: TimeSeriesMetric[],
+  seg: 'power' | 'speed' | undefined,
+  signal: AbortSignal,
+): Promise<Frame> {
   const parts: FrameColumn[][] = [];
   const owners: number[] = [];
   for (const [i, a] of activities.entries()) {
     if (signal.aborted) throw signal.reason;
-    const file = await ctx.deps.engine.samples.readSampleFile(samplePath(ctx.deps.config.DATA_DIR, a.user_id, a.id), channelsFor(metrics, seg));
+    const file = await ctx.deps.engine.samples.readSampleFile(
+      samplePath(ctx.deps.config.DATA_DIR, a.user_id, a.id),
+      channelsFor(metrics, seg),
+    );
     const columns = timeSeriesColumns(file, a.utc_offset_seconds, metrics, seg);
     parts.push(columns);
     const rows = (columns[0] as { values: Float64Array }).values.length;

@@ -26,7 +26,7 @@ export const longitudinalMeanMaxRoute = defineRoute(
       'its work first reaches the value; the frame is index-free with an `after` column. `by=duration` (the default for power with `after`) gives ' +
       '`duration`, the metric, `start`, `activity_id`, `sport`, `after` at `durations` (default 1, 2, 5, … 21600 s); `by=intensity` gives the ' +
       'value-indexed rows. The range is capped at one year (366 days); without `start` it is the year up to `end`. Computed from the samples of ' +
-        'the range only (read from the user\'s channel columns on disk, never the whole history), exactly. Power by duration with every `after` a ' +
+      "the range only (read from the user's channel columns on disk, never the whole history), exactly. Power by duration with every `after` a " +
       'multiple of 250 kJ up to 10,000 and only default durations (the usual fatigue states) is merged from per-ride fatigue grids stored at ' +
       'ingestion instead: the same values, starts and activities, a few milliseconds for a year of rides; other `after` values at default durations ' +
       'read the samples of only the rides those grids cannot rule out.\n' +
@@ -41,7 +41,10 @@ export const longitudinalMeanMaxRoute = defineRoute(
       ...RangeQuery,
       durations: DurationsParam,
       after: AfterParam,
-      by: z.enum(['duration', 'intensity']).optional().describe('Axis of the curve: default `duration` with `after` and metric=power, else `intensity`'),
+      by: z
+        .enum(['duration', 'intensity'])
+        .optional()
+        .describe('Axis of the curve: default `duration` with `after` and metric=power, else `intensity`'),
       format: FormatParam,
     }),
     responses: { 200: frameResponse('The longitudinal curve', DEPRECATION_HEADERS), 304: NOT_MODIFIED },
@@ -52,10 +55,19 @@ export const longitudinalMeanMaxRoute = defineRoute(
     const by = query.by ?? (after && metric === 'power' ? 'duration' : 'intensity');
     const problems: ValidationItem[] = [];
     if (by === 'duration' && !after) problems.push({ loc: ['query', 'by'], msg: 'by=duration requires after', type: 'value_error.by' });
-    if (by === 'duration' && metric !== 'power') problems.push({ loc: ['query', 'by'], msg: 'by=duration requires metric=power (by=intensity is the only orientation for speed)', type: 'value_error.by' });
+    if (by === 'duration' && metric !== 'power')
+      problems.push({
+        loc: ['query', 'by'],
+        msg: 'by=duration requires metric=power (by=intensity is the only orientation for speed)',
+        type: 'value_error.by',
+      });
     const range = resolveRange(query, ctx.deps.now(), { defaultYear: after !== undefined });
     if (after && rangeDays(range) > YEAR_DAYS) {
-      problems.push({ loc: ['query', 'start'], msg: `With after the range is at most one year (${YEAR_DAYS} days)`, type: 'value_error.range' });
+      problems.push({
+        loc: ['query', 'start'],
+        msg: `With after the range is at most one year (${YEAR_DAYS} days)`,
+        type: 'value_error.range',
+      });
     }
     if (problems.length) throw new UnprocessableEntity(problems);
     const headers = deprecationHeaders(range.deprecated || (query.by === 'intensity' && metric === 'power'));

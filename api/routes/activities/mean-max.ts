@@ -25,7 +25,14 @@ export const activityMeanMaxRoute = defineRoute(
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
-    query: z.object({ durations: DurationsParam, metric: MeanMaxMetricParam.optional(), segmentation: queryBoolean(false).describe('Compute the curve from the segmented samples (see `/data`): within 5 W (0.05 m/s) of the exact curve'), format: FormatParam }),
+    query: z.object({
+      durations: DurationsParam,
+      metric: MeanMaxMetricParam.optional(),
+      segmentation: queryBoolean(false).describe(
+        'Compute the curve from the segmented samples (see `/data`): within 5 W (0.05 m/s) of the exact curve',
+      ),
+      format: FormatParam,
+    }),
     responses: { 200: frameResponse('The mean-max curve'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {
@@ -44,7 +51,10 @@ export const activityMeanMaxRoute = defineRoute(
           const seg = segment(samples, SEGMENT_TOLERANCE[metric]);
           samples = expandSegments(seg, segmentMeans(samples, seg), samples.length);
         }
-        ({ best, start } = await ctx.deps.engine.pool.run({ task: 'mean-max', samples: zeroFilled(samples), durations: durations.slice() }, signal));
+        ({ best, start } = await ctx.deps.engine.pool.run(
+          { task: 'mean-max', samples: zeroFilled(samples), durations: durations.slice() },
+          signal,
+        ));
       }
       const t0 = activity.start_time.getTime();
       const frame: Frame = {

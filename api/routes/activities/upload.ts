@@ -6,8 +6,16 @@ import { SourceOut } from '../../activities/model.ts';
 
 const UploadForm = z
   .object({
-    files: z.array(z.string().meta({ format: 'binary' })).min(1).max(MAX_FILES_PER_UPLOAD).describe('1 to 10 files: .fit or .csv, optionally gzip-compressed (.fit.gz, .csv.gz)'),
-    sport: z.string().nullable().optional().describe('Sport of CSV files without a `sport` column (required for them); for FIT files it replaces only `generic`'),
+    files: z
+      .array(z.string().meta({ format: 'binary' }))
+      .min(1)
+      .max(MAX_FILES_PER_UPLOAD)
+      .describe('1 to 10 files: .fit or .csv, optionally gzip-compressed (.fit.gz, .csv.gz)'),
+    sport: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('Sport of CSV files without a `sport` column (required for them); for FIT files it replaces only `generic`'),
     tags: z.array(z.string()).optional().describe('Tags for every activity of these files (repeat the field or separate with commas)'),
   })
   .meta({ id: 'ActivityUpload' });
@@ -26,14 +34,14 @@ export const uploadRoute = defineRoute(
       'A FIT file gives one activity per session. A CSV file needs a `timestamp` column of ISO 8601 instants with an offset and ' +
       'columns named as metrics (power, heart_rate, speed, cadence, altitude, distance, latitude, longitude, temperature, ' +
       'core_temperature, smo2, respiration_rate), and a sport (the `sport` field or a `sport` column). The same content ' +
-      'uploaded again returns the existing source and its activities. Content is sniffed, whatever the part\'s Content-Type ' +
+      "uploaded again returns the existing source and its activities. Content is sniffed, whatever the part's Content-Type " +
       'says (or none): a file that is recognisably not FIT ' +
       'or CSV refuses the whole request with 422 naming it, and so does a file name with a control character (NUL included) or invalid Unicode; ' +
       'a damaged FIT or CSV file is accepted and fails on its own. ' +
       'A file larger than the limit (UPLOAD_MAX_FILE_BYTES, 64 MiB by default, also for decompressed gzip) is 413, answered ' +
       'as soon as its bytes pass the limit; a declared Content-Length beyond 10 such files is 413 before the body is read. ' +
       'While PostgreSQL or Redis is unreachable the answer is 503 with Retry-After: send the same files again then; a file ' +
-      'stored but not queued (the outage began mid-request) is the same source again, and is queued by that retry. When the server\'s ' +
+      "stored but not queued (the outage began mid-request) is the same source again, and is queued by that retry. When the server's " +
       'disk is full the answer is 507 and nothing of the request is kept.',
     tags: ['activities'],
     auth: { scopes: ['data:write'] },
@@ -46,7 +54,12 @@ export const uploadRoute = defineRoute(
     },
   },
   async (ctx) => {
-    const body = await readMultipart(ctx, { fileField: 'files', maxFiles: MAX_FILES_PER_UPLOAD, maxFileBytes: ctx.deps.config.UPLOAD_MAX_FILE_BYTES, fields: ['sport', 'tags'] });
+    const body = await readMultipart(ctx, {
+      fileField: 'files',
+      maxFiles: MAX_FILES_PER_UPLOAD,
+      maxFileBytes: ctx.deps.config.UPLOAD_MAX_FILE_BYTES,
+      fields: ['sport', 'tags'],
+    });
     try {
       const sources = await storeUploads(ctx.deps, ctx.state.principal!.userId, body);
       ctx.status = 202;

@@ -73,11 +73,16 @@ export const getDailiesRoute = defineRoute(
       end: DayParam.optional().describe('The last day, `YYYY-MM-DD`, inclusive; default today (UTC)'),
       interpolate: queryBoolean(false).describe('`true` (or `1`): estimate days between two stored values linearly; default `false`'),
     }),
-    responses: { 200: { description: 'One element per day of the range, oldest first', schema: z.array(DailyResponse), headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
+    responses: {
+      200: { description: 'One element per day of the range, oldest first', schema: z.array(DailyResponse), headers: VALIDATOR_HEADERS },
+      304: NOT_MODIFIED,
+    },
   },
   async (ctx, { params, query }) => {
     const { start, end } = dailyRange(query, todayUtc(ctx.deps.now()));
-    const stored = await dailiesBetween(ctx.deps.db, ctx.state.principal!.userId, params.measure, start, end, { neighbours: query.interpolate });
+    const stored = await dailiesBetween(ctx.deps.db, ctx.state.principal!.userId, params.measure, start, end, {
+      neighbours: query.interpolate,
+    });
     sendTaggedJson(ctx, dailySeries(start, end, stored, query.interpolate));
   },
 );

@@ -48,7 +48,9 @@ function revokeRoute(path: string, operationId: string) {
       const mine = grant !== undefined && grant.application_id === (client?.app.id ?? null);
       // RFC 7009 §2.1: a grant made with the client secret is revoked by the client authenticated with it.
       if (mine && grant.client_authenticated && !client?.confidential) {
-        throw new InvalidClient('This token was issued to the application authenticated with its client secret: authenticate with it to revoke it');
+        throw new InvalidClient(
+          'This token was issued to the application authenticated with its client secret: authenticate with it to revoke it',
+        );
       }
       if (mine) await deleteGrant(ctx.deps.db, grant.id);
       ctx.set('Cache-Control', 'no-store');

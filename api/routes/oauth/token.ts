@@ -18,7 +18,9 @@ const TokenForm = z
     client_secret: z
       .string()
       .optional()
-      .describe('client_secret_post; an empty value counts as absent. Required (here or by Basic) for a code without PKCE, and to refresh a grant whose code was exchanged with the secret'),
+      .describe(
+        'client_secret_post; an empty value counts as absent. Required (here or by Basic) for a code without PKCE, and to refresh a grant whose code was exchanged with the secret',
+      ),
   })
   .meta({ id: 'TokenRequest' });
 
@@ -35,7 +37,7 @@ function tokenRoute(path: string, operationId: string) {
         '`client_secret_basic`. A code with PKCE needs no secret (SPEC); one without takes the secret. A grant whose code was exchanged with ' +
         'the secret refreshes only with the secret (401 `invalid_client` without): a stolen refresh token is worthless without it. Codes are single-use and expire after 60 s; presenting a used code fails and revokes the ' +
         'tokens issued from it. Refresh tokens do not expire and are not rotated: the response repeats the one presented. ' +
-        'A personal token\'s refresh token is exchanged without `client_id`. Errors are RFC 6749 bodies; every response ' +
+        "A personal token's refresh token is exchanged without `client_id`. Errors are RFC 6749 bodies; every response " +
         'carries `Cache-Control: no-store`. Refused requests (400, 401) are counted per client address: past AUTH_FAILURE_LIMIT in ' +
         'AUTH_FAILURE_WINDOW_SECONDS (default 60 per 60 s) the address gets 429 `slow_down` until the window ends; successes never count, ' +
         'and answers carry `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` of that budget.',
@@ -47,7 +49,11 @@ function tokenRoute(path: string, operationId: string) {
         200: { description: 'Tokens', schema: TokenResponse },
         400: { description: 'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type', schema: OAuthErrorBody },
         401: { description: 'invalid_client (with `WWW-Authenticate: Basic`)', schema: OAuthErrorBody },
-        429: { description: '`slow_down`: too many refused requests (400, 401) from this address (AUTH_FAILURE_LIMIT per AUTH_FAILURE_WINDOW_SECONDS; an IPv6 client is its /64); `Retry-After` and `RateLimit-*` say when', schema: OAuthErrorBody },
+        429: {
+          description:
+            '`slow_down`: too many refused requests (400, 401) from this address (AUTH_FAILURE_LIMIT per AUTH_FAILURE_WINDOW_SECONDS; an IPv6 client is its /64); `Retry-After` and `RateLimit-*` say when',
+          schema: OAuthErrorBody,
+        },
       },
     },
     // The grant type and the grant's own parameters are checked before the client is authenticated.
@@ -56,7 +62,11 @@ function tokenRoute(path: string, operationId: string) {
       // Refused requests are counted per client address (api/auth/failure-limit.ts); past the budget, every request from it waits.
       const standing = await failureStanding(ctx);
       if (standing && standing.count >= ctx.deps.config.AUTH_FAILURE_LIMIT) {
-        throw new SlowDown(`Too many refused token requests from this address; try again in ${Math.max(1, standing.reset)} s`, standing.reset, failureHeaders(ctx.deps, standing));
+        throw new SlowDown(
+          `Too many refused token requests from this address; try again in ${Math.max(1, standing.reset)} s`,
+          standing.reset,
+          failureHeaders(ctx.deps, standing),
+        );
       }
       try {
         const form = readOAuthForm(ctx);
@@ -76,4 +86,3 @@ function tokenRoute(path: string, operationId: string) {
 }
 
 export const tokenRoutes = [tokenRoute('/api/v1/oauth/token', 'token'), tokenRoute('/oauth/token', 'token_root')];
-

@@ -39,5 +39,3 @@ export const userinfo = defineRoute(
     } satisfies z.infer<typeof UserInfo>;
   },
 );
-
-

@@ -25,7 +25,7 @@ const ModelOut = z.object({
       critical_intensity: z.number().meta({ description: 'Critical power (W) or critical speed (m/s)' }),
       work_capacity: z.number().meta({ description: "W' (J) for power, D' (m) for speed" }),
       max_intensity: z.number().meta({ description: 'Pmax (W) or the highest speed (m/s) of the model at t → 0' }),
-      rmse: z.number().meta({ description: 'Root-mean-square error of the fit over the efforts, in the metric\'s unit' }),
+      rmse: z.number().meta({ description: "Root-mean-square error of the fit over the efforts, in the metric's unit" }),
       efforts: z.number().int().meta({ description: 'Best-effort points the model was fitted to' }),
       start: z.string().meta({ description: 'First day of the window (local date)' }),
       end: z.string().meta({ description: 'Last day of the window (`date`)' }),
@@ -57,7 +57,10 @@ export const intensityDurationModelRoute = defineRoute(
       metric: MeanMaxMetricParam.default('power'),
       sport: SportParam.optional(),
     }),
-    responses: { 200: { description: 'The model curve and its parameters', schema: ModelOut, headers: VALIDATOR_HEADERS }, 304: NOT_MODIFIED },
+    responses: {
+      200: { description: 'The model curve and its parameters', schema: ModelOut, headers: VALIDATOR_HEADERS },
+      304: NOT_MODIFIED,
+    },
   },
   async (ctx, { query }) => {
     const end = query.date ?? todayUtc(ctx.deps.now());
@@ -65,7 +68,10 @@ export const intensityDurationModelRoute = defineRoute(
     const filter = { fromDay: start, toDay: end, ...(query.sport ? { sports: [query.sport] } : {}) };
     await sendComputed(ctx, [filter, query.metric, String(query.index ?? '')], async (signal) => {
       const rows = await curvesOf(ctx.deps.db, ctx.state.principal!.userId, filter, query.metric, 'levels');
-      const envelope = await ctx.deps.engine.pool.run({ task: 'merge-levels', duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') }, signal);
+      const envelope = await ctx.deps.engine.pool.run(
+        { task: 'merge-levels', duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') },
+        signal,
+      );
       const points = efforts(envelope, LEVEL_STEP[query.metric]);
       const fit = fitCriticalPower(points.durations, points.values);
       const longest = envelope.duration.length ? envelope.duration[0]! : 0;
@@ -108,4 +114,3 @@ export function efforts(curve: LevelCurve, step: number): { durations: Float64Ar
   }
   return { durations: Float64Array.from(durations), values: Float64Array.from(values) };
 }
-

@@ -23,7 +23,9 @@ const TemplateDay = z
     typical_training_duration: z.string().describe('ISO 8601 duration: the median daily training total'),
   })
   .meta({ id: 'TemplateDay' });
-const TemplateWeekResponse = z.object(Object.fromEntries(WEEKDAYS.map((d) => [d, TemplateDay])) as Record<Weekday, typeof TemplateDay>).meta({ id: 'TemplateWeekResponse' });
+const TemplateWeekResponse = z
+  .object(Object.fromEntries(WEEKDAYS.map((d) => [d, TemplateDay])) as Record<Weekday, typeof TemplateDay>)
+  .meta({ id: 'TemplateWeekResponse' });
 
 export type TemplateDayOut = z.output<typeof TemplateDay>;
 export type TemplateWeek = Record<Weekday, TemplateDayOut>;
@@ -100,10 +102,10 @@ export const templateWeekRoute = defineRoute(
     operationId: 'profile_template_week',
     summary: "A typical week of the user's training, per weekday",
     description:
-      'Built from the user\'s activities of the last 12 weeks before today: the 84 local dates from today−84 to today−1, where today is ' +
+      "Built from the user's activities of the last 12 weeks before today: the 84 local dates from today−84 to today−1, where today is " +
       "the current UTC date; today's activities and older ones are not used. An activity belongs to the local date of its start " +
-      '(its start time on its own recorded UTC offset) and counts wholly there, even when it runs past midnight. A day\'s training ' +
-      'total is the sum of (end − start) of its activities. For each weekday, the days counted are that weekday\'s dates in the window ' +
+      "(its start time on its own recorded UTC offset) and counts wholly there, even when it runs past midnight. A day's training " +
+      "total is the sum of (end − start) of its activities. For each weekday, the days counted are that weekday's dates in the window " +
       "on or after the local date of the user's first activity ever (so a new user's weekdays are not diluted by weeks before they had " +
       'any data): `avg_training_duration` is the mean of their daily totals (days without training count as 0), ' +
       '`typical_training_duration` their median (the mean of the two middle values for an even count); both are ISO 8601 durations ' +

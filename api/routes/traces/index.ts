@@ -4,4 +4,12 @@ import { createTraceRoute, deleteTraceRoute, getTraceRoute, replaceTraceRoute } 
 import { deleteTraceAppMetadataRoute, putTraceAppMetadataRoute } from './app-metadata.ts';
 
 /** /api/v1/traces…, in the order the OpenAPI document lists them. */
-export const traceRoutes: Route[] = [listTracesRoute, createTraceRoute, getTraceRoute, replaceTraceRoute, deleteTraceRoute, putTraceAppMetadataRoute, deleteTraceAppMetadataRoute];
+export const traceRoutes: Route[] = [
+  listTracesRoute,
+  createTraceRoute,
+  getTraceRoute,
+  replaceTraceRoute,
+  deleteTraceRoute,
+  putTraceAppMetadataRoute,
+  deleteTraceAppMetadataRoute,
+];

@@ -56,7 +56,8 @@ export const getTraceRoute = defineRoute(
     path: '/api/v1/traces/{trace_id}',
     operationId: 'get_trace',
     summary: 'One trace, with the activity and lap containing it',
-    description: 'Carries a strong `ETag` and `Cache-Control: private, no-cache`: a matching `If-None-Match` is answered 304 without a body.',
+    description:
+      'Carries a strong `ETag` and `Cache-Control: private, no-cache`: a matching `If-None-Match` is answered 304 without a body.',
     tags: ['traces'],
     auth: { scopes: ['data:read'] },
     params: TraceParams,
@@ -88,7 +89,9 @@ export const replaceTraceRoute = defineRoute(
     responses: { 200: { description: 'The stored trace', schema: TraceDetails }, 404: { description: 'No such trace of this user' } },
   },
   async (ctx, { params, body }) => {
-    const row = isUuid(params.trace_id) ? await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, traceFields(body), ctx.deps.now()) : undefined;
+    const row = isUuid(params.trace_id)
+      ? await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, traceFields(body), ctx.deps.now())
+      : undefined;
     if (!row) throw notFound();
     ctx.body = await details(ctx, row);
   },
@@ -100,14 +103,15 @@ export const deleteTraceRoute = defineRoute(
     path: '/api/v1/traces/{trace_id}',
     operationId: 'delete_trace',
     summary: 'Delete a trace',
-    description: 'Removes the trace and every application\'s metadata on it.',
+    description: "Removes the trace and every application's metadata on it.",
     tags: ['traces'],
     auth: { scopes: ['data:write'] },
     params: TraceParams,
     responses: { 204: { description: 'Deleted' }, 404: { description: 'No such trace of this user' } },
   },
   async (ctx, { params }) => {
-    if (!isUuid(params.trace_id) || !(await deleteTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, ctx.deps.now()))) throw notFound();
+    if (!isUuid(params.trace_id) || !(await deleteTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, ctx.deps.now())))
+      throw notFound();
     ctx.status = 204;
   },
 );

@@ -20,7 +20,11 @@ const EDIT_NOTICES: Record<string, string> = {
 export async function showApplication(ctx: Ctx) {
   const found = await ownedApplication(ctx, { post: false });
   if (!found) return;
-  sendHtml(ctx, 200, await editPage(ctx, found.user, found.app, { notice: queryNotice(ctx, EDIT_NOTICES), webhookNotice: testSentNotice(ctx) }));
+  sendHtml(
+    ctx,
+    200,
+    await editPage(ctx, found.user, found.app, { notice: queryNotice(ctx, EDIT_NOTICES), webhookNotice: testSentNotice(ctx) }),
+  );
 }
 
 export async function saveApplication(ctx: Ctx) {

@@ -102,7 +102,9 @@ function applicationForm(config: Config) {
         if (p) ctx.addIssue({ code: 'custom', message: `The page slug ${p}.` });
       })
       .transform((v) => v || null),
-    webhook_endpoints: linesField('webhook endpoints', MAX_WEBHOOK_ENDPOINTS, (v) => webhookUrlProblem(v, { allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK })),
+    webhook_endpoints: linesField('webhook endpoints', MAX_WEBHOOK_ENDPOINTS, (v) =>
+      webhookUrlProblem(v, { allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK }),
+    ),
     new_webhook_secret: checkbox,
   });
 }

@@ -35,7 +35,8 @@ export async function createSecret(ctx: Ctx) {
 export async function revokeSecret(ctx: Ctx) {
   const found = await ownedApplication(ctx, { post: true });
   if (!found) return;
-  if (!(await deleteClientSecret(ctx.deps.db, found.app.id, ctx.params.secretId ?? ''))) return notFound(ctx, 'Secret not found.', found.user);
+  if (!(await deleteClientSecret(ctx.deps.db, found.app.id, ctx.params.secretId ?? '')))
+    return notFound(ctx, 'Secret not found.', found.user);
   ctx.status = 303;
   ctx.redirect(`/settings/applications/${found.app.id}?secret_revoked=1`);
 }

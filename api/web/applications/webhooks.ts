@@ -8,7 +8,8 @@ import { ownedApplication } from './owned.ts';
 import { editPage } from './edit-page.ts';
 
 export const NO_ENDPOINTS = 'Add a webhook endpoint first (Settings, above), then send a test event.';
-export const NO_WEBHOOK_SECRET = 'Generate a webhook secret first (Settings, above: “Generate a new webhook secret”), then send a test event.';
+export const NO_WEBHOOK_SECRET =
+  'Generate a webhook secret first (Settings, above: “Generate a new webhook secret”), then send a test event.';
 
 /**
  * "Send test event": one test event to each of the application's endpoints, delivered by the

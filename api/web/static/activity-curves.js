@@ -85,7 +85,14 @@ export function drawAwd(container, { frame, metric }) {
       legend: { live: true },
       series: [
         { label: `${m.label} (${m.unit})`, value: (u, v) => (v == null ? '–' : `≥ ${v.toFixed(m.digits)}`) },
-        { label: 'Time at or above', stroke: '#1f77b4', fill: 'rgba(31, 119, 180, 0.12)', width: 2, points: { show: false }, value: (u, v) => (v == null ? '–' : formatDuration(v)) },
+        {
+          label: 'Time at or above',
+          stroke: '#1f77b4',
+          fill: 'rgba(31, 119, 180, 0.12)',
+          width: 2,
+          points: { show: false },
+          value: (u, v) => (v == null ? '–' : formatDuration(v)),
+        },
       ],
       axes: [{ space: 50 }, logDurationAxis({ size: 56 })],
     },

@@ -30,7 +30,10 @@ export function positionRows(lat, lon) {
 export function drawRoute(container, lat, lon) {
   const rows = positionRows(lat, lon);
   if (!rows.length) return undefined;
-  let minLat = Infinity, maxLat = -Infinity, minLon = Infinity, maxLon = -Infinity;
+  let minLat = Infinity,
+    maxLat = -Infinity,
+    minLon = Infinity,
+    maxLon = -Infinity;
   for (const i of rows) {
     minLat = Math.min(minLat, lat[i]);
     maxLat = Math.max(maxLat, lat[i]);
@@ -46,14 +49,36 @@ export function drawRoute(container, lat, lon) {
   const px = (i) => PAD + (lon[i] - minLon) * k * scale;
   const py = (i) => PAD + (maxLat - lat[i]) * scale; // north up
 
-  const svg = svgEl('svg', { viewBox: `0 0 ${width.toFixed(1)} ${height.toFixed(1)}`, role: 'img', 'aria-label': 'Route', class: 'route-map' });
+  const svg = svgEl('svg', {
+    viewBox: `0 0 ${width.toFixed(1)} ${height.toFixed(1)}`,
+    role: 'img',
+    'aria-label': 'Route',
+    class: 'route-map',
+  });
   const points = rows.map((i) => `${px(i).toFixed(1)},${py(i).toFixed(1)}`).join(' ');
   svg.append(svgEl('polyline', { points, class: 'route-line', 'vector-effect': 'non-scaling-stroke' }));
   const first = rows[0];
   const last = rows[rows.length - 1];
-  svg.append(svgEl('circle', { cx: px(last).toFixed(1), cy: py(last).toFixed(1), r: 12, class: 'route-end', 'vector-effect': 'non-scaling-stroke' }));
-  svg.append(svgEl('circle', { cx: px(first).toFixed(1), cy: py(first).toFixed(1), r: 12, class: 'route-start', 'vector-effect': 'non-scaling-stroke' }));
-  const marker = svgEl('circle', { cx: 0, cy: 0, r: 14, class: 'route-cursor', 'vector-effect': 'non-scaling-stroke', visibility: 'hidden' });
+  svg.append(
+    svgEl('circle', { cx: px(last).toFixed(1), cy: py(last).toFixed(1), r: 12, class: 'route-end', 'vector-effect': 'non-scaling-stroke' }),
+  );
+  svg.append(
+    svgEl('circle', {
+      cx: px(first).toFixed(1),
+      cy: py(first).toFixed(1),
+      r: 12,
+      class: 'route-start',
+      'vector-effect': 'non-scaling-stroke',
+    }),
+  );
+  const marker = svgEl('circle', {
+    cx: 0,
+    cy: 0,
+    r: 14,
+    class: 'route-cursor',
+    'vector-effect': 'non-scaling-stroke',
+    visibility: 'hidden',
+  });
   svg.append(marker);
   container.replaceChildren(svg);
   container.dataset.points = String(rows.length);

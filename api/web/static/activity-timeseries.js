@@ -92,7 +92,8 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
     if (key !== 'x' || syncing || charts.length < channels.length) return;
     const { min, max } = u.scales.x;
     syncing = true;
-    for (const other of charts) if (other !== u && (other.scales.x.min !== min || other.scales.x.max !== max)) other.setScale('x', { min, max });
+    for (const other of charts)
+      if (other !== u && (other.scales.x.min !== min || other.scales.x.max !== max)) other.setScale('x', { min, max });
     syncing = false;
   };
 

@@ -155,7 +155,11 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
   curves.forEach((c, i) => (c.color ??= PALETTE[i % PALETTE.length]));
   const data = curves.length ? uPlot.join(curves.map((c) => [c.x, c.y])) : [[]];
   // Log axes label only powers of ten unless told otherwise (`filter`): every tick we chose is labelled.
-  const durationAxis = { splits: durationSplits, filter: (u, splits) => splits, values: (u, splits) => splits.map((v) => (v === null ? '' : formatDuration(v))) };
+  const durationAxis = {
+    splits: durationSplits,
+    filter: (u, splits) => splits,
+    values: (u, splits) => splits.map((v) => (v === null ? '' : formatDuration(v))),
+  };
   const metricValues = (u, splits) => splits.map((v) => (v === null ? '' : metric === 'speed' ? v.toFixed(1) : String(v)));
   const byDuration = view !== 'value';
   const options = {
@@ -164,7 +168,10 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
     scales: byDuration ? { x: { time: false, distr: 3, log: 10 }, y: { auto: true } } : { x: { time: false }, y: { distr: 3, log: 10 } },
     axes: byDuration
       ? [durationAxis, { label: METRIC_UNITS[metric], size: 55, values: metricValues }]
-      : [{ label: METRIC_UNITS[metric], values: metricValues }, { ...durationAxis, size: 60 }],
+      : [
+          { label: METRIC_UNITS[metric], values: metricValues },
+          { ...durationAxis, size: 60 },
+        ],
     series: [
       { label: byDuration ? 'Duration' : METRIC_UNITS[metric] },
       ...curves.map((c) => ({ label: c.label, stroke: c.color, width: 2, dash: c.dash, spanGaps: true, points: { show: false } })),

@@ -152,7 +152,12 @@ async function loadCurves(state) {
     const parts = new Map(splitByAfter(afterFrame).map((p) => [Number(p.after), p.frame]));
     for (const value of new Set(after.values)) {
       const frame = parts.get(value) ?? { duration: [], [metric]: [] };
-      curves.push({ label: afterLabel(value, metric), role: 'after', after: value, ...(byDuration ? sampledToCurve(frame, metric) : toCurve(frame, metric)) });
+      curves.push({
+        label: afterLabel(value, metric),
+        role: 'after',
+        after: value,
+        ...(byDuration ? sampledToCurve(frame, metric) : toCurve(frame, metric)),
+      });
     }
   }
   if (model?.parameters) {
@@ -202,9 +207,12 @@ function describe(loaded, state) {
   const activities = new Set(main.activity.filter(Boolean)).size;
   const what = `${state.sport ? sportLabel(state.sport) : 'All sports'}, ${state.metric}`;
   if (!main.x.length) return `${what}: no ${state.metric} data in ${loaded.main.label.toLowerCase()}.`;
-  const parts = [`${what}: the curve's points come from ${activities} ${activities === 1 ? 'activity' : 'activities'} (${loaded.main.label.toLowerCase()}).`];
+  const parts = [
+    `${what}: the curve's points come from ${activities} ${activities === 1 ? 'activity' : 'activities'} (${loaded.main.label.toLowerCase()}).`,
+  ];
   const unreached = loaded.curves.filter((c) => c.role === 'after' && !c.x.length).map((c) => c.after);
-  if (unreached.length) parts.push(`No activity reached ${unreached.join(', ')} ${state.metric === 'speed' ? 'm' : 'kJ'}: nothing to draw after that.`);
+  if (unreached.length)
+    parts.push(`No activity reached ${unreached.join(', ')} ${state.metric === 'speed' ? 'm' : 'kJ'}: nothing to draw after that.`);
   if (loaded.afterWindow?.clamped) parts.push(`Fatigue states cover at most a year: from ${loaded.afterWindow.range.start}.`);
   return parts.join(' ');
 }
@@ -247,7 +255,8 @@ function stateFromControls(previous, changed) {
     model: $('model').checked,
   };
   if (changed === 'start' || changed === 'end') Object.assign(s, { range: 'custom', start: $('start').value, end: $('end').value });
-  if (changed === 'compare-start' || changed === 'compare-end') Object.assign(s, { compare: 'custom', compareStart: $('compare-start').value, compareEnd: $('compare-end').value });
+  if (changed === 'compare-start' || changed === 'compare-end')
+    Object.assign(s, { compare: 'custom', compareStart: $('compare-start').value, compareEnd: $('compare-end').value });
   if (changed === 'compare' && s.compare === 'custom' && !s.compareStart) {
     const main = resolveRange(previous.range, previous.start, previous.end);
     Object.assign(s, { compareStart: main.start ?? '', compareEnd: main.end });
@@ -292,13 +301,18 @@ async function render(state) {
     if (seq !== renderSeq) return;
     drawCurveChart(chartEl, loaded.curves, { metric: state.metric, view: state.view, readout: $('curve-readout') });
     chartEl.dataset.query = location.search.slice(1);
-    $('curve-readout').replaceChildren(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }));
+    $('curve-readout').replaceChildren(
+      Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }),
+    );
     showModel(loaded.model, state, loaded.main.end);
     status.textContent = describe(loaded, state);
   } catch (err) {
     if (seq !== renderSeq) return;
     status.classList.add('error');
-    status.textContent = err instanceof ApiError ? `Could not draw the curve: ${typeof err.detail === 'string' ? err.detail : err.detail?.[0]?.msg ?? err.message}` : String(err);
+    status.textContent =
+      err instanceof ApiError
+        ? `Could not draw the curve: ${typeof err.detail === 'string' ? err.detail : (err.detail?.[0]?.msg ?? err.message)}`
+        : String(err);
   } finally {
     if (seq === renderSeq) chartEl.removeAttribute('aria-busy');
   }

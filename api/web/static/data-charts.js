@@ -81,7 +81,9 @@ async function drawDailies() {
   const start = isoDay(new Date(), 1 - DAILY_DAYS);
   const end = isoDay();
   const answers = await Promise.all(
-    MEASURES.map((m) => apiJson(`/api/v1/dailies/${m.key}?start=${start}&end=${end}&interpolate=true`).then((days) => ({ measure: m, days }))),
+    MEASURES.map((m) =>
+      apiJson(`/api/v1/dailies/${m.key}?start=${start}&end=${end}&interpolate=true`).then((days) => ({ measure: m, days })),
+    ),
   );
   const shown = answers.filter(({ days }) => days.some((d) => d.status === 'stored'));
   $('daily-charts').replaceChildren();
@@ -103,11 +105,25 @@ async function drawTraces() {
       scales: Object.fromEntries(present.map((v) => [v.key, { auto: true }])),
       axes: [
         {},
-        ...present.slice(0, 2).map((v, i) => ({ scale: v.key, label: `${v.label}${v.unit ? ` (${v.unit})` : ''}`, side: i ? 1 : 3, size: 55, grid: { show: i === 0 } })),
+        ...present
+          .slice(0, 2)
+          .map((v, i) => ({
+            scale: v.key,
+            label: `${v.label}${v.unit ? ` (${v.unit})` : ''}`,
+            side: i ? 1 : 3,
+            size: 55,
+            grid: { show: i === 0 },
+          })),
       ],
       series: [
         {},
-        ...present.map((v, i) => ({ label: v.label, scale: v.key, stroke: PALETTE[i % PALETTE.length], paths: pointsOnly, points: { show: true, size: 8, fill: PALETTE[i % PALETTE.length] } })),
+        ...present.map((v, i) => ({
+          label: v.label,
+          scale: v.key,
+          stroke: PALETTE[i % PALETTE.length],
+          paths: pointsOnly,
+          points: { show: true, size: 8, fill: PALETTE[i % PALETTE.length] },
+        })),
       ],
     },
     [traces.map((t) => Date.parse(t.timestamp) / 1000), ...present.map((v) => traces.map((t) => t[v.key] ?? null))],

@@ -32,7 +32,9 @@ async function drawCurve() {
   const metric = sport === 'cycling' ? 'power' : 'speed';
   const start = isoDay(new Date(), -89);
   const end = isoDay();
-  const frame = await apiFrame(`/api/v1/activities/longitudinal-mean-max?sport=${encodeURIComponent(sport)}&metric=${metric}&start=${start}&end=${end}`);
+  const frame = await apiFrame(
+    `/api/v1/activities/longitudinal-mean-max?sport=${encodeURIComponent(sport)}&metric=${metric}&start=${start}&end=${end}`,
+  );
   const curve = durationCurve(frame, metric);
   $('home-curve-link').href = `/curves?${new URLSearchParams({ sport, metric, range: '90d' })}`;
   $('home-curve-status').textContent = curve.x.length

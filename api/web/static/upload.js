@@ -111,7 +111,13 @@ class UploadRow {
     this.node = el(
       'li',
       { class: 'upload-item', 'data-file': file.name, 'data-state': 'waiting' },
-      el('div', { class: 'file' }, el('span', { class: 'file-name', text: file.name }), ' ', el('span', { class: 'muted', text: bytes(file.size) })),
+      el(
+        'div',
+        { class: 'file' },
+        el('span', { class: 'file-name', text: file.name }),
+        ' ',
+        el('span', { class: 'muted', text: bytes(file.size) }),
+      ),
       el('div', { class: 'bar' }, this.progress, ' ', this.percent, ' ', this.status),
       this.result,
     );
@@ -130,13 +136,25 @@ class UploadRow {
 
   fail(message, code) {
     this.setState('failed', 'Failed');
-    this.result.replaceChildren(el('p', { class: 'error' }, code ? el('code', { class: 'error-code', text: code }) : '', code ? ': ' : '', el('span', { class: 'error-message', text: message })));
+    this.result.replaceChildren(
+      el(
+        'p',
+        { class: 'error' },
+        code ? el('code', { class: 'error-code', text: code }) : '',
+        code ? ': ' : '',
+        el('span', { class: 'error-message', text: message }),
+      ),
+    );
   }
 
   processed(activityIds) {
     this.setState('processed', 'Processed');
     const links = activityIds.map((id, i) =>
-      el('a', { href: `/activities/${id}`, class: 'activity-link', text: activityIds.length > 1 ? `Activity ${i + 1}` : 'Open the activity' }),
+      el('a', {
+        href: `/activities/${id}`,
+        class: 'activity-link',
+        text: activityIds.length > 1 ? `Activity ${i + 1}` : 'Open the activity',
+      }),
     );
     const p = el('p', { class: 'notice' });
     if (links.length) links.forEach((a, i) => p.append(...(i ? [', ', a] : [a])));
@@ -170,7 +188,8 @@ async function follow(row, source) {
       source = await apiJson(`/api/v1/sources/${encodeURIComponent(source.id)}`);
       misses = 0;
     } catch (err) {
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500) return row.fail(failureText(err.status, { detail: err.detail }));
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500)
+        return row.fail(failureText(err.status, { detail: err.detail }));
       // A network blip or a 503 while a dependency restarts: keep asking for a while.
       if (++misses > 30) return row.fail('Lost track of this file; its status is on the Activities page once processed.');
     }
@@ -281,7 +300,10 @@ async function watchHistory() {
     let statusLines = 0;
     let ended = false;
     try {
-      const res = await fetch('/api/v1/activities/backfill-status', { credentials: 'same-origin', headers: { accept: 'application/x-ndjson' } });
+      const res = await fetch('/api/v1/activities/backfill-status', {
+        credentials: 'same-origin',
+        headers: { accept: 'application/x-ndjson' },
+      });
       if (!res.ok) {
         let body;
         try {
@@ -314,7 +336,10 @@ async function watchHistory() {
     if (statusLines === 0) await sleep(2000);
   }
   const failed = historyErrors.children.length;
-  setHistoryState('completed', `Import complete${failed ? `: ${failed} ${failed === 1 ? 'file' : 'files'} could not be loaded (listed below)` : ''}.`);
+  setHistoryState(
+    'completed',
+    `Import complete${failed ? `: ${failed} ${failed === 1 ? 'file' : 'files'} could not be loaded (listed below)` : ''}.`,
+  );
   historyState.append(' ', el('a', { href: '/activities', text: 'See your activities' }));
 }
 

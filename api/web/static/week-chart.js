@@ -36,7 +36,10 @@ export function drawWeekChart(container, bars, { height = 240 } = {}) {
           value: (u, v) => (v === null || v === undefined ? '—' : formatDuration(v * 3600)),
           paths: uPlot.paths.bars({
             size: [1, 48],
-            disp: { x0: { unit: 1, values: () => WEEKDAYS.map((_, i) => i + offset - width / 2) }, size: { unit: 1, values: () => [width] } },
+            disp: {
+              x0: { unit: 1, values: () => WEEKDAYS.map((_, i) => i + offset - width / 2) },
+              size: { unit: 1, values: () => [width] },
+            },
           }),
         };
       }),

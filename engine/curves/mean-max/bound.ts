@@ -81,7 +81,8 @@ export function retune(t: Kernel, mean: number, d: number): void {
   }
   for (let k = 0; k <= n - L; k++) W[k] = WL[k + L]! > WL[k]! ? WL[k + L]! : WL[k]!;
   for (let k = Math.max(0, n - L + 1); k <= n; k++) W[k] = WL[k]!;
-  for (let b = 0; b < minQ.length; b++) minQ[b] = 2 * b + 1 < minQL.length && minQL[2 * b + 1]! < minQL[2 * b]! ? minQL[2 * b + 1]! : minQL[2 * b]!;
+  for (let b = 0; b < minQ.length; b++)
+    minQ[b] = 2 * b + 1 < minQL.length && minQL[2 * b + 1]! < minQL[2 * b]! ? minQL[2 * b + 1]! : minQL[2 * b]!;
   t.a = a;
   t.built = true;
 }

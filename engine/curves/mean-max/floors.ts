@@ -113,7 +113,13 @@ export function ceilings(t: Kernel, durations: Int32Array, cuts: Int32Array): Fl
  * end[k]: that next duration without a floor (n + 1 when none): a block asleep on the floor wakes
  * by then. Durations longer than `longest` (no window) are left out: they bound nothing.
  */
-export function floorRates(bars: Float64Array, durations: Int32Array, t: Kernel, longest: number, j: number): { inv: Float64Array; end: Int32Array } {
+export function floorRates(
+  bars: Float64Array,
+  durations: Int32Array,
+  t: Kernel,
+  longest: number,
+  j: number,
+): { inv: Float64Array; end: Int32Array } {
   const K = bars.length;
   const inv = f64(`inv${j}`, K).fill(Number.NaN);
   const end = i32(`end${j}`, K).fill(t.n + 1);

@@ -33,7 +33,18 @@ const { B, L, LOG_B, LOG_L } = GEOMETRY; // (own constants: state.ts, GEOMETRY)
  * to sleep for as long as it cannot reach the bar: the running best, or the floor's `bar` when
  * higher (a block whose bound is below it cannot be reported), or for as long as a shift rules it out.
  */
-export function wake(t: Kernel, q: Sleepers, j: number, d: number, lo: number, last: number, bar: number, barInv: number, barEnd: number, bound: boolean): void {
+export function wake(
+  t: Kernel,
+  q: Sleepers,
+  j: number,
+  d: number,
+  lo: number,
+  last: number,
+  bar: number,
+  barInv: number,
+  barEnd: number,
+  bound: boolean,
+): void {
   const { n, P, W, minQ, WL, minQL, tol, shifts } = t;
   const { head, next } = q;
   const floorKnown = barInv === barInv; // (not NaN)

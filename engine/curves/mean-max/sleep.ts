@@ -104,7 +104,14 @@ export function sleepers(t: Kernel, cuts: Int32Array): Sleepers {
   // at most the cap per duration, and the excess over it where it is; the grown best at least
   // min(x)); on the floor, cap − the floor's slowest growth (floors.ts).
   const rate = t.cap - t.minX + t.tol;
-  return { head, next, drained: new Int32Array(m), nb, inv: rate > 0 ? (1 - 2 ** -40) / rate : 0, rates: Array.from(cuts, () => undefined) };
+  return {
+    head,
+    next,
+    drained: new Int32Array(m),
+    nb,
+    inv: rate > 0 ? (1 - 2 ** -40) / rate : 0,
+    rates: Array.from(cuts, () => undefined),
+  };
 }
 
 /**

@@ -110,13 +110,15 @@ const SCRATCH_MAX = 1 << 17;
 export function f64(key: string, length: number): Float64Array {
   if (length > SCRATCH_MAX) return new Float64Array(length);
   let a = scratch.get(key);
-  if (!(a instanceof Float64Array) || a.length < length) scratch.set(key, (a = new Float64Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
+  if (!(a instanceof Float64Array) || a.length < length)
+    scratch.set(key, (a = new Float64Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
   return a.subarray(0, length);
 }
 export function i32(key: string, length: number): Int32Array {
   if (length > SCRATCH_MAX) return new Int32Array(length);
   let a = scratch.get(key);
-  if (!(a instanceof Int32Array) || a.length < length) scratch.set(key, (a = new Int32Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
+  if (!(a instanceof Int32Array) || a.length < length)
+    scratch.set(key, (a = new Int32Array(Math.min(SCRATCH_MAX, Math.max(length, 2 * (a?.length ?? 0))))));
   return a.subarray(0, length);
 }
 

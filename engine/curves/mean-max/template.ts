@@ -49,7 +49,15 @@ export interface Template {
 }
 
 /** No periodic term: Q = P − a·k, every G 0. */
-export const NO_TEMPLATE: Template = { p: 1, columns: 1, Z: new Float64Array(1), GB: new Float64Array(1), GL: new Float64Array(1), blockPhase: new Int32Array(0), leafPhase: new Int32Array(0) };
+export const NO_TEMPLATE: Template = {
+  p: 1,
+  columns: 1,
+  Z: new Float64Array(1),
+  GB: new Float64Array(1),
+  GL: new Float64Array(1),
+  blockPhase: new Int32Array(0),
+  leafPhase: new Int32Array(0),
+};
 
 /** Periods searched: p ≤ MAX_PERIOD (tables of p² doubles at most, 2 × 8 MiB; usually p²/4 or less). */
 const MAX_PERIOD = 1024;
@@ -71,7 +79,7 @@ export function findTemplate(samples: Float64Array, exact: boolean, block: numbe
     if (++φ === p) φ = 0;
   }
   let all = 0;
-  for (let φ = 0; φ < p; φ++) all += (mean[φ] = mean[φ]! / count[φ]!);
+  for (let φ = 0; φ < p; φ++) all += mean[φ] = mean[φ]! / count[φ]!;
   all /= p;
   const Z = new Float64Array(p);
   let z = 0;

@@ -9,7 +9,11 @@ const SCOPES = 'data:read profile offline_access';
 const spa = (window.spa = { done: false, error: null });
 const show = () => (document.getElementById('state').textContent = JSON.stringify(spa, null, 1));
 
-const base64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 async function discover() {
   const res = await fetch(`${SERVICE}/.well-known/openid-configuration`);
@@ -61,9 +65,18 @@ async function withCookie(init) {
 async function callback() {
   const params = new URLSearchParams(location.search);
   const saved = JSON.parse(sessionStorage.getItem('oauth'));
-  spa.callback = { stateMatches: params.get('state') === saved.state, iss: params.get('iss'), hasCode: params.has('code'), error: params.get('error') };
+  spa.callback = {
+    stateMatches: params.get('state') === saved.state,
+    iss: params.get('iss'),
+    hasCode: params.has('code'),
+    error: params.get('error'),
+  };
   const meta = await discover();
-  spa.discovery = { token_endpoint: meta.token_endpoint, revocation_endpoint: meta.revocation_endpoint, userinfo_endpoint: meta.userinfo_endpoint };
+  spa.discovery = {
+    token_endpoint: meta.token_endpoint,
+    revocation_endpoint: meta.revocation_endpoint,
+    userinfo_endpoint: meta.userinfo_endpoint,
+  };
 
   const exchanged = await postForm(meta.token_endpoint, {
     grant_type: 'authorization_code',
@@ -73,7 +86,14 @@ async function callback() {
     redirect_uri: REDIRECT_URI,
   });
   const tokens = exchanged.body;
-  spa.token = { status: exchanged.status, token_type: tokens.token_type, scope: tokens.scope, expires_in: tokens.expires_in, hasRefresh: !!tokens.refresh_token, cacheControl: exchanged.cacheControl };
+  spa.token = {
+    status: exchanged.status,
+    token_type: tokens.token_type,
+    scope: tokens.scope,
+    expires_in: tokens.expires_in,
+    hasRefresh: !!tokens.refresh_token,
+    cacheControl: exchanged.cacheControl,
+  };
 
   const list = await api('/api/v1/activities/', tokens.access_token);
   const activities = await list.json();
@@ -85,7 +105,9 @@ async function callback() {
     requestId: list.headers.get('x-request-id'),
   };
 
-  const curve = await api('/api/v1/activities/longitudinal-mean-max?metric=power', tokens.access_token, { Accept: 'application/vnd.apache.parquet' });
+  const curve = await api('/api/v1/activities/longitudinal-mean-max?metric=power', tokens.access_token, {
+    Accept: 'application/vnd.apache.parquet',
+  });
   const bytes = new Uint8Array(await curve.arrayBuffer());
   const ascii = (b) => String.fromCharCode(...b);
   spa.curve = {
@@ -97,8 +119,16 @@ async function callback() {
     tail: ascii(bytes.slice(-4)),
   };
 
-  const refreshed = await postForm(meta.token_endpoint, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: CLIENT_ID });
-  spa.refresh = { status: refreshed.status, newAccessToken: refreshed.body.access_token !== tokens.access_token, sameRefreshToken: refreshed.body.refresh_token === tokens.refresh_token };
+  const refreshed = await postForm(meta.token_endpoint, {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token,
+    client_id: CLIENT_ID,
+  });
+  spa.refresh = {
+    status: refreshed.status,
+    newAccessToken: refreshed.body.access_token !== tokens.access_token,
+    sameRefreshToken: refreshed.body.refresh_token === tokens.refresh_token,
+  };
   const access = refreshed.body.access_token;
 
   const me = await fetch(meta.userinfo_endpoint, { headers: { Authorization: `Bearer ${access}` } });
@@ -113,7 +143,11 @@ async function callback() {
 
   const after = await api('/api/v1/activities/', access);
   spa.afterRevoke = { status: after.status, wwwAuthenticate: after.headers.get('WWW-Authenticate'), body: await after.json() };
-  const again = await postForm(meta.token_endpoint, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: CLIENT_ID });
+  const again = await postForm(meta.token_endpoint, {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token,
+    client_id: CLIENT_ID,
+  });
   spa.refreshAfterRevoke = { status: again.status, error: again.body.error };
 }
 

@@ -44,12 +44,16 @@ ${newWebhookSecretOnce(s.newWebhookSecret)}
       : html`Public: anyone can connect it.`
   }</dd>
   <dt>Published</dt><dd id="app-published">${app.published ? html`Published: listed in the <a href="/apps">application directory</a>` : 'Not published'}</dd>
-  ${isClientSideApp(app, config)
-    ? html`<dt>Kind</dt><dd id="client-side-note">This is a client-side application: it uses the standard client-side privacy policy, so it runs entirely in the user’s browser or device and sends their data nowhere but to this service.</dd>`
-    : ''}
-  ${app.page_slug
-    ? html`<dt>Page</dt><dd><a id="page-link" href="/pages/${app.page_slug}/">${pageUrl(config, app.page_slug)}</a>${app.published ? '' : ' (preview: not published)'}</dd>`
-    : ''}
+  ${
+    isClientSideApp(app, config)
+      ? html`<dt>Kind</dt><dd id="client-side-note">This is a client-side application: it uses the standard client-side privacy policy, so it runs entirely in the user’s browser or device and sends their data nowhere but to this service.</dd>`
+      : ''
+  }
+  ${
+    app.page_slug
+      ? html`<dt>Page</dt><dd><a id="page-link" href="/pages/${app.page_slug}/">${pageUrl(config, app.page_slug)}</a>${app.published ? '' : ' (preview: not published)'}</dd>`
+      : ''
+  }
 </dl>
 <h2>Settings</h2>
 <form method="post" action="/settings/applications/${app.id}" class="stack" novalidate>

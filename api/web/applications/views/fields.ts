@@ -45,17 +45,18 @@ ${textareaField({
 })}
 ${field({ name: 'page_slug', label: 'Page slug (optional)', value: v.page_slug, error: e.page_slug, required: false })}
 ${hint('page_slug', html`Gives the application a public page at <code>${config.BASE_URL}/pages/<var>slug</var>/</code>, added to the redirect URIs. Lowercase letters, digits and hyphens, 3–63 characters.`)}
-${opts.edit
-  ? html`${textareaField({
-      name: 'webhook_endpoints',
-      label: 'Webhook endpoints (one https URL per line)',
-      value: v.webhook_endpoints,
-      error: e.webhook_endpoints,
-      rows: 3,
-      hint: config.WEBHOOK_ALLOW_HTTP_LOOPBACK
-        ? 'https URLs; plain http is accepted for localhost and 127.0.0.1 on this server (development).'
-        : 'https URLs on public hosts. Each delivery is signed with the webhook secret (X-Signature header).',
-    })}
+${
+  opts.edit
+    ? html`${textareaField({
+        name: 'webhook_endpoints',
+        label: 'Webhook endpoints (one https URL per line)',
+        value: v.webhook_endpoints,
+        error: e.webhook_endpoints,
+        rows: 3,
+        hint: config.WEBHOOK_ALLOW_HTTP_LOOPBACK
+          ? 'https URLs; plain http is accepted for localhost and 127.0.0.1 on this server (development).'
+          : 'https URLs on public hosts. Each delivery is signed with the webhook secret (X-Signature header).',
+      })}
 ${checkboxField({
   name: 'new_webhook_secret',
   label: 'Generate a new webhook secret',
@@ -64,7 +65,8 @@ ${checkboxField({
     ? 'A webhook secret is set. A new one replaces it at once; it is shown once, after saving.'
     : 'No webhook secret yet. It is shown once, after saving.',
 })}`
-  : ''}
+    : ''
+}
 ${checkboxField({
   name: 'published',
   label: 'Published (listed in the application directory)',

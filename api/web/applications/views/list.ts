@@ -22,19 +22,21 @@ export function listPage(config: Config, user: WebUser, apps: Application[], s: 
     html`<h1>API applications</h1>
 ${settingsNav('/settings/applications')}
 ${notice(s.notice)}
-${apps.length
-  ? html`<table class="wide" id="applications">
+${
+  apps.length
+    ? html`<table class="wide" id="applications">
 <thead><tr><th>Name</th><th>Client id</th><th>Visibility</th><th>Published</th></tr></thead>
 <tbody>${apps.map(
-      (a) => html`<tr data-application-id="${a.id}">
+        (a) => html`<tr data-application-id="${a.id}">
 <td><a href="/settings/applications/${a.id}">${a.name}</a></td>
 <td><code>${a.id}</code></td>
 <td>${isPrivate(a) ? 'Private' : 'Public'}</td>
 <td>${a.published ? 'Published' : 'Not published'}</td>
 </tr>`,
-    )}</tbody>
+      )}</tbody>
 </table>`
-  : html`<p id="no-applications">You have no applications yet.</p>`}
+    : html`<p id="no-applications">You have no applications yet.</p>`
+}
 <h2>Create application</h2>
 <p>The application starts private: only your account can complete its OAuth flow until description, URL, image and privacy statement are all set. There is no approval step.</p>
 <form method="post" action="/settings/applications" class="stack" novalidate>

@@ -25,17 +25,19 @@ export function newSecretOnce(created: SecretsState['newSecret']): Html {
 export function secretsSection(app: Application, secrets: ClientSecret[], s: SecretsState): Html {
   return html`<h2>Client secrets</h2>
 <p>A secret is not needed with PKCE. Create one per server that uses it; revoke any at any time.</p>
-${secrets.length
-  ? html`<table class="wide" id="secrets">
+${
+  secrets.length
+    ? html`<table class="wide" id="secrets">
 <thead><tr><th>Label</th><th>Secret</th><th>Created</th><th>Last used</th><th></th></tr></thead>
 <tbody>${secrets.map(
-      (sec) => html`<tr data-secret-id="${sec.id}">
+        (sec) => html`<tr data-secret-id="${sec.id}">
 <td>${sec.label}</td><td><code>…${sec.hint}</code></td><td>${when(sec.created_at)}</td><td>${when(sec.last_used_at)}</td>
 <td><form method="post" action="/settings/applications/${app.id}/secrets/${sec.id}/revoke" class="inline"><button type="submit" class="danger small" id="revoke-secret-${sec.id}">Revoke</button></form></td>
 </tr>`,
-    )}</tbody>
+      )}</tbody>
 </table>`
-  : html`<p id="no-secrets">No client secrets.</p>`}
+    : html`<p id="no-secrets">No client secrets.</p>`
+}
 <form method="post" action="/settings/applications/${app.id}/secrets" class="stack" novalidate>
   ${field({ name: 'label', label: 'Label of a new secret', value: s.secretValues?.label, error: s.secretErrors?.label })}
   <button type="submit">Create secret</button>

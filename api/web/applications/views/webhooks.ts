@@ -56,11 +56,14 @@ function excerptCell(excerpt: string | null): Html {
 export function webhookSection(config: Config, app: Application, deliveries: DeliveryLogRow[], s: WebhooksState): Html {
   return html`<h2 id="webhook-deliveries">Webhook deliveries</h2>
 <p>Deliveries are signed with the current webhook secret (<code>X-Signature: t=…,v1=…</code>, the hex HMAC-SHA256 of <code>t.body</code> with the secret) and retried with exponential backoff until the wait would exceed ${duration(config.WEBHOOK_RETRY_MAX_DELAY_MS)}. Each attempt has a ${duration(config.WEBHOOK_TIMEOUT_MS)} limit, and only the first ${EXCERPT_BYTES} bytes of a response are kept. The latest ${DELIVERY_LOG_LIMIT} deliveries are listed, newest first.</p>
-${deliveries.length
-  ? html`<table class="wide" id="deliveries">
+${
+  deliveries.length
+    ? html`<table class="wide" id="deliveries">
 <thead><tr><th>Time</th><th>Event</th><th>Resource</th><th>Endpoint</th><th>Status</th><th>HTTP status</th><th>Attempts</th><th>Response</th></tr></thead>
 <tbody>${deliveries.map(
-      (d) => html`<tr data-delivery-id="${d.id}" data-status="${d.status}" data-attempts="${d.attempts}" data-status-code="${d.last_status_code ?? ''}">
+        (
+          d,
+        ) => html`<tr data-delivery-id="${d.id}" data-status="${d.status}" data-attempts="${d.attempts}" data-status-code="${d.last_status_code ?? ''}">
 <td>${when(d.created_at)}</td>
 <td><code>${d.event_type}</code></td>
 <td><code>${d.resource_id}</code></td>
@@ -70,9 +73,10 @@ ${deliveries.length
 <td class="delivery-attempts">${d.attempts}</td>
 <td>${excerptCell(d.response_excerpt)}</td>
 </tr>`,
-    )}</tbody>
+      )}</tbody>
 </table>`
-  : html`<p id="no-deliveries">No deliveries yet. Events are sent to your endpoints when a user who authorized this application changes their data.</p>`}
+    : html`<p id="no-deliveries">No deliveries yet. Events are sent to your endpoints when a user who authorized this application changes their data.</p>`
+}
 <form method="post" action="/settings/applications/${app.id}/webhooks/test#webhook-deliveries" class="stack">
   <p class="hint">A test event (<code>event_type</code> <code>test</code>, <code>resource_id</code> this application’s id, <code>user_id</code> yours) goes to every endpoint of this application and appears in the log above.</p>
   ${s.webhookError ? html`<p class="error" role="alert" id="webhook-test-error">${s.webhookError}</p>` : ''}
