@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Ctx, Mw } from './context.ts';
 import { BadRequest, UnprocessableEntity, validationItems, type ValidationItem } from './errors.ts';
 import { authenticate, type AuthRequirement } from './auth/authenticate.ts';

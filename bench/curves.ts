@@ -8,7 +8,7 @@ import { activityId, storeActivities, type NewActivity } from '../db/activities.
 import { curvesOf, packStored } from '../db/curves.ts';
 import { accumulatedWorkDuration } from '../engine/curves/awd.ts';
 import { zeroFilled } from '../engine/curves/activity-curves.ts';
-import { LEVEL_STEP, levelOf } from '../engine/curves/levels.ts';
+import { levelOf } from '../engine/curves/levels.ts';
 import { workCuts } from '../engine/curves/longitudinal.ts';
 import { mergeStoredLevels } from '../engine/curves/stored-curves.ts';
 import { meanMaxAll } from '../engine/curves/mean-max.ts';

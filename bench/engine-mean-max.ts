@@ -162,7 +162,7 @@ async function fixturePower(): Promise<Array<[string, Float64Array]>> {
   const dir = path.join(fixturesDir(), 'fit');
   const out: Array<[string, Float64Array]> = [];
   for (const file of readdirSync(dir).sort()) {
-    let recordings;
+    let recordings: Awaited<ReturnType<typeof parseFit>>;
     try {
       recordings = await parseFit(readFileSync(path.join(dir, file)));
     } catch {

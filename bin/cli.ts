@@ -195,7 +195,7 @@ async function backfill(db: Db, config: Config, flags: Flags, target: string | u
     }
     const row = started.backfill;
     const log = createLogger('warn');
-    let result;
+    let result: Awaited<ReturnType<typeof scanHistory>>;
     try {
       result = await scanHistory(
         { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() },

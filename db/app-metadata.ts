@@ -16,6 +16,7 @@ export type AppMetadataOwner = keyof typeof TABLES;
 
 // The three tables have the same shape under a different key column; kysely cannot type a table
 // chosen at run time, so the queries below go through an untyped view of the database.
+// biome-ignore lint/suspicious/noExplicitAny: the table is chosen at run time (see above)
 const untyped = (db: Db | Transaction<Database>) => db as unknown as Kysely<any>;
 
 /** One application's object for each of the given owners (absent when it has none). */

@@ -22,6 +22,7 @@ const MAX_OFFSET_HOURS = 14;
  */
 export function userDataFilter(userId: string, f: ActivityFilter, timeColumn: 'start_time' | 'time') {
   const time = sql.ref(timeColumn);
+  // biome-ignore lint/suspicious/noExplicitAny: one filter for two tables (activities, traces): the builder is typed by the caller's query
   return (eb: any): Expression<SqlBool> => {
     const clauses: Expression<SqlBool>[] = [eb('user_id', '=', userId)];
     const localTime = sql`(${time} AT TIME ZONE 'UTC' + make_interval(secs => utc_offset_seconds))`;

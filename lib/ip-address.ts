@@ -32,7 +32,7 @@ export function isLoopbackAddress(address: string): boolean {
   const v4 = parseIPv4(address);
   if (v4 !== undefined) return v4 >>> 24 === 127;
   const v6 = parseIPv6(address);
-  return v6 !== undefined && v6.every((h, i) => h === (i === 7 ? 1 : 0));
+  return v6?.every((h, i) => h === (i === 7 ? 1 : 0)) ?? false;
 }
 
 // ---------------------------------------------------------------------------------------------

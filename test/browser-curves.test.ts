@@ -150,7 +150,7 @@ test.serial('two ranges compared, hover names the owning activity, fatigue state
     [3, 100],
     [4, 300],
   ] as const) {
-    const rows = (after.after as number[]).map((a, i) => i).filter((i) => after.after![i] === state && after.power![i] !== null);
+    const rows = (after.after as number[]).map((_a, i) => i).filter((i) => after.after![i] === state && after.power![i] !== null);
     t.true(rows.length > 10);
     t.deepEqual(
       seriesPoints(chart, series),

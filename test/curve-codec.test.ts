@@ -208,14 +208,12 @@ test('mergeStoredLevels from the stored bytes = mergeValueIndexed of the decoded
 });
 
 test('mergeStoredLevels: curves that are not staircases (rising, negative) are merged the plain way, with the same answer', (t) => {
-  const anyCurve = fc
-    .integer({ min: 0, max: 60 })
-    .chain((n) =>
-      fc.record({
-        duration: fc.array(fc.integer({ min: -50, max: 500 }), { minLength: n, maxLength: n }),
-        start: fc.array(fc.nat({ max: 9999 }), { minLength: n, maxLength: n }),
-      }),
-    );
+  const anyCurve = fc.integer({ min: 0, max: 60 }).chain((n) =>
+    fc.record({
+      duration: fc.array(fc.integer({ min: -50, max: 500 }), { minLength: n, maxLength: n }),
+      start: fc.array(fc.nat({ max: 9999 }), { minLength: n, maxLength: n }),
+    }),
+  );
   fc.assert(
     fc.property(fc.array(anyCurve, { maxLength: 10 }), fc.integer(), (raw, seed) => {
       const curves = raw.map((c) => ({ duration: Int32Array.from(c.duration), start: Int32Array.from(c.start) }));

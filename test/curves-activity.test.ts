@@ -358,7 +358,7 @@ test('/mean-max segmentation=true: within 5 W of the exact curve', async (t) => 
     const grid = allGrid(g.length);
     t.deepEqual(answer.parquet.columns.duration, grid);
     const exact = plainMeanMax(zeroFilled(g.channels.power!), grid).best;
-    const far = grid.filter((d, k) => !(Math.abs((answer.parquet.columns.power![k] as number) - exact[k]!) <= 5 + 1e-9));
+    const far = grid.filter((_d, k) => !(Math.abs((answer.parquet.columns.power![k] as number) - exact[k]!) <= 5 + 1e-9));
     t.deepEqual(far, [], `${key}: durations further than 5 W from the exact mean-max`);
     // Each start is the start of a window whose exact mean is within 2 × 5 W of the best.
     const x = zeroFilled(g.channels.power!);

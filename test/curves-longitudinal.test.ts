@@ -102,7 +102,7 @@ let user: User;
 let token: string;
 const acts = {} as Record<Key, Act>;
 
-async function uploadOne(u: User, tok: string, key: string, bytes: Uint8Array): Promise<Act> {
+async function uploadOne(_u: User, tok: string, key: string, bytes: Uint8Array): Promise<Act> {
   const [source] = await uploadAndWait(service, tok, [{ name: `${key}.fit`, bytes }]);
   if (source.status !== 'processed' || source.activity_ids.length !== 1) throw new Error(`${key}: ${JSON.stringify(source)}`);
   const [grid] = await ingested(bytes);
@@ -154,7 +154,7 @@ const ALL: Key[] = ['R1', 'R2', 'R3', 'R4', 'S1', 'S2', 'S3', 'S4'];
 
 function series(a: Act, metric: string): Float64Array | null {
   const c = (a.grid.channels as Record<string, Float64Array | undefined>)[metric];
-  return c && c.some((x) => !Number.isNaN(x)) ? zeroFilled(c) : null;
+  return c?.some((x) => !Number.isNaN(x)) ? zeroFilled(c) : null;
 }
 
 /** Where the part after `threshold` of accumulated Σx (J or m) begins: the first i with Σ x[0..i) ≥ threshold; null when none is left. */
@@ -254,7 +254,7 @@ function expectedLongAwd(list: Act[], metric: 'power' | 'speed' | 'heart_rate') 
   const days = new Map<string, number[]>();
   for (const a of list) {
     const c = (a.grid.channels as Record<string, Float64Array | undefined>)[metric];
-    if (!c || !c.some((x) => !Number.isNaN(x))) continue;
+    if (!c?.some((x) => !Number.isNaN(x))) continue;
     const day = isoLocal(a.start + a.offset * 1000).slice(0, 10);
     const counts = days.get(day) ?? [];
     const levels = Array.from(c, (x) => (Number.isNaN(x) ? 0 : levelOf(x, step)));

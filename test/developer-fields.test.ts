@@ -15,7 +15,7 @@ import { FitWriter } from './helpers/fit-writer.ts';
 const START = new Date('2024-07-01T07:00:00Z');
 const UINT8 = 0x02;
 const UINT16 = 0x84;
-const FLOAT32 = 0x88;
+const _FLOAT32 = 0x88;
 
 /** A watch's run without power (heart rate, speed, distance, cadence). */
 const watchRun = (i: number): RecordFields => ({ heartRate: 150 + (i % 5), speed: 3.2, distance: i * 3.2, cadence: 85 });

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder, Stream, Utils, type FitMessages } from '@garmin/fitsdk';
 import { parseFit } from '../engine/ingest/fit.ts';
-import { IngestError, type Recording } from '../engine/ingest/recording.ts';
+import { IngestError } from '../engine/ingest/recording.ts';
 import { CHANNELS, type Channel } from '../engine/channels.ts';
 import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';

@@ -3,7 +3,7 @@
 // 5xx; values PostgreSQL cannot store must be refused; a 4xx must say why (`detail`, an OAuth
 // `error`, or a page). The choice of values is seeded, so every run sends the same requests.
 import test, { type ExecutionContext } from 'ava';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';

@@ -7,9 +7,8 @@ import type { IngestedActivity, IngestResult, IngestTask } from '../engine/inges
 import { createEnginePool } from '../engine/pool.ts';
 import { parseFit } from '../engine/ingest/fit.ts';
 import { plausibleValue } from '../engine/ingest/plausible.ts';
-import { type Recording } from '../engine/ingest/recording.ts';
+import type { Recording } from '../engine/ingest/recording.ts';
 import { CHANNELS, type Channel } from '../engine/channels.ts';
-import { sportFromFit } from '../lib/sports.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { reference, type Reference } from './helpers/fit-reference.ts';
 import { buildActivityFit, buildSettingsFit } from './helpers/fit-builder.ts';

@@ -7,7 +7,7 @@ import test from 'ava';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.ts';
 import { dropImplausible, isImplausible, plausibleValue, PLAUSIBLE_RANGES } from '../engine/ingest/plausible.ts';
-import { type Recording } from '../engine/ingest/recording.ts';
+import type { Recording } from '../engine/ingest/recording.ts';
 import { CHANNELS } from '../engine/channels.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 

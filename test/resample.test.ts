@@ -266,7 +266,7 @@ const offsets = fc
     { minLength: 0, maxLength: 60 },
   )
   .chain((steps) =>
-    fc.integer({ min: 0, max: 2500 }).map((first) => steps.reduce((out, step) => [...out, out[out.length - 1]! + step], [first])),
+    fc.integer({ min: 0, max: 2500 }).map((first) => steps.reduce((out, step) => (out.push(out[out.length - 1]! + step), out), [first])),
   );
 
 test('property: the grid is the second-by-second statement of the rules (test/helpers/resample-reference.ts)', (t) => {

@@ -135,7 +135,7 @@ test('a webhook secret that this server cannot decrypt abandons the delivery wit
   const token = await tokenFor(service, owner, ['data:write'], app.id);
   await recordConsent(service.deps.db, owner.id, app.id, ['data:write']);
   t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-01-01T00:00:00Z' })).status, 201);
-  let delivery;
+  let delivery: { status: string; attempts: number; last_error: string | null } | undefined;
   for (let i = 0; i < 200 && delivery?.status !== 'failed'; i++) {
     await new Promise((r) => setTimeout(r, 50));
     delivery = await service.deps.db.selectFrom('webhook_deliveries').selectAll().where('application_id', '=', app.id).executeTakeFirst();

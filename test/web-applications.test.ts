@@ -28,7 +28,7 @@ async function signedIn() {
   return { web, user };
 }
 
-const unescape = (s: string) =>
+const htmlUnescape = (s: string) =>
   s
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")
@@ -39,7 +39,7 @@ const unescape = (s: string) =>
 /** The text inside the element with this id (no nested tags). */
 function textById(page: string, id: string): string | undefined {
   const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page);
-  return m ? unescape(m[1]!) : undefined;
+  return m ? htmlUnescape(m[1]!) : undefined;
 }
 
 async function createApp(web: WebClient, fields: Record<string, string> = {}): Promise<string> {
@@ -231,7 +231,7 @@ test('a private application cannot be published; filling the four fields makes i
   t.notRegex(liveBody, /Preview: not published/);
   t.regex(liveBody, /<h1>Week Planner<\/h1>/);
   t.regex(liveBody, /href="https:\/\/planner\.example\/privacy"/);
-  const connect = unescape(/id="connect" href="([^"]+)"/.exec(liveBody)![1]!);
+  const connect = htmlUnescape(/id="connect" href="([^"]+)"/.exec(liveBody)![1]!);
   const authorize = new URL(connect, service.url);
   t.is(authorize.pathname, '/oauth/authorize');
   t.is(authorize.searchParams.get('response_type'), 'code');

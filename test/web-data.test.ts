@@ -82,8 +82,8 @@ test('empty, the page says how applications write traces and dailies; the nav li
     page,
     /<header class="site">[\s\S]*<a href="\/activities">Activities<\/a>[\s\S]*<a href="\/data">Traces and dailies<\/a>[\s\S]*<\/header>/,
   );
-  t.regex(page, /<p id="no-traces">No traces yet\.[^]*<code>POST \/api\/v1\/traces\/<\/code>/);
-  t.regex(page, /<p id="no-dailies">No daily measures yet\.[^]*<code>POST \/api\/v1\/dailies\/\{measure\}<\/code>/);
+  t.regex(page, /<p id="no-traces">No traces yet\.[\s\S]*<code>POST \/api\/v1\/traces\/<\/code>/);
+  t.regex(page, /<p id="no-dailies">No daily measures yet\.[\s\S]*<code>POST \/api\/v1\/dailies\/\{measure\}<\/code>/);
   t.notRegex(page, /id="traces-table"|id="dailies-table"|class="pager"/);
 });
 

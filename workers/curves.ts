@@ -26,7 +26,7 @@ export function curvesProcessor(deps: CurvesDeps) {
       const page = await activitiesNeedingCurves(deps.db, { ...job.data, limit: PAGE, ...(after ? { after } : {}) });
       if (!page.length) break;
       for (const activity of page) {
-        let file;
+        let file: Awaited<ReturnType<typeof deps.samples.readSampleFile>>;
         try {
           file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), AWD_METRICS);
         } catch (err) {

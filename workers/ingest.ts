@@ -238,7 +238,7 @@ export async function ingestGaveUp(
 ) {
   if (job && err.message === STALLED_TOO_OFTEN) {
     const source = await findSource(deps.db, job.data.sourceId);
-    if (!source || source.status !== 'processing') return;
+    if (source?.status !== 'processing') return;
     const { queued, exhausted } = await requeueIngest(deps.queues, [{ id: source.id, backfill: !!source.backfill_id }]);
     if (queued.length) deps.log.warn('ingest requeued after its workers died', { source_id: source.id });
     for (const id of exhausted) await markGaveUp(deps, id);

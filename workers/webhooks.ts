@@ -61,7 +61,7 @@ function fanOutProcessor(deps: WebhookDeps) {
 function deliverProcessor(deps: WebhookDeps) {
   return async function deliver(job: Job<{ deliveryId: string }>) {
     const d = await deliveryContext(deps.db, job.data.deliveryId);
-    if (!d || d.status !== 'pending') return { skipped: d ? `already ${d.status}` : 'delivery gone' };
+    if (d?.status !== 'pending') return { skipped: d ? `already ${d.status}` : 'delivery gone' };
     const now = deps.now();
     const abandon = async (reason: string) => {
       await abandonDelivery(deps.db, d.id, reason, now);

@@ -4,7 +4,7 @@ import { ServiceUnavailable } from '../errors.ts';
 import { dataVersion } from '../../db/curves.ts';
 import { frameToJson } from '../../engine/frames/json.ts';
 import { PARQUET_MEDIA_TYPE, parquetDisposition, wantsJson } from './content-negotiation.ts';
-import { type Frame } from '../../engine/frames/frame.ts';
+import type { Frame } from '../../engine/frames/frame.ts';
 import { tmpDir } from '../../lib/storage.ts';
 import { cacheKey, storeCacheEntry } from './cache-store.ts';
 import { notModified, versionTag } from '../conditional.ts';

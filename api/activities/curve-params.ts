@@ -31,13 +31,10 @@ export const SegmentationOnParam = z
     'Merge consecutive samples into segments whose power (or speed) stays within 5 W (0.05 m/s); each row is a segment, `duration` its length',
   );
 
-export const FormatParam = z
-  .enum(['parquet', 'json'])
-  .optional()
-  .meta({
-    description: '`json` for column-oriented JSON; default `parquet` unless the request sends `Accept: application/json`',
-    default: 'parquet',
-  });
+export const FormatParam = z.enum(['parquet', 'json']).optional().meta({
+  description: '`json` for column-oriented JSON; default `parquet` unless the request sends `Accept: application/json`',
+  default: 'parquet',
+});
 
 export const MeanMaxMetricParam = z.enum(MEAN_MAX_METRICS);
 export const AwdMetricParam = z.enum(AWD_METRICS);

@@ -5,12 +5,10 @@ import { VALIDATOR_HEADERS } from '../conditional.ts';
 import { CONTENT_ENCODING_HEADER } from '../middleware/compression.ts';
 
 /** Column-oriented JSON of a frame: one array per column, in column order. */
-export const FrameJson = z
-  .record(z.string(), z.array(z.union([z.number(), z.string(), z.null()])))
-  .meta({
-    description:
-      'Column-oriented frame: `{"column": [values…], …}`; instants as `…Z` strings, local times without offset, missing values null',
-  });
+export const FrameJson = z.record(z.string(), z.array(z.union([z.number(), z.string(), z.null()]))).meta({
+  description:
+    'Column-oriented frame: `{"column": [values…], …}`; instants as `…Z` strings, local times without offset, missing values null',
+});
 
 /** A frame response: Parquet (zstd) by default, column-oriented JSON on request; validated (ETag, 304: api/conditional.ts). */
 export function frameResponse(description: string, headers?: Record<string, string>): ResponseSpec {

@@ -33,12 +33,10 @@ export const DAILY_SOURCES = ['manual', 'garmin_connect', 'intervals_icu', 'waho
 export const DailySource = z
   .enum(DAILY_SOURCES)
   .meta({ id: 'DailySource', description: 'Where a stored value came from; `manual` for values written through this API' });
-export const DailyStatus = z
-  .enum(['stored', 'estimated', 'missing'])
-  .meta({
-    id: 'DailyStatus',
-    description: '`stored`: a value was written for the date; `estimated`: interpolated between stored values; `missing`: no value',
-  });
+export const DailyStatus = z.enum(['stored', 'estimated', 'missing']).meta({
+  id: 'DailyStatus',
+  description: '`stored`: a value was written for the date; `estimated`: interpolated between stored values; `missing`: no value',
+});
 
 /** The earliest date accepted: keeps ranges computed back from it within the dates PostgreSQL and ISO strings share. */
 export const EARLIEST_DAY = '1900-01-01';

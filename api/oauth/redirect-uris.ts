@@ -72,7 +72,7 @@ const HIERARCHICAL = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)/i;
 function hierarchicalProblem(uri: string): string | undefined {
   if (uri.includes('\\')) return 'must not contain a backslash';
   const m = HIERARCHICAL.exec(uri);
-  if (!m || !m[1]) return 'must be written scheme://host/path';
+  if (!m?.[1]) return 'must be written scheme://host/path';
   if (m[1].includes('@')) return 'must not contain credentials (user-info before an @)';
   const path = m[2]!;
   if (path.includes(';')) return 'must not contain ; path parameters';

@@ -66,7 +66,7 @@ export const createApplicationRoute = defineRoute(
   async (ctx, { body }) => {
     const { db, config } = ctx.deps;
     const owner = ctx.state.principal!.userId;
-    let app;
+    let app: Awaited<ReturnType<typeof createApplication>>;
     try {
       app = await createApplication(db, {
         owner_id: owner,
@@ -133,7 +133,7 @@ export const putPageRoute = defineRoute(
       return;
     }
     if (app.page_slug) throw new Conflict(`The application's page already has the slug "${app.page_slug}"`);
-    let updated;
+    let updated: Awaited<ReturnType<typeof updateApplication>>;
     try {
       updated = await updateApplication(db, app.id, {
         page_slug: body.slug,

@@ -39,7 +39,7 @@ export async function authorize(ctx: Ctx) {
   if (malformed.includes('client_id')) return untrusted(ctx, 'Unknown client_id: it contains a NUL character or invalid Unicode.');
   const app = params.client_id && !repeated.includes('client_id') ? await findApplication(db, params.client_id) : undefined;
   if (!app) return untrusted(ctx, params.client_id ? 'Unknown client_id: no application has this id.' : 'client_id is required.');
-  let redirect;
+  let redirect: ReturnType<typeof trustedRedirectUri>;
   try {
     redirect = trustedRedirectUri(app, params, repeated, malformed);
   } catch (err) {

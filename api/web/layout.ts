@@ -1,4 +1,4 @@
-import { html, Html } from './html.ts';
+import { html, type Html } from './html.ts';
 
 export interface PageOptions {
   title: string;

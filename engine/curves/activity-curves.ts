@@ -54,7 +54,7 @@ export function computeCurves(channels: Partial<Record<Channel, Float64Array>>):
   const curves: MetricCurves[] = [];
   for (const metric of AWD_METRICS) {
     const values = channels[metric];
-    if (!values || !values.some((x) => x === x)) continue; // absent, or a column of gaps only
+    if (!values?.some((x) => x === x)) continue; // absent, or a column of gaps only
     const step = LEVEL_STEP[metric];
     const awd = accumulatedWorkDuration(values, step);
     if ((MEAN_MAX_METRICS as readonly string[]).includes(metric)) {

@@ -122,7 +122,7 @@ function afterByIntensity(activities: Float64Array[], thresholds: Float64Array, 
   // Every activity's durations and floors are the first n of these (no allocation per activity).
   const every = Int32Array.from({ length: longest }, (_, i) => i + 1);
   const floors = Array.from({ length: m }, () => new Float64Array(longest));
-  let merged: LevelCurve[] = Array.from({ length: m }, () => ({
+  const merged: LevelCurve[] = Array.from({ length: m }, () => ({
     duration: new Int32Array(0),
     start: new Int32Array(0),
     owner: new Int32Array(0),

@@ -178,7 +178,7 @@ function run(
     const d = durations[k]!;
     if (!(d >= 1) || (k > 0 && d <= durations[k - 1]!)) throw new RangeError('durations must be strictly ascending, each ≥ 1');
   }
-  if (floor && floor.some((f) => f.length !== durations.length)) throw new RangeError('floor needs one value per duration');
+  if (floor?.some((f) => f.length !== durations.length)) throw new RangeError('floor needs one value per duration');
   const t = prepare(samples);
   const n = t.n;
   const m = cuts.length;

@@ -106,7 +106,7 @@ const ELEMENT_BYTES: Record<Base, number> = { [U8]: 1, [S8]: 1, [U16]: 2, [S32]:
 const INVALID: Record<Base, number> = { [U8]: 0xff, [S8]: 0x7f, [U16]: 0xffff, [S32]: 0x7fffffff, [U32]: 0xffffffff };
 
 const FIT_EPOCH_MS = 631065600000;
-const SEMICIRCLE_DEGREES = 180 / Math.pow(2, 31);
+const SEMICIRCLE_DEGREES = 180 / 2 ** 31;
 const RECORD = 20;
 
 /** One field of a record definition that is read: where in the message, how, into which column. */

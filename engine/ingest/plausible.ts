@@ -1,4 +1,4 @@
-import { type Recording } from './recording.ts';
+import type { Recording } from './recording.ts';
 import { CHANNELS, type Channel } from '../channels.ts';
 
 /**

@@ -190,7 +190,7 @@ export function normalizedPower(power: Float64Array, running: Uint8Array, from: 
       windows++;
     }
   }
-  return windows === 0 ? undefined : Math.pow(sum4 / windows, 0.25);
+  return windows === 0 ? undefined : (sum4 / windows) ** 0.25;
 }
 
 /**

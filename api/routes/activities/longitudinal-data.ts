@@ -17,7 +17,7 @@ import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../activities/
 import { activitiesForScan } from '../../../db/activities.ts';
 import { PARQUET_MEDIA_TYPE, parquetDisposition } from '../../activities/content-negotiation.ts';
 import { parquetToJsonStream } from '../../../engine/frames/parquet-to-json.ts';
-import { type Frame, type FrameColumn } from '../../../engine/frames/frame.ts';
+import type { Frame, FrameColumn } from '../../../engine/frames/frame.ts';
 import { copyTimeSeries } from '../../../engine/samples/sample-scan.ts';
 import { samplePath, tmpDir } from '../../../lib/storage.ts';
 

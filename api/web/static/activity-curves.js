@@ -36,7 +36,7 @@ export function drawMeanMax(container, { frame, metric, startSeconds, onHover, o
       series: [
         {
           label: 'Duration',
-          value: (u, v, si, idx) => {
+          value: (_u, v, _si, idx) => {
             if (v == null || idx == null) return '–';
             const start = startSeconds[idx];
             return start == null ? formatDuration(v) : `${formatDuration(v)} from ${formatDuration(start)}`;
@@ -47,7 +47,7 @@ export function drawMeanMax(container, { frame, metric, startSeconds, onHover, o
           stroke: '#d62728',
           width: 2,
           points: { show: true, size: 6, fill: '#fff', filter: () => durations.flatMap((d, i) => (MARKED.has(d) ? [i] : [])) },
-          value: (u, v) => (v == null ? '–' : v.toFixed(m.digits)),
+          value: (_u, v) => (v == null ? '–' : v.toFixed(m.digits)),
         },
       ],
       axes: [logDurationAxis({ space: 40 }), { size: 56 }],
@@ -84,14 +84,14 @@ export function drawAwd(container, { frame, metric }) {
       scales: { x: { time: false }, y: logDurationScale() },
       legend: { live: true },
       series: [
-        { label: `${m.label} (${m.unit})`, value: (u, v) => (v == null ? '–' : `≥ ${v.toFixed(m.digits)}`) },
+        { label: `${m.label} (${m.unit})`, value: (_u, v) => (v == null ? '–' : `≥ ${v.toFixed(m.digits)}`) },
         {
           label: 'Time at or above',
           stroke: '#1f77b4',
           fill: 'rgba(31, 119, 180, 0.12)',
           width: 2,
           points: { show: false },
-          value: (u, v) => (v == null ? '–' : formatDuration(v)),
+          value: (_u, v) => (v == null ? '–' : formatDuration(v)),
         },
       ],
       axes: [{ space: 50 }, logDurationAxis({ size: 56 })],

@@ -47,7 +47,7 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
 
   const clock = (idx) => (idx == null ? '' : (frame.timestamp_local?.[idx] ?? '').slice(11, 19));
   const distance = frame.distance;
-  const timeValue = (u, v, si, idx) => {
+  const timeValue = (_u, v, _si, idx) => {
     if (v == null) return '–';
     const parts = [formatDuration(v), clock(idx)];
     if (distance && idx != null && distance[idx] != null) parts.push(`${(distance[idx] / 1000).toFixed(2)} km`);
@@ -118,13 +118,13 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
             stroke: PALETTE[i % PALETTE.length],
             width: 1,
             points: { show: false },
-            value: (u, v) => (v == null ? '–' : v.toFixed(channel.digits)),
+            value: (_u, v) => (v == null ? '–' : v.toFixed(channel.digits)),
           },
         ],
         axes: [
           last
-            ? { incrs: TIME_INCRS, values: (u, splits) => splits.map(formatDuration), space: 60 }
-            : { incrs: TIME_INCRS, values: (u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
+            ? { incrs: TIME_INCRS, values: (_u, splits) => splits.map(formatDuration), space: 60 }
+            : { incrs: TIME_INCRS, values: (_u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
           { size: Y_AXIS_SIZE, space: 30 },
         ],
         hooks: {

@@ -80,8 +80,8 @@ export function logDurationAxis(overrides = {}) {
       return kept;
     },
     // uPlot's log axes label only powers of ten by default; every tick here gets its label.
-    filter: (u, splits) => splits,
-    values: (u, splits) => splits.map((s) => (s == null ? '' : durationLabel(s))),
+    filter: (_u, splits) => splits,
+    values: (_u, splits) => splits.map((s) => (s == null ? '' : durationLabel(s))),
     ...overrides,
   };
 }

@@ -157,10 +157,10 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
   // Log axes label only powers of ten unless told otherwise (`filter`): every tick we chose is labelled.
   const durationAxis = {
     splits: durationSplits,
-    filter: (u, splits) => splits,
-    values: (u, splits) => splits.map((v) => (v === null ? '' : formatDuration(v))),
+    filter: (_u, splits) => splits,
+    values: (_u, splits) => splits.map((v) => (v === null ? '' : formatDuration(v))),
   };
-  const metricValues = (u, splits) => splits.map((v) => (v === null ? '' : metric === 'speed' ? v.toFixed(1) : String(v)));
+  const metricValues = (_u, splits) => splits.map((v) => (v === null ? '' : metric === 'speed' ? v.toFixed(1) : String(v)));
   const byDuration = view !== 'value';
   const options = {
     height,

@@ -105,15 +105,13 @@ async function drawTraces() {
       scales: Object.fromEntries(present.map((v) => [v.key, { auto: true }])),
       axes: [
         {},
-        ...present
-          .slice(0, 2)
-          .map((v, i) => ({
-            scale: v.key,
-            label: `${v.label}${v.unit ? ` (${v.unit})` : ''}`,
-            side: i ? 1 : 3,
-            size: 55,
-            grid: { show: i === 0 },
-          })),
+        ...present.slice(0, 2).map((v, i) => ({
+          scale: v.key,
+          label: `${v.label}${v.unit ? ` (${v.unit})` : ''}`,
+          side: i ? 1 : 3,
+          size: 55,
+          grid: { show: i === 0 },
+        })),
       ],
       series: [
         {},

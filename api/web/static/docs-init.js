@@ -1,4 +1,4 @@
-window.addEventListener('load', function () {
+window.addEventListener('load', () => {
   window.ui = SwaggerUIBundle({
     url: '/openapi.json',
     dom_id: '#swagger-ui',

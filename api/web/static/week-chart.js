@@ -16,13 +16,13 @@ export function drawWeekChart(container, bars, { height = 240 } = {}) {
   const width = 0.8 / n;
   const options = {
     height,
-    scales: { x: { time: false, range: [-0.5, 6.5] }, y: { range: (u, min, max) => [0, Math.max(0.25, max * 1.1)] } },
+    scales: { x: { time: false, range: [-0.5, 6.5] }, y: { range: (_u, _min, max) => [0, Math.max(0.25, max * 1.1)] } },
     axes: [
-      { splits: () => [0, 1, 2, 3, 4, 5, 6], values: (u, splits) => splits.map((i) => SHORT[i] ?? '') },
-      { label: 'hours', size: 45, values: (u, splits) => splits.map((v) => (v === null ? '' : String(v))) },
+      { splits: () => [0, 1, 2, 3, 4, 5, 6], values: (_u, splits) => splits.map((i) => SHORT[i] ?? '') },
+      { label: 'hours', size: 45, values: (_u, splits) => splits.map((v) => (v === null ? '' : String(v))) },
     ],
     series: [
-      { label: 'Day', value: (u, i) => (i === null ? '—' : SHORT[i]) },
+      { label: 'Day', value: (_u, i) => (i === null ? '—' : SHORT[i]) },
       ...bars.map((b, k) => {
         const color = b.color ?? PALETTE[k % PALETTE.length];
         // Each series' bars sit in their own slot of the day: shifted from the day's centre.
@@ -33,7 +33,7 @@ export function drawWeekChart(container, bars, { height = 240 } = {}) {
           fill: `${color}99`,
           width: 1,
           points: { show: false },
-          value: (u, v) => (v === null || v === undefined ? '—' : formatDuration(v * 3600)),
+          value: (_u, v) => (v === null || v === undefined ? '—' : formatDuration(v * 3600)),
           paths: uPlot.paths.bars({
             size: [1, 48],
             disp: {

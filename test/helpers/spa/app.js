@@ -163,7 +163,7 @@ async function main() {
 }
 
 function fail(err) {
-  spa.error = String(err && err.stack ? err.stack : err);
+  spa.error = String(err?.stack ? err.stack : err);
   show();
 }
 
