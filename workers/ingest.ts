@@ -136,7 +136,7 @@ export async function parseSource(
       return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
     throw err;
   }
-  // Kept as uploaded when its gzip stream was damaged (api/activities/store-upload.ts).
+  // Kept as uploaded when its gzip stream was damaged (engine/ingest/check-file-on-disk.ts).
   if (isGzip(bytes)) return { ok: false, code: 'invalid_gzip', message: 'The file is gzip-compressed but its stream is corrupt' };
   const ms = deps.timeoutMs;
   const signal = ms ? AbortSignal.timeout(ms) : undefined;

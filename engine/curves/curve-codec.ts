@@ -137,7 +137,7 @@ export function encodedLength(bytes: Uint8Array, from: number, to: number, encod
  * [ends[r-1] .. ends[r]) (from 0 for r = 0); returns the number of runs. `values` and `ends` need
  * room for n runs. DELTA_RUNS gives its maximal runs as written, RAW its runs of equal neighbours.
  * The one parser of the format: decodeInto expands its runs, the longitudinal merge compares them
- * (engine/curves/stored-levels.ts).
+ * (engine/curves/stored-curves.ts, mergeStoredLevels).
  */
 export function decodeRuns(bytes: Uint8Array, from: number, to: number, encoding: number, values: Int32Array, ends: Int32Array): number {
   const n = encodedLength(bytes, from, to, encoding);
