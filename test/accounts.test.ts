@@ -19,7 +19,7 @@ test('sign-up creates the account, stores a salted scrypt hash and starts a sess
   const address = email();
   const res = await signUp(web, { email: address.toUpperCase(), password: PASSWORD });
   t.is(res.status, 303);
-  t.is(res.headers.get('location'), '/settings');
+  t.is(res.headers.get('location'), '/', 'lands on home');
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith('token='))!;
   t.regex(cookie, /httponly/i);
   t.regex(cookie, /samesite=lax/i);
@@ -123,7 +123,7 @@ test('next cannot redirect off-site', async (t) => {
   const user = await createTestUser(service);
   for (const next of ['//evil.example/x', 'https://evil.example', '/\\evil.example', 'javascript:alert(1)']) {
     const res = await new WebClient(service.url).postForm('/signin', { email: user.email, password: TEST_PASSWORD, next });
-    t.is(res.headers.get('location'), '/settings', next);
+    t.is(res.headers.get('location'), '/', next);
   }
 });
 

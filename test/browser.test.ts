@@ -4,12 +4,18 @@ import { browserSuite } from './helpers/browser.ts';
 
 const suite = browserSuite(test);
 
-test('a person signs up, sees their settings, signs out and signs back in', async (t) => {
+test('a person signs up, lands on home, sees their settings, signs out and signs back in', async (t) => {
   const context = await suite.browser.newContext();
   const page = await context.newPage();
   const email = `chromium-${Date.now()}@example.com`;
 
   await page.goto(`${suite.service.url}/signup`);
+  t.is(
+    await page.textContent('#password-hint'),
+    'At least 10 and at most 200 characters, with at least 5 different characters; not a common password, and not containing your email address or name.',
+    'the form states every rule it checks',
+  );
+  t.is(await page.getAttribute('#password', 'aria-describedby'), 'password-hint');
   await page.fill('#first_name', 'Hedy');
   await page.fill('#last_name', 'Lamarr');
   await page.fill('#email', email);
@@ -20,7 +26,10 @@ test('a person signs up, sees their settings, signs out and signs back in', asyn
 
   await page.fill('#password', 'frequency hopping 1942');
   await page.click('button[type=submit]');
-  await page.waitForURL(`${suite.service.url}/settings`);
+  await page.waitForURL(`${suite.service.url}/`);
+  await page.waitForSelector('#home-start:not([hidden])');
+  t.is(await page.textContent('#home-start-heading'), 'Get started', 'a new account lands on the get-started home');
+  await page.goto(`${suite.service.url}/settings`);
   t.is(await page.textContent('#account-email'), email);
   t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
   t.truthy(await findUserByEmail(suite.service.deps.db, email));
@@ -42,7 +51,7 @@ test('a person signs up, sees their settings, signs out and signs back in', asyn
 
   await page.fill('#password', 'frequency hopping 1942');
   await page.click('button[type=submit]');
-  await page.waitForURL(`${suite.service.url}/settings`);
+  await page.waitForURL(`${suite.service.url}/settings`); // (the page asked before signing in: `next` wins)
   t.is(await page.textContent('#account-name'), 'Hedy Lamarr');
   await context.close();
 });

@@ -72,6 +72,9 @@ const COMMON = new Set([
 export const PASSWORD_MIN_LENGTH = 10;
 
 /** Why a password is too weak, or null when it is acceptable. */
+/** Every rule passwordProblem checks, in one sentence for the sign-up form. */
+export const PASSWORD_RULES = `At least ${PASSWORD_MIN_LENGTH} and at most 200 characters, with at least 5 different characters; not a common password, and not containing your email address or name.`;
+
 export function passwordProblem(password: string, context: { email?: string; names?: string[] } = {}): string | null {
   if (password.length < PASSWORD_MIN_LENGTH) return `Password must be at least ${PASSWORD_MIN_LENGTH} characters long.`;
   if (password.length > 200) return 'Password must be at most 200 characters long.';

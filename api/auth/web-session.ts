@@ -44,10 +44,11 @@ export async function currentWebUser(ctx: Ctx): Promise<(User & { sessionId: str
 }
 
 /**
- * Where to go after signing in: only a path on this site (`/x`, not `//host` or `/\host`), so the
- * `next` parameter cannot become an open redirect.
+ * Where to go after signing in or up: only a path on this site (`/x`, not `//host` or `/\host`), so
+ * the `next` parameter cannot become an open redirect; without one, home (its "Get started" list,
+ * then the latest activities and curves).
  */
-export function safeNext(next: unknown, fallback = '/settings'): string {
+export function safeNext(next: unknown, fallback = '/'): string {
   if (typeof next !== 'string' || next.length > 8000) return fallback;
   if (!next.startsWith('/') || next.startsWith('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next)) return fallback;
   return next;

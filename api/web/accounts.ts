@@ -3,7 +3,7 @@ import type { Ctx } from '../context.ts';
 import { html } from './html.ts';
 import { field, formError, page } from './layout.ts';
 import { createUser, DuplicateEmailError, findUserByEmail } from '../../db/users.ts';
-import { decoyHash, hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
+import { decoyHash, hashPassword, PASSWORD_RULES, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import { SignInThrottle, SignUpThrottle } from '../auth/throttle.ts';
 import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
 import { assertSameOrigin } from '../auth/origin-check.ts';
@@ -43,7 +43,7 @@ function signUpPage(values: Values = {}, errors: Errors = {}, message?: string) 
   ${field({ name: 'first_name', label: 'First name', value: values.first_name, autocomplete: 'given-name', error: errors.first_name })}
   ${field({ name: 'last_name', label: 'Last name', value: values.last_name, autocomplete: 'family-name', error: errors.last_name })}
   ${field({ name: 'email', label: 'Email', type: 'email', value: values.email, autocomplete: 'email', error: errors.email })}
-  ${field({ name: 'password', label: 'Password (at least 10 characters)', type: 'password', autocomplete: 'new-password', error: errors.password })}
+  ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', error: errors.password, hint: PASSWORD_RULES })}
   <input type="hidden" name="next" value="${values.next ?? ''}">
   <button type="submit">Sign up</button>
 </form>

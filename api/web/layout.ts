@@ -71,11 +71,15 @@ export function field(f: {
   autocomplete?: string;
   error?: string | undefined;
   required?: boolean;
+  /** A sentence under the field on what it accepts (its id: `<name>-hint`). */
+  hint?: string;
 }): Html {
+  const describedBy = [f.hint ? `${f.name}-hint` : '', f.error ? `${f.name}-error` : ''].filter(Boolean).join(' ');
   return html`<label for="${f.name}">${f.label}</label>
 <input id="${f.name}" name="${f.name}" type="${f.type ?? 'text'}" value="${f.value ?? ''}"
   ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ''} ${f.required === false ? '' : html`required`}
-  ${f.error ? html`aria-invalid="true" aria-describedby="${f.name}-error"` : ''}>
+  ${f.error ? html`aria-invalid="true"` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''}>
+${f.hint ? html`<p class="field-hint muted" id="${f.name}-hint">${f.hint}</p>` : ''}
 ${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : ''}`;
 }
 
