@@ -433,7 +433,7 @@ test('deleting an application removes it with its secrets, consents and grants',
   t.is((await web.get(`/settings/applications/${id}`)).status, 404);
 });
 
-test('a personal token is shown once, works, refreshes, and revoking it stops both tokens', async (t) => {
+test('a personal token is shown once after a redirect (a reload creates nothing), works, refreshes, and revoking it stops both tokens', async (t) => {
   const { web, user } = await signedIn();
   const none = await web.postForm('/settings/tokens', { label: 'no scopes' });
   t.is(none.status, 422);
@@ -442,8 +442,15 @@ test('a personal token is shown once, works, refreshes, and revoking it stops bo
   t.is(noLabel.status, 422);
   t.is(textById(await noLabel.text(), 'label-error'), 'Label is required.');
 
-  const res = await web.postForm('/settings/tokens', { label: 'My script', scopes: 'data:read' });
-  t.is(res.status, 201);
+  const posted = await web.postForm('/settings/tokens', { label: 'My script', scopes: 'data:read' });
+  t.is(posted.status, 303, 'POST → redirect → GET');
+  const shownAt = posted.headers.get('location')!;
+  t.regex(shownAt, /^\/settings\/tokens\?created=[\w-]{22}$/, 'the URL carries an id, never the token');
+  const stranger = await signedIn();
+  const peek = await stranger.web.get(shownAt);
+  t.false((await peek.text()).includes('new-access-token'), "another user's session sees no secret at that URL");
+  const res = await web.get(shownAt);
+  t.is(res.status, 200);
   t.is(res.headers.get('cache-control'), 'no-store');
   const body = await res.text();
   const access = textById(body, 'new-access-token')!;
@@ -452,6 +459,20 @@ test('a personal token is shown once, works, refreshes, and revoking it stops bo
   t.regex(refresh, /^tds_rt_/);
   t.true(body.includes(`POST ${service.url}/api/v1/oauth/token`));
   t.true(body.includes('grant_type=refresh_token&amp;refresh_token=…'));
+  const reloaded = await (await web.get(shownAt)).text();
+  t.false(reloaded.includes(access) || reloaded.includes(refresh), 'a reload shows no secret');
+  t.regex(reloaded, /This token was shown once and cannot be shown again/);
+  t.is(
+    await service.deps.db
+      .selectFrom('grants')
+      .where('user_id', '=', user.id)
+      .where('application_id', 'is', null)
+      .select('id')
+      .execute()
+      .then((r) => r.length),
+    1,
+    'one token, however often the page is loaded',
+  );
 
   const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
   const apps = await fetch(`${service.url}/api/v1/applications`, bearer(access));

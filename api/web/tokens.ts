@@ -9,6 +9,7 @@ import { field, formError, page, settingsNav } from './layout.ts';
 import { formBody, type FieldErrors, type FormValues } from './forms.ts';
 import { textProblem } from '../../lib/text.ts';
 import { displayName, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
+import { SHOWN_ONCE_PARAM, stashShownOnce, takeShownOnce } from './shown-once.ts';
 
 /** The scopes a personal token may carry (it always gets a refresh token, so offline_access is implied). */
 export const PERSONAL_TOKEN_SCOPES: Scope[] = ['data:read', 'data:write', 'profile'];
@@ -83,11 +84,24 @@ function postedScopes(ctx: Ctx): { scopes: Scope[]; unknown: boolean } {
   return { scopes, unknown: list.some((s) => !(PERSONAL_TOKEN_SCOPES as string[]).includes(s)) };
 }
 
+const TOKENS_PAGE = '/settings/tokens';
+
+type CreatedToken = NonNullable<TokensState['created']>;
+
 export async function showTokens(ctx: Ctx) {
   const user = await requireWebUser(ctx);
   if (!user) return;
+  const tokens = await listPersonalTokens(ctx.deps.db, user.id);
+  if (ctx.query[SHOWN_ONCE_PARAM] !== undefined) {
+    // The page a new token's POST redirected to: its secrets, the first time only.
+    ctx.set('Cache-Control', 'no-store');
+    const created = await takeShownOnce<CreatedToken>(ctx, user.id, TOKENS_PAGE);
+    const gone = 'This token was shown once and cannot be shown again; if you did not copy it, revoke it and create another.';
+    sendHtml(ctx, 200, tokensPage(ctx, user, tokens, created ? { created } : { notice: gone }));
+    return;
+  }
   const revoked = ctx.query.revoked !== undefined ? 'The token was revoked.' : undefined;
-  sendHtml(ctx, 200, tokensPage(ctx, user, await listPersonalTokens(ctx.deps.db, user.id), { notice: revoked }));
+  sendHtml(ctx, 200, tokensPage(ctx, user, tokens, { notice: revoked }));
 }
 
 export async function createToken(ctx: Ctx) {
@@ -110,21 +124,23 @@ export async function createToken(ctx: Ctx) {
     return;
   }
   const { response } = await createPersonalToken(db, tokens, user.id, scopes, label);
-  // Shown once, on this response: never in a URL, never again.
+  const created: CreatedToken = {
+    label,
+    access_token: response.access_token,
+    refresh_token: response.refresh_token!,
+    expires_in: response.expires_in,
+    scope: response.scope,
+  };
+  // Shown once, on the page this redirects to (api/web/shown-once.ts): never in a URL, and a reload
+  // creates nothing. Without Redis, on this answer instead.
+  const next = await stashShownOnce(ctx, user.id, TOKENS_PAGE, created);
+  if (next) {
+    ctx.status = 303;
+    ctx.redirect(next);
+    return;
+  }
   ctx.set('Cache-Control', 'no-store');
-  sendHtml(
-    ctx,
-    201,
-    tokensPage(ctx, user, await listPersonalTokens(db, user.id), {
-      created: {
-        label,
-        access_token: response.access_token,
-        refresh_token: response.refresh_token!,
-        expires_in: response.expires_in,
-        scope: response.scope,
-      },
-    }),
-  );
+  sendHtml(ctx, 201, tokensPage(ctx, user, await listPersonalTokens(db, user.id), { created }));
 }
 
 export async function revokeToken(ctx: Ctx) {
