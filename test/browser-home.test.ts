@@ -121,6 +121,16 @@ test.serial('a fresh account sees what to do first: upload, connect an app, crea
   t.true((await screenshot(page, 'home-empty-phone')) > 0);
   await page.click('#start-token');
   await page.waitForURL((u) => u.pathname === '/settings/tokens');
+  await page.goBack();
+  await page.click('#start-apps');
+  await page.waitForURL((u) => u.pathname === '/apps');
+  t.regex(
+    (await page.textContent('#no-applications'))!,
+    /listed here once its developer publishes it/,
+    'the empty directory says how an application gets listed',
+  );
+  t.is(await page.getAttribute('#no-applications a[href="/settings/applications"]', 'href'), '/settings/applications');
+  t.true((await overflow(page)) <= 0);
   await page.context().close();
   t.deepEqual(errors, []);
 });

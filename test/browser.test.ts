@@ -81,6 +81,9 @@ test('/docs renders the API reference from local assets only', async (t) => {
   await page.goto(`${suite.service.url}/docs`);
   await page.waitForSelector('.opblock-summary-path[data-path="/api/v1/oauth/userinfo"]');
   t.regex((await page.textContent('.info .title'))!, /Training data service/);
+  t.is(await page.getAttribute('#docs-home', 'href'), '/', 'a way back to the app');
+  await page.click('#docs-home');
+  await page.waitForURL(`${suite.service.url}/`);
   t.deepEqual(foreign, []);
   await page.close();
 });

@@ -41,9 +41,16 @@ const DOCS_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>API documentation · Training data service</title>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<link rel="stylesheet" href="/static/docs.css">
 <link rel="icon" href="/docs/assets/favicon-32x32.png">
 </head>
 <body>
+<nav class="docs-nav" id="docs-nav" aria-label="Site">
+<a class="home" id="docs-home" href="/">Training data service</a>
+<a href="/activities">Activities</a>
+<a href="/settings/tokens">Personal tokens</a>
+<a href="/settings/applications">API applications</a>
+</nav>
 <div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>

@@ -41,7 +41,10 @@ ${a.description ? html`<p>${a.description}</p>` : ''}
 </div>
 </li>`,
       )}</ul>`
-    : html`<p id="no-applications">No applications are published yet.</p>`
+    : html`<div id="no-applications">
+<p>No applications are published yet.</p>
+<p>An application is listed here once its developer publishes it: in <a href="/settings/applications">Settings → API applications</a>, a public application with a description, a URL, an image and a privacy statement can be marked <em>Published</em>. Your own scripts need no listing: create a <a href="/settings/tokens">personal token</a> and read the <a href="/docs">API docs</a>.</p>
+</div>`
 }`,
     ),
   );
