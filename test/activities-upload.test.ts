@@ -172,10 +172,19 @@ test('CSV uploads: timestamps with offsets give local times; sport from the form
   t.is(noSport.error.code, 'csv_missing_sport');
 });
 
-test('the same content uploaded again gives the existing source and activities; gzip uploads are the same content', async (t) => {
+test('the same content uploaded again gives the existing source and activities, marked duplicate; gzip uploads are the same content', async (t) => {
   const { user, token } = await athlete();
   const bytes = fixture('Garmin830_with_Stages.fit');
   const [first] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes }]);
+  const fresh = await upload(service, token, [
+    { name: 'new.fit', bytes: fixture('4078723797.fit') },
+    { name: 'same-again.fit', bytes: fixture('4078723797.fit') },
+  ]);
+  t.deepEqual(
+    fresh.body.sources.map((s: { duplicate: boolean }) => s.duplicate),
+    [false, true],
+    'new content is not a duplicate; the same content later in the request is',
+  );
   const again = await upload(service, token, [
     { name: 'copy.fit', bytes },
     { name: 'ride.fit.gz', bytes: gzipSync(bytes) },
@@ -183,10 +192,9 @@ test('the same content uploaded again gives the existing source and activities; 
   t.is(again.status, 202);
   t.is(again.body.sources[0].id, first.id);
   t.is(again.body.sources[1].id, first.id);
+  t.true(again.body.sources[0].duplicate && again.body.sources[1].duplicate);
   t.like(again.body.sources[0], { status: 'processed', activity_ids: first.activity_ids, filename: 'ride.fit' });
-  t.is((await storedSources(user.id)).length, 1);
-  const acts = await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', user.id).execute();
-  t.is(acts.length, 1);
+  t.is((await storedSources(user.id)).length, 2);
   // Another user uploading the same bytes gets their own.
   const other = await athlete();
   const [theirs] = await uploadAndWait(service, other.token, [{ name: 'ride.fit', bytes }]);

@@ -116,6 +116,20 @@ test('an athlete uploads three real files and a damaged one: per-file progress, 
     }
   }
 
+  await page.waitForSelector('#upload-summary:not([hidden])');
+  t.is(await page.textContent('#upload-summary'), '4 files: 3 new, 1 failed.');
+
+  // The same file again: named a duplicate, linked to what it already is, counted apart.
+  await page.setInputFiles('#files', [{ name: THREE[0]!, mimeType: 'application/octet-stream', buffer: fixture(THREE[0]!) }]);
+  const again = await page.waitForSelector(`#uploads li.upload-item:first-child[data-state="duplicate"]`, { timeout: 60_000 });
+  t.is(await again.$eval('.status', (s) => s.textContent), 'Already uploaded');
+  t.regex((await again.$eval('.notice', (p) => p.textContent))!, /^The same file was uploaded before; nothing new was added\./);
+  t.deepEqual(
+    await again.$$eval('a.activity-link', (as) => as.map((a) => a.getAttribute('href'))),
+    rows.find((r) => r.file === THREE[0])!.links,
+  );
+  await page.waitForFunction(() => [...document.querySelectorAll('#upload-summary')][0]?.textContent === '1 file: 1 already uploaded.');
+
   await phoneAndDesktop(t, page, 'upload');
   const first = rows.find((r) => r.state === 'processed')!;
   await page.click(`li.upload-item[data-file="${first.file}"] a.activity-link`);

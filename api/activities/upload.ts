@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Deps } from '../context.ts';
 import { assertQueueReachable, PayloadTooLarge, UnprocessableEntity, type ValidationItem } from '../errors.ts';
 import type { MultipartBody } from './multipart.ts';
@@ -10,7 +10,7 @@ import { activityIdsOf } from '../../db/sources.ts';
 import { enqueueIngest, requeueIngest } from '../../workers/queues.ts';
 import { normaliseSport } from '../../lib/sports.ts';
 import { textProblem } from '../../lib/text.ts';
-import { sourceOut, type SourceOut } from './model.ts';
+import { SourceOut, sourceOut } from './model.ts';
 
 /**
  * What POST /api/v1/activities/upload does with the files it read (api/routes/activities/upload.ts
@@ -30,7 +30,16 @@ function fileNameProblem(name: string): string | undefined {
 
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N} _.:/-]{0,63}$/u;
 
-export async function storeUploads(deps: Deps, userId: string, body: MultipartBody): Promise<z.output<typeof SourceOut>[]> {
+/** An upload's answer for one file: its source, and whether that content was stored before. */
+export const UploadedSource = SourceOut.extend({
+  duplicate: z
+    .boolean()
+    .describe(
+      'true when this content was already stored (an earlier upload, a history import, or an earlier file of this request): the source is that one, and nothing new is processed',
+    ),
+}).meta({ id: 'UploadedSource' });
+
+export async function storeUploads(deps: Deps, userId: string, body: MultipartBody): Promise<z.output<typeof UploadedSource>[]> {
   const { db, config, queues } = deps;
   const problems: ValidationItem[] = [];
   if (!body.files.length) problems.push({ loc: ['body', 'files'], msg: 'At least one file is required', type: 'missing' });
@@ -106,5 +115,5 @@ export async function storeUploads(deps: Deps, userId: string, body: MultipartBo
     db,
     stored.map((s) => s.source.id),
   );
-  return stored.map(({ source }) => sourceOut(source, ids.get(source.id) ?? []));
+  return stored.map(({ source, created }) => ({ ...sourceOut(source, ids.get(source.id) ?? []), duplicate: !created }));
 }

@@ -48,6 +48,7 @@ function uploadPage(name: string): string {
   <p class="hint">Needed for CSV files without a <code>sport</code> column; for FIT files it replaces only a generic sport.</p>
   <p class="error" role="alert" id="upload-error" hidden></p>
 </form>
+<p id="upload-summary" role="status" hidden></p>
 <ul class="uploads" id="uploads" aria-live="polite"></ul>
 </section>
 <section class="upload" aria-labelledby="history-heading">

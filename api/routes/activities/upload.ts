@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { readMultipart } from '../../activities/multipart.ts';
-import { MAX_FILES_PER_UPLOAD, storeUploads } from '../../activities/upload.ts';
-import { SourceOut } from '../../activities/model.ts';
+import { MAX_FILES_PER_UPLOAD, storeUploads, UploadedSource } from '../../activities/upload.ts';
 
 const UploadForm = z
   .object({
@@ -20,7 +19,7 @@ const UploadForm = z
   })
   .meta({ id: 'ActivityUpload' });
 
-const UploadAccepted = z.object({ sources: z.array(SourceOut) }).meta({ id: 'UploadAccepted' });
+const UploadAccepted = z.object({ sources: z.array(UploadedSource) }).meta({ id: 'UploadAccepted' });
 
 export const uploadRoute = defineRoute(
   {
@@ -34,7 +33,7 @@ export const uploadRoute = defineRoute(
       'A FIT file gives one activity per session. A CSV file needs a `timestamp` column of ISO 8601 instants with an offset and ' +
       'columns named as metrics (power, heart_rate, speed, cadence, altitude, distance, latitude, longitude, temperature, ' +
       'core_temperature, smo2, respiration_rate), and a sport (the `sport` field or a `sport` column). The same content ' +
-      "uploaded again returns the existing source and its activities. Content is sniffed, whatever the part's Content-Type " +
+      "uploaded again returns the existing source and its activities, with `duplicate: true`. Content is sniffed, whatever the part's Content-Type " +
       'says (or none): a file that is recognisably not FIT ' +
       'or CSV refuses the whole request with 422 naming it, and so does a file name with a control character (NUL included) or invalid Unicode; ' +
       'a damaged FIT or CSV file is accepted and fails on its own. ' +

@@ -15,6 +15,7 @@ const dropZone = document.getElementById('drop-zone');
 const sportSelect = document.getElementById('sport');
 const uploadError = document.getElementById('upload-error');
 const list = document.getElementById('uploads');
+const uploadSummary = document.getElementById('upload-summary');
 const MAX_FILES = Number(form.dataset.maxFiles);
 const EXTENSIONS = form.dataset.extensions.split(' ');
 
@@ -148,7 +149,7 @@ class UploadRow {
   }
 
   processed(activityIds) {
-    this.setState('processed', 'Processed');
+    this.setState(this.duplicate ? 'duplicate' : 'processed', this.duplicate ? 'Already uploaded' : 'Processed');
     const links = activityIds.map((id, i) =>
       el('a', {
         href: `/activities/${id}`,
@@ -157,8 +158,9 @@ class UploadRow {
       }),
     );
     const p = el('p', { class: 'notice' });
+    if (this.duplicate) p.append('The same file was uploaded before; nothing new was added. ');
     if (links.length) links.forEach((a, i) => p.append(...(i ? [', ', a] : [a])));
-    else p.textContent = 'Processed: no activity in this file.';
+    else p.append(this.duplicate ? 'It has no activity.' : 'Processed: no activity in this file.');
     this.result.replaceChildren(p);
   }
 }
@@ -173,6 +175,7 @@ async function uploadOne(row, sport) {
   if (status !== 202 || !source) return row.fail(failureText(status, body));
   row.setProgress(1);
   row.node.dataset.sourceId = source.id;
+  row.duplicate = source.duplicate === true;
   await follow(row, source);
 }
 
@@ -205,6 +208,20 @@ async function uploadAll(files) {
     for (let row = queue.shift(); row; row = queue.shift()) await uploadOne(row, sport);
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, rows.length) }, worker));
+  showSummary(rows);
+}
+
+/** One line on the files chosen together: how many were new, already uploaded, or failed. */
+function showSummary(rows) {
+  const count = (state) => rows.filter((r) => r.node.dataset.state === state).length;
+  const parts = [
+    [count('processed'), 'new'],
+    [count('duplicate'), 'already uploaded'],
+    [count('failed'), 'failed'],
+  ].filter(([n]) => n > 0);
+  const files = rows.length === 1 ? '1 file' : `${rows.length} files`;
+  uploadSummary.textContent = `${files}: ${parts.map(([n, what]) => `${n} ${what}`).join(', ')}.`;
+  uploadSummary.hidden = false;
 }
 
 function chosen(fileList) {
