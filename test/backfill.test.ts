@@ -130,6 +130,12 @@ test('an archive is loaded newest first; the status stream moves backward, repor
   const seen = progress.filter((v): v is string => v !== null);
   t.deepEqual(seen, [...seen].sort().reverse(), 'backfill_loaded_until only moves backward');
   t.is(progress.at(-1), localStart(0), 'ends at the oldest activity, as a naive local date-time');
+  const files = { found: 11, loaded: 9, already_stored: 1, failed: 1, skipped: 1 };
+  t.deepEqual(stream.lines.at(-1).files, files, 'the last line says what became of the files: day 3 was stored before');
+  t.true(
+    stream.lines.slice(0, -1).every((l) => !('files' in l)),
+    'only the last line of a completed import carries counts',
+  );
   t.like(
     await backfillOf(service, user.id),
     { status: 'completed' },
@@ -162,7 +168,7 @@ test('an archive is loaded newest first; the status stream moves backward, repor
 
   // Reading the stream again after completion: the final state, then the end.
   const after = await readStatus(service, token);
-  t.deepEqual(after.lines.at(-1), { backfill_loaded_until: localStart(0) });
+  t.deepEqual(after.lines.at(-1), { backfill_loaded_until: localStart(0), files });
 });
 
 test('a user without a backfill gets one line (their earliest activity, or null) and the stream ends', async (t) => {
@@ -266,7 +272,10 @@ test('the operator CLI backfills a directory for a user; the workers load it', a
   t.is(out.code, 0, out.stderr);
   t.like(JSON.parse(out.stdout), { user_id: user.id, total: 3, skipped: 1, queued: 3 });
   const stream = await readStatus(service, token);
-  t.deepEqual(stream.lines.at(-1), { backfill_loaded_until: localStart(30) });
+  t.deepEqual(stream.lines.at(-1), {
+    backfill_loaded_until: localStart(30),
+    files: { found: 3, loaded: 3, already_stored: 0, failed: 0, skipped: 1 },
+  });
   t.like(await backfillOf(service, user.id), { origin: 'cli', status: 'completed', files_total: 3 });
 });
 
@@ -327,7 +336,10 @@ test.serial('a worker killed mid-backfill resumes without duplicates; the stream
     t.is(activities.length, 24, 'every file once');
     t.is(new Set(activities.map((a) => a.start_time.getTime())).size, 24, 'no duplicates');
     t.is(readdirSync(join(api.config.DATA_DIR, 'users', user.id, 'activities')).length, 24, 'one sample file each, no leftovers');
-    t.deepEqual((await readStatus(api, token)).lines.at(-1), { backfill_loaded_until: localStart(0) });
+    t.deepEqual((await readStatus(api, token)).lines.at(-1), {
+      backfill_loaded_until: localStart(0),
+      files: { found: 24, loaded: 24, already_stored: 0, failed: 0, skipped: 0 },
+    });
   } finally {
     await api.close();
   }

@@ -211,6 +211,7 @@ test('a zip history import shows its upload progress, the backfill progress and 
     { name: 'export/2016-05-23_18-14-30_4_25.fit', data: fixture('2016-05-23_18-14-30_4_25.fit') },
     { name: 'export/2020-06-01-16-52-40.fit', data: fixture('2020-06-01-16-52-40.fit') },
     { name: 'export/damaged.fit', data: corruptFit() },
+    { name: 'export/readme.txt', data: Buffer.from('not an activity') },
   ]);
   const { page, csp } = await openPage(suite.browser);
   const console = watch(page, csp);
@@ -222,7 +223,10 @@ test('a zip history import shows its upload progress, the backfill progress and 
 
   t.is(await page.$eval('#history-progress', (el) => (el as unknown as El).value), 100);
   t.is(await page.textContent('#history-percent'), '100 %');
-  t.regex((await page.textContent('#history-state'))!, /^Import complete: 1 file could not be loaded/);
+  t.is(
+    await page.textContent('#history-state'),
+    'Import complete. 3 activity files: 2 new, 1 failed (listed below); 1 other entry skipped (not FIT or CSV, unsafe name, or too large). See your activities',
+  );
   const errors = await page.$$eval('#history-errors li', (items) => items.map((li) => li.textContent));
   t.is(errors.length, 1);
   t.regex(errors[0]!, /damaged\.fit: .*\(invalid_fit\)$/);

@@ -59,9 +59,22 @@ export const startBackfillRoute = defineRoute(
   },
 );
 
+const BackfillFiles = z
+  .object({
+    found: z.number().int().describe('Activity files in the history'),
+    loaded: z.number().int().describe('Files loaded by this import: new content, processed'),
+    already_stored: z.number().int().describe('Files whose content was stored before (an upload, an earlier import): not loaded again'),
+    failed: z.number().int().describe('Files that could not be read (each also a BackfillError line)'),
+    skipped: z.number().int().describe('Entries left out: other formats, unsafe names, too large'),
+  })
+  .meta({ id: 'BackfillFiles' });
+
 const StatusLine = z.union([
   z
-    .object({ backfill_loaded_until: z.string().nullable().describe('Naive local date-time of the earliest activity loaded so far') })
+    .object({
+      backfill_loaded_until: z.string().nullable().describe('Naive local date-time of the earliest activity loaded so far'),
+      files: BackfillFiles.optional().describe('On the last line of a completed import only: what became of its files'),
+    })
     .meta({ id: 'BackfillStatus' }),
   z.object({ error: z.string() }).meta({ id: 'BackfillError' }),
 ]);
@@ -76,7 +89,7 @@ export const backfillStatusRoute = defineRoute(
       'An `application/x-ndjson` stream about the user\'s latest backfill: a line `{"backfill_loaded_until": "<naive local ' +
       'date-time or null>"}` at once and then every 2 seconds, and a line `{"error": "<file>: <message> (<code>)"}` for each file ' +
       'that failed. Loading runs newest first, so `backfill_loaded_until` moves backward. The stream ends when the backfill ' +
-      'completes (after a last status line) or after 60 seconds; reconnect to keep watching. A user without a backfill gets one ' +
+      'completes (after a last status line, which also carries `files`: how many were loaded, already stored, failed or skipped) or after 60 seconds; reconnect to keep watching. A user without a backfill gets one ' +
       'line with the earliest activity they have (or null) and the stream ends.',
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
@@ -104,7 +117,7 @@ export const backfillStatusRoute = defineRoute(
 
     // Read from the service's clock (deps.now), which tests can move.
     const deadline = now().getTime() + config.BACKFILL_STATUS_SECONDS * 1000;
-    const look = backfill ? watchBackfill(db, backfill.id) : undefined;
+    const look = backfill ? watchBackfill(db, backfill.id, { counts: true }) : undefined;
     let timer: NodeJS.Timeout | undefined;
     let closed = false;
     const write = (line: z.input<typeof StatusLine>) => stream.write(`${JSON.stringify(line)}\n`);
@@ -130,7 +143,12 @@ export const backfillStatusRoute = defineRoute(
         const current = progress.backfill;
         if (current.status === 'failed')
           write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
-        write({ backfill_loaded_until: progress.loaded_until });
+        const c = progress.counts;
+        const files =
+          current.status === 'completed' && c
+            ? { found: c.found, loaded: c.loaded, already_stored: c.already_stored, failed: c.failed, skipped: c.skipped }
+            : undefined;
+        write({ backfill_loaded_until: progress.loaded_until, ...(files ? { files } : {}) });
         if (progress.done || now().getTime() >= deadline) return finish();
         timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));
       } catch (err) {

@@ -302,6 +302,21 @@ historyForm.addEventListener('submit', async (e) => {
   historyButton.disabled = false;
 });
 
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A completed import's counts in words: `12 activity files: 9 new, 2 already uploaded, 1 failed (listed below); 1 other entry skipped (…)`. */
+function filesText(f) {
+  const parts = [
+    [f.loaded, 'new'],
+    [f.already_stored, 'already uploaded'],
+    [f.failed, 'failed (listed below)'],
+  ].filter(([n]) => n > 0);
+  const found = `${plural(f.found, 'activity file')}${parts.length ? `: ${parts.map(([n, what]) => `${n} ${what}`).join(', ')}` : ''}`;
+  return f.skipped
+    ? `${found}; ${plural(f.skipped, 'other entry', 'other entries')} skipped (not FIT or CSV, unsafe name, or too large)`
+    : found;
+}
+
 /** `2025-01-03T08:00:00` (naive local) as `2025-01-03 08:00`. */
 const localText = (naive) => naive.slice(0, 16).replace('T', ' ');
 
@@ -313,6 +328,7 @@ const localText = (naive) => naive.slice(0, 16).replace('T', ' ');
 async function watchHistory() {
   const seen = new Set();
   let emptyStreams = 0;
+  let files; // what became of the files: on a completed import's last line
   for (;;) {
     let statusLines = 0;
     let ended = false;
@@ -339,6 +355,7 @@ async function watchHistory() {
         } else if ('backfill_loaded_until' in line) {
           statusLines++;
           if (line.backfill_loaded_until) loadedUntil.textContent = localText(line.backfill_loaded_until);
+          if (line.files) files = line.files;
         }
       }
       ended = true;
@@ -355,7 +372,9 @@ async function watchHistory() {
   const failed = historyErrors.children.length;
   setHistoryState(
     'completed',
-    `Import complete${failed ? `: ${failed} ${failed === 1 ? 'file' : 'files'} could not be loaded (listed below)` : ''}.`,
+    files
+      ? `Import complete. ${filesText(files)}.`
+      : `Import complete${failed ? `: ${plural(failed, 'file')} could not be loaded (listed below)` : ''}.`,
   );
   historyState.append(' ', el('a', { href: '/activities', text: 'See your activities' }));
 }
