@@ -513,6 +513,20 @@ async function waitForReprocess(
   }
 }
 
+/** The settings the CLI must share with the server, and which of them are defaults: a CLI run against another database would otherwise seem to work. */
+const SHARED_WITH_SERVER = ['DATABASE_URL', 'DATA_DIR', 'QUEUE_PREFIX'] as const;
+
+/** One line (stderr) on where this run reads and writes, naming the settings left at their defaults. */
+function whereTo(config: Config, env: NodeJS.ProcessEnv): string {
+  const url = new URL(config.DATABASE_URL);
+  url.password = url.password ? '***' : '';
+  const defaults = SHARED_WITH_SERVER.filter((name) => !env[name]);
+  const where = `cli: database ${url.toString()}, data ${path.resolve(config.DATA_DIR)}, queue prefix ${config.QUEUE_PREFIX}`;
+  return defaults.length
+    ? `${where} (${defaults.join(', ')} not set: defaults; give the CLI the server's values, or it works on another store)`
+    : where;
+}
+
 async function main(argv: string[]) {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -538,6 +552,7 @@ async function main(argv: string[]) {
     return;
   }
   const config = loadConfig();
+  process.stderr.write(`${whereTo(config, process.env)}\n`);
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, 2);
   try {

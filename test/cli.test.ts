@@ -21,6 +21,19 @@ test.serial('create a user, list users, issue a token that authenticates a reque
   t.is(user.email, 'op@example.com');
   t.regex(user.password, /^[A-Za-z0-9_-]{24}$/, 'a generated password is printed once');
 
+  const stored = new URL(service.config.DATABASE_URL);
+  t.true(
+    created.stderr.startsWith(
+      `cli: database postgres://${stored.username}@${stored.host}${stored.pathname}, data ${path.resolve(service.config.DATA_DIR)}, queue prefix `,
+    ),
+    `the CLI says which store it works on: ${created.stderr}`,
+  );
+  const shared = { DATABASE_URL: service.config.DATABASE_URL, DATA_DIR: service.config.DATA_DIR };
+  const unset = await runCli({ ...shared, QUEUE_PREFIX: '' }, 'user', 'list', '--json');
+  t.regex(unset.stderr, /\(QUEUE_PREFIX not set: defaults; give the CLI the server's values, or it works on another store\)/);
+  const all = await runCli({ ...shared, QUEUE_PREFIX: service.config.QUEUE_PREFIX }, 'user', 'list', '--json');
+  t.notRegex(all.stderr, /not set/, 'nothing to warn about when the three are given');
+
   const listed = await cli('user', 'list', '--json');
   t.true(JSON.parse(listed.stdout).some((u: { id: string }) => u.id === user.id));
 
