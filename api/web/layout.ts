@@ -33,14 +33,16 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
 <body>
 <header class="site">
   <a class="brand" href="/">Training data service</a>
-  <nav>
+  <input type="checkbox" id="site-menu-toggle" class="menu-toggle" aria-controls="site-nav" aria-label="Menu">
+  <label for="site-menu-toggle" class="menu-button" aria-hidden="true">Menu</label>
+  <nav id="site-nav" aria-label="Site">
     ${
       opts.user
         ? html`<a href="/activities">Activities</a>
         <a href="/curves">Curves</a>
         <a href="/data">Traces and dailies</a>
         <a href="/upload">Upload</a>
-        <a href="/settings">${opts.user.name}</a>
+        <a href="/settings" class="account" id="header-account">${opts.user.name}</a>
         <form method="post" action="/signout" class="inline"><button type="submit" class="link">Sign out</button></form>`
         : html`<a href="/signin">Sign in</a> <a href="/signup">Sign up</a>`
     }
