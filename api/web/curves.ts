@@ -81,6 +81,7 @@ export async function showCurves(ctx: Ctx) {
   <div class="check control"><input type="checkbox" id="model" name="model"><label for="model">Intensity-duration model</label></div>
 </form>
 <p id="curve-status" role="status" aria-live="polite"></p>
+<p id="curve-way" hidden></p>
 <div id="curve-chart" class="chart" aria-label="Curve chart"></div>
 <ul id="curve-readout" class="readout" aria-live="polite"></ul>
 <section id="model-section" hidden>

@@ -58,6 +58,7 @@ export async function home(ctx: Ctx) {
 <section aria-labelledby="home-week-heading">
   <h2 id="home-week-heading">This week against your template week</h2>
   <p class="muted">Hours of training per day this week (Monday to today), beside the average day of the 12 weeks before.</p>
+  <p id="home-week-status" class="muted" role="status" hidden></p>
   <div id="home-week-chart" class="chart"></div>
 </section>
 </div>

@@ -22,6 +22,26 @@ const MODEL_COLOR = '#1d2330';
 
 const $ = (id) => document.getElementById(id);
 
+/** The local date of the newest activity of a sport (all sports: null), or null when there is none; asked once per sport. */
+const latestDays = new Map();
+export function latestDay(sport) {
+  const key = sport ?? '';
+  if (!latestDays.has(key)) {
+    const q = new URLSearchParams({ limit: '1' });
+    if (sport) q.set('sport', sport);
+    latestDays.set(
+      key,
+      apiJson(`/api/v1/activities/?${q}`).then((list) => list[0]?.start_local.slice(0, 10) ?? null),
+    );
+  }
+  return latestDays.get(key);
+}
+
+/** The 90 days up to a day, as a custom range's choices. */
+export function ninetyDaysTo(day) {
+  return { range: 'custom', start: isoDay(new Date(`${day}T00:00:00Z`), -89), end: day };
+}
+
 /** The page's choices from a URL query, with defaults. */
 export function readState(search) {
   const q = new URLSearchParams(search);
@@ -109,11 +129,15 @@ function curvePath(state, range, extra = {}) {
   return `/api/v1/activities/longitudinal-mean-max?${q}`;
 }
 
-/** With `after` the API takes at most a year: the range's last year. */
-function afterRange(range) {
-  const yearBefore = isoDay(new Date(Date.parse(`${range.end}T00:00:00Z`)), 1 - YEAR_DAYS);
+/**
+ * With `after` the API takes at most a year: the range's last year with activities, i.e. the year up
+ * to the newest activity in the range (`latest`), so an old history still has its fatigue states.
+ */
+function afterRange(range, latest) {
+  const end = latest && latest < range.end && (!range.start || latest >= range.start) ? latest : range.end;
+  const yearBefore = isoDay(new Date(Date.parse(`${end}T00:00:00Z`)), 1 - YEAR_DAYS);
   const clamped = !range.start || range.start < yearBefore;
-  return { range: { ...range, start: clamped ? yearBefore : range.start }, clamped };
+  return { range: { ...range, start: clamped ? yearBefore : range.start, end }, clamped };
 }
 
 /** The legend's (and readout's) name of a fatigue state: the work done, or distance covered, before. */
@@ -128,10 +152,13 @@ async function loadCurves(state) {
   const compare = state.compare === 'none' ? null : resolveRange(state.compare, state.compareStart, state.compareEnd);
   const after = parseAfter(state.after);
   if (after.error) throw new ApiError(422, after.error);
-  const afterWindow = after.values.length ? afterRange(main) : null;
+  const latest = await latestDay(state.sport);
+  const afterWindow = after.values.length ? afterRange(main, latest) : null;
   const by = afterByOf(state);
   const byDuration = by === 'duration';
-  const modelQuery = new URLSearchParams({ metric, date: main.end });
+  // The model is fitted to 90 days: those up to the range's end, or up to its newest activity when older.
+  const modelEnd = latest && latest < main.end && (!main.start || latest >= main.start) ? latest : main.end;
+  const modelQuery = new URLSearchParams({ metric, date: modelEnd });
   if (state.sport) modelQuery.set('sport', state.sport);
 
   const [mainFrame, compareFrame, afterFrame, model] = await Promise.all([
@@ -164,12 +191,13 @@ async function loadCurves(state) {
     const x = model.curve.map((p) => p.duration);
     const y = model.curve.map((p) => p.intensity);
     const points = view === 'value' ? { x: y.reverse(), y: x.reverse() } : { x, y };
-    curves.push({ label: 'Model', role: 'model', ...points, color: MODEL_COLOR, dash: [6, 4] });
+    const p = model.parameters;
+    curves.push({ label: `Model (fitted ${p.start} to ${p.end})`, role: 'model', ...points, color: MODEL_COLOR, dash: [6, 4] });
   }
-  return { main, compare, afterWindow, model, curves };
+  return { main, compare, afterWindow, model, modelEnd, latest, curves };
 }
 
-function showModel(model, state, end) {
+function showModel(model, state, end, main) {
   const section = $('model-section');
   section.hidden = !state.model;
   if (!state.model) return;
@@ -177,7 +205,8 @@ function showModel(model, state, end) {
   const note = $('model-note');
   if (!model?.parameters) {
     dl.replaceChildren();
-    note.textContent = `Too few best efforts in the 90 days up to ${end} to fit the model.`;
+    const from = isoDay(new Date(`${end}T00:00:00Z`), -89);
+    note.textContent = `Too few best efforts from ${from} to ${end} (the model is fitted to 90 days) to fit it.`;
     return;
   }
   const p = model.parameters;
@@ -199,21 +228,34 @@ function showModel(model, state, end) {
       return [dt, dd];
     }),
   );
-  note.textContent = `3-parameter critical power model fitted to the best efforts (up to 30 minutes) from ${p.start} to ${p.end}.`;
+  const over =
+    main.start === p.start && main.end === p.end
+      ? ''
+      : ` It is fitted to those 90 days only, so it may lie below the curve of ${main.label.toLowerCase()}.`;
+  note.textContent = `3-parameter critical power model fitted to the best efforts (up to 30 minutes) from ${p.start} to ${p.end}.${over}`;
 }
 
 function describe(loaded, state) {
   const main = loaded.curves.find((c) => c.role === 'main');
   const activities = new Set(main.activity.filter(Boolean)).size;
   const what = `${state.sport ? sportLabel(state.sport) : 'All sports'}, ${state.metric}`;
-  if (!main.x.length) return `${what}: no ${state.metric} data in ${loaded.main.label.toLowerCase()}.`;
+  if (!main.x.length) {
+    const { latest } = loaded;
+    const range = loaded.main;
+    if (!latest) return `${what}: no activity of this sport yet.`;
+    if (range.start && latest < range.start) return `${what}: no activity in ${range.label.toLowerCase()}; the newest is from ${latest}.`;
+    return `${what}: the activities of ${range.label.toLowerCase()} record no ${state.metric}.`;
+  }
   const parts = [
     `${what}: the curve's points come from ${activities} ${activities === 1 ? 'activity' : 'activities'} (${loaded.main.label.toLowerCase()}).`,
   ];
   const unreached = loaded.curves.filter((c) => c.role === 'after' && !c.x.length).map((c) => c.after);
+  const w = loaded.afterWindow?.range;
   if (unreached.length)
-    parts.push(`No activity reached ${unreached.join(', ')} ${state.metric === 'speed' ? 'm' : 'kJ'}: nothing to draw after that.`);
-  if (loaded.afterWindow?.clamped) parts.push(`Fatigue states cover at most a year: from ${loaded.afterWindow.range.start}.`);
+    parts.push(
+      `No activity from ${w.start} to ${w.end} reached ${unreached.join(', ')} ${state.metric === 'speed' ? 'm' : 'kJ'}: nothing to draw after that.`,
+    );
+  if (loaded.afterWindow?.clamped) parts.push(`Fatigue states cover at most a year: here ${w.start} to ${w.end}.`);
   return parts.join(' ');
 }
 
@@ -288,6 +330,28 @@ function fillSports(sports) {
 // Rendering --------------------------------------------------------------------------------------
 
 let renderSeq = 0;
+/** Moves the page to other choices (set by start: a history entry, the controls, a render). */
+let jumpTo = (_choices) => {};
+
+/** Under an empty curve whose sport has activities elsewhere: buttons to a range that has them. */
+function showWayForward(loaded) {
+  const way = $('curve-way');
+  const main = loaded.curves.find((c) => c.role === 'main');
+  const { latest } = loaded;
+  const elsewhere = !main.x.length && latest && loaded.main.start && latest < loaded.main.start;
+  way.hidden = !elsewhere;
+  if (!elsewhere) return way.replaceChildren();
+  const button = (id, text, choices) => {
+    const b = Object.assign(document.createElement('button'), { type: 'button', id, className: 'small secondary', textContent: text });
+    b.addEventListener('click', () => jumpTo(choices));
+    return b;
+  };
+  way.replaceChildren(
+    button('way-latest', `Show the 90 days up to ${latest}`, ninetyDaysTo(latest)),
+    ' ',
+    button('way-all', 'All time', { range: 'all' }),
+  );
+}
 
 async function render(state) {
   const seq = ++renderSeq;
@@ -304,8 +368,9 @@ async function render(state) {
     $('curve-readout').replaceChildren(
       Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }),
     );
-    showModel(loaded.model, state, loaded.main.end);
+    showModel(loaded.model, state, loaded.modelEnd, loaded.main);
     status.textContent = describe(loaded, state);
+    showWayForward(loaded);
   } catch (err) {
     if (seq !== renderSeq) return;
     status.classList.add('error');
@@ -331,6 +396,12 @@ async function start() {
     state.sport = roots.includes('cycling') ? 'cycling' : roots[0];
   }
   state.metric ??= defaultMetric(state.sport);
+  // Opened without a range: one that holds the sport's newest activity (the last 90 days, or the 90 days up to it).
+  const asked = new URLSearchParams(location.search);
+  if (!asked.has('range') && !asked.has('start')) {
+    const latest = await latestDay(state.sport);
+    if (latest && latest < resolveRange('90d').start) Object.assign(state, ninetyDaysTo(latest));
+  }
   history.replaceState(null, '', `?${queryOf(state)}`);
   setControls(state);
 
@@ -354,6 +425,10 @@ async function start() {
     $('after').value = typicalAfter(state.metric, state.sport).join(', ');
     change('after');
   });
+  jumpTo = (choices) => {
+    state = { ...state, ...choices };
+    change('range');
+  };
   $('curve-controls').addEventListener('submit', (e) => e.preventDefault());
   window.addEventListener('popstate', () => {
     state = { ...readState(location.search) };

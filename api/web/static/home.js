@@ -25,22 +25,37 @@ function activityItem(a) {
   return li;
 }
 
+/**
+ * The best efforts of the last 90 days; when the sport's newest activity is older, of the 90 days up
+ * to it (an imported history), said in the heading and the status. No chart box without a curve.
+ */
 async function drawCurve() {
   const sports = await apiJson('/api/v1/profile/sports/');
   const roots = [...new Set(sports.map(rootSport))].sort();
   const sport = roots.includes('cycling') ? 'cycling' : roots[0];
   const metric = sport === 'cycling' ? 'power' : 'speed';
-  const start = isoDay(new Date(), -89);
-  const end = isoDay();
+  const newest = await apiJson(`/api/v1/activities/?${new URLSearchParams({ sport, limit: '1' })}`);
+  const latest = newest[0]?.start_local.slice(0, 10) ?? isoDay();
+  const recent = latest >= isoDay(new Date(), -89);
+  const end = recent ? isoDay() : latest;
+  const start = isoDay(new Date(`${end}T00:00:00Z`), -89);
   const frame = await apiFrame(
     `/api/v1/activities/longitudinal-mean-max?sport=${encodeURIComponent(sport)}&metric=${metric}&start=${start}&end=${end}`,
   );
   const curve = durationCurve(frame, metric);
-  $('home-curve-link').href = `/curves?${new URLSearchParams({ sport, metric, range: '90d' })}`;
-  $('home-curve-status').textContent = curve.x.length
-    ? `${sportLabel(sport)}, ${metric}, ${start} to ${end}.`
-    : `No ${metric} from ${sportLabel(sport).toLowerCase()} in the last 90 days.`;
-  drawCurveChart($('home-curve-chart'), [{ label: 'Last 90 days', ...curve }], { metric, readout: $('home-curve-readout'), height: 260 });
+  const label = recent ? 'Last 90 days' : `90 days to ${end}`;
+  $('home-curve-heading').textContent = recent ? 'Best efforts of the last 90 days' : `Best efforts of the 90 days up to ${end}`;
+  $('home-curve-link').href =
+    `/curves?${new URLSearchParams(recent ? { sport, metric, range: '90d' } : { sport, metric, range: 'custom', start, end })}`;
+  const sportName = sportLabel(sport).toLowerCase();
+  $('home-curve-status').textContent = !curve.x.length
+    ? `Your ${sportName} activities from ${start} to ${end} record no ${metric}.`
+    : recent
+      ? `${sportLabel(sport)}, ${metric}, ${start} to ${end}.`
+      : `No ${sportName} in the last 90 days: your newest is from ${latest}, so these are the 90 days up to it.`;
+  $('home-curve-chart').hidden = !curve.x.length;
+  if (curve.x.length)
+    drawCurveChart($('home-curve-chart'), [{ label, ...curve }], { metric, readout: $('home-curve-readout'), height: 260 });
 }
 
 /** Hours trained per weekday this week (Monday to today, by the local date of each activity's start); null for the days to come. */
@@ -63,10 +78,16 @@ async function drawWeek() {
     apiJson('/api/v1/profile/template-week'),
     apiJson(`/api/v1/activities/?start=${monday}&end=${today}&limit=1000`),
   ]);
-  drawWeekChart($('home-week-chart'), [
+  const series = [
     { label: 'Template (average)', hours: templateHours(template, 'avg_training_duration') },
     { label: 'This week', hours: thisWeekHours(week, today) },
-  ]);
+  ];
+  // Nothing this week nor in the 12 weeks before (an old history): a sentence, not an empty chart.
+  const idle = series.every((s) => s.hours.every((h) => !h));
+  $('home-week-status').hidden = !idle;
+  $('home-week-status').textContent = idle ? 'No training this week nor in the 12 weeks before.' : '';
+  $('home-week-chart').hidden = idle;
+  if (!idle) drawWeekChart($('home-week-chart'), series);
 }
 
 async function start() {

@@ -1,0 +1,119 @@
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { browserSuite, openPage, signIn } from './helpers/browser.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
+import { collectErrors, PHONE, screenshot } from './helpers/page-checks.ts';
+import { createTestUser, tokenFor } from './helpers/users.ts';
+
+/**
+ * An athlete whose only ride is years old (an imported history): every default view opens on it, or
+ * says plainly where the data is with one click to it. Never a blank chart box without a sentence.
+ */
+const suite = browserSuite(test, { workers: true });
+const RIDE_DAY = '2019-09-20'; // 4078723797.fit: a 2 h 19 min ride with power, 57.6 km
+let email = '';
+
+test.serial.before(async () => {
+  const user = await createTestUser(suite.service);
+  email = user.email;
+  const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
+  const [source] = await uploadAndWait(suite.service, token, [
+    { name: 'old.fit', bytes: readFileSync(`${fixturesDir()}/fit/4078723797.fit`) },
+  ]);
+  const ride = (await api(suite.service, token, 'GET', `/api/v1/activities/${source.activity_ids[0]}`)).body as { start_local: string };
+  if (!ride.start_local.startsWith(RIDE_DAY)) throw new Error(`the fixture's ride starts ${ride.start_local}, not on ${RIDE_DAY}`);
+});
+
+async function chart(page: Page, selector: string) {
+  await page.waitForSelector(`${selector}[data-drawn]`);
+  return page.$eval(selector, (el: any) => ({
+    labels: el.chart.series.map((s: { label: string }) => s.label) as string[],
+    points: el.chart.data.slice(1).map((a: ArrayLike<number | null>) => Array.from(a).filter((v) => v !== null).length) as number[],
+  }));
+}
+
+const start90 = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - 89 * 86_400_000).toISOString().slice(0, 10);
+
+test.serial('home shows the 90 days up to the newest ride, and says so', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await signIn(page, suite.service.url, email);
+  await page.waitForURL(`${suite.service.url}/`);
+  const drawn = await chart(page, '#home-curve-chart');
+  t.deepEqual(drawn.labels, ['Duration', `90 days to ${RIDE_DAY}`]);
+  t.true(drawn.points[0]! > 100, 'a curve, not a blank box');
+  t.is(await page.textContent('#home-curve-heading'), `Best efforts of the 90 days up to ${RIDE_DAY}`);
+  t.is(
+    await page.textContent('#home-curve-status'),
+    `No cycling in the last 90 days: your newest is from ${RIDE_DAY}, so these are the 90 days up to it.`,
+  );
+  t.is(
+    await page.getAttribute('#home-curve-link', 'href'),
+    `/curves?sport=cycling&metric=power&range=custom&start=${start90(RIDE_DAY)}&end=${RIDE_DAY}`,
+  );
+  await page.waitForSelector('#home-week-status:not([hidden])');
+  t.is(await page.textContent('#home-week-status'), 'No training this week nor in the 12 weeks before.');
+  t.true(await page.isHidden('#home-week-chart'), 'no empty week chart');
+  await page.setViewportSize(PHONE);
+  t.true((await screenshot(page, 'first-hour-home-390')) > 0);
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
+
+test.serial('curves open on a range that holds the newest ride; an empty range offers one click to the data', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await signIn(page, suite.service.url, email, '/curves');
+  await page.waitForURL((u) => u.pathname === '/curves' && u.searchParams.has('range'));
+  t.is(
+    new URL(page.url()).search,
+    `?sport=cycling&metric=power&range=custom&start=${start90(RIDE_DAY)}&end=${RIDE_DAY}`,
+    'opened without a range: the 90 days up to the newest ride',
+  );
+  const opened = await chart(page, '#curve-chart');
+  t.true(opened.points[0]! > 100);
+  t.regex((await page.textContent('#curve-status'))!, /the curve's points come from 1 activity/);
+  t.true(await page.isHidden('#curve-way'));
+
+  // The last 90 days asked for: empty, and the page says where the ride is, with a button to it.
+  await page.click('#range-presets button[data-range="90d"]');
+  await page.waitForSelector('#curve-way:not([hidden])');
+  t.is(await page.textContent('#curve-status'), `Cycling, power: no activity in last 90 days; the newest is from ${RIDE_DAY}.`);
+  t.is(await page.textContent('#way-latest'), `Show the 90 days up to ${RIDE_DAY}`);
+  await page.click('#way-latest');
+  await page.waitForURL((u) => u.searchParams.get('end') === RIDE_DAY);
+  t.true((await chart(page, '#curve-chart')).points[0]! > 100);
+  t.true(await page.isHidden('#curve-way'));
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
+
+test.serial(
+  'on All time, fatigue states use the year up to the newest ride and the model says which 90 days it is fitted to',
+  async (t) => {
+    const { page } = await openPage(suite.browser);
+    const errors = collectErrors(page);
+    await signIn(page, suite.service.url, email, '/curves?sport=cycling&metric=power&range=all&after=500&model=1');
+    await page.waitForURL((u) => u.pathname === '/curves');
+    const drawn = await chart(page, '#curve-chart');
+    const after = drawn.labels.indexOf('after 500 kJ');
+    t.true(after > 0, drawn.labels.join(', '));
+    t.true(drawn.points[after - 1]! > 10, 'the 1,800 kJ ride reached 500 kJ: a curve after it');
+    const status = (await page.textContent('#curve-status'))!;
+    t.notRegex(status, /No activity .* reached/);
+    t.regex(status, new RegExp(`Fatigue states cover at most a year: here \\d{4}-\\d{2}-\\d{2} to ${RIDE_DAY}\\.`));
+    await page.waitForSelector('#model-section:not([hidden])');
+    const note = (await page.textContent('#model-note'))!;
+    t.regex(
+      note,
+      new RegExp(
+        `^(3-parameter critical power model fitted to the best efforts \\(up to 30 minutes\\) from ${start90(RIDE_DAY)} to ${RIDE_DAY}\\. It is fitted to those 90 days only, so it may lie below the curve of all time\\.|Too few best efforts from ${start90(RIDE_DAY)} to ${RIDE_DAY} \\(the model is fitted to 90 days\\) to fit it\\.)$`,
+      ),
+    );
+    if (note.startsWith('3-parameter')) t.true(drawn.labels.includes(`Model (fitted ${start90(RIDE_DAY)} to ${RIDE_DAY})`));
+    await page.context().close();
+    t.deepEqual(errors, []);
+  },
+);
