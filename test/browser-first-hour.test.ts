@@ -117,3 +117,52 @@ test.serial(
     t.deepEqual(errors, []);
   },
 );
+
+test.serial('one duration format on every chart: the activity page and Curves label their duration axes alike', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await signIn(page, suite.service.url, email, '/activities');
+  await page.waitForURL((u) => u.pathname === '/activities');
+  await page.click('a[href^="/activities/"]:not([href="/activities/"])');
+  await page.waitForSelector('#mean-max-chart[data-drawn]');
+  const ticks = [1, 15, 60, 300, 3600, 7200];
+  const label = (selector: string) =>
+    page.$eval(selector, (el: any, at: number[]) => el.chart.axes[0].values(el.chart, at, 0, 0, 0) as string[], ticks);
+  const activityAxis = await label('#mean-max-chart');
+  t.deepEqual(activityAxis, ['1 s', '15 s', '1:00', '5:00', '1:00:00', '2:00:00']);
+  await page.goto(`${suite.service.url}/curves?sport=cycling&metric=power&range=all`);
+  await page.waitForSelector('#curve-chart[data-drawn]');
+  t.deepEqual(await label('#curve-chart'), activityAxis, 'Curves writes durations as the activity page does');
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
+
+test.serial(
+  'a compared range equal to the main one stays visible: compared and fatigue curves are dashed over the solid main curve',
+  async (t) => {
+    const { page } = await openPage(suite.browser);
+    const errors = collectErrors(page);
+    await signIn(
+      page,
+      suite.service.url,
+      email,
+      `/curves?sport=cycling&metric=power&range=all&compare=custom&compare_start=${start90(RIDE_DAY)}&compare_end=${RIDE_DAY}&after=500`,
+    );
+    await page.waitForURL((u) => u.pathname === '/curves');
+    await page.waitForSelector('#curve-chart[data-drawn]');
+    const series = await page.$eval('#curve-chart', (el: any) =>
+      el.chart.series.slice(1).map((s: { label: string; dash?: number[] }, i: number) => ({
+        label: s.label,
+        dash: s.dash ?? null,
+        points: Array.from(el.chart.data[i + 1] as ArrayLike<number | null>).filter((v) => v !== null).length,
+      })),
+    );
+    t.is(series[0].dash, null, 'the main curve is solid');
+    t.is(series[0].points, series[1].points, 'the compared range holds the same ride: the same curve');
+    t.deepEqual(series[1].dash, [10, 6], 'the compared curve is dashed, so the main one shows between its dashes');
+    t.deepEqual(series[2].dash, [4, 4], 'so is the fatigue state');
+    t.true((await screenshot(page, 'first-hour-compare-equal-1280')) > 0);
+    await page.context().close();
+    t.deepEqual(errors, []);
+  },
+);

@@ -42,21 +42,12 @@ export function drawChart(container, options, data) {
 /** Durations worth a tick on a log-duration axis (s): 1s, 2s, 5s, 10s, 30s, 1m, 2m, 5m, 10m, 20m, 1h, 2h, 5h, 10h, 1d. */
 export const DURATION_TICKS = [1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200, 18000, 36000, 86400];
 
-/** A duration as a tick label: `1s`, `30s`, `1m`, `1m30s`, `20m`, `1h`, `1h30m`. */
-export function durationLabel(seconds) {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return s % 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s / 60}m`;
-  const m = Math.round((s % 3600) / 60);
-  return m ? `${Math.floor(s / 3600)}h${m}m` : `${s / 3600}h`;
-}
-
 /** A uPlot log scale for durations in seconds (`scales: { x: logDurationScale() }`). */
 export function logDurationScale() {
   return { distr: 3, log: 10 };
 }
 
-/** A uPlot axis for a log-duration scale: ticks at DURATION_TICKS within the range, labelled `1s`, `5m`, `1h`. */
+/** A uPlot axis for a log-duration scale: ticks at DURATION_TICKS within the range, labelled as formatDuration writes durations everywhere (`5 s`, `5:00`, `1:00:00`). */
 export function logDurationAxis(overrides = {}) {
   const minGap = overrides.space ?? 24; // CSS px between labelled ticks
   return {
@@ -81,12 +72,12 @@ export function logDurationAxis(overrides = {}) {
     },
     // uPlot's log axes label only powers of ten by default; every tick here gets its label.
     filter: (_u, splits) => splits,
-    values: (_u, splits) => splits.map((s) => (s == null ? '' : durationLabel(s))),
+    values: (_u, splits) => splits.map((s) => (s == null ? '' : formatDuration(s))),
     ...overrides,
   };
 }
 
-/** `1:02:03`, `2:03` or `45 s` for a duration in seconds (axis labels, hover). */
+/** `1:02:03`, `2:03` or `45 s` for a duration in seconds: the one duration format of every page, axes, readouts and lists alike. */
 export function formatDuration(seconds) {
   const s = Math.round(seconds);
   if (s < 60) return `${s} s`;

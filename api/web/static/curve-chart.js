@@ -151,6 +151,12 @@ function readoutLine(curve, i, metric, view) {
  * lines spanning them). `readout`, when given, lists the point of each curve nearest the cursor and
  * keeps the last one when the cursor leaves, so its activity links can be followed.
  */
+/**
+ * Curves drawn over the main one are dashed, so a compared range or a fatigue state equal to the main
+ * curve (the same best efforts) leaves it visible between its dashes instead of hiding it.
+ */
+const ROLE_DASH = { compare: [10, 6], after: [4, 4] };
+
 export function drawCurveChart(container, curves, { metric, view = 'duration', readout = null, height = 320 }) {
   curves.forEach((c, i) => (c.color ??= PALETTE[i % PALETTE.length]));
   const data = curves.length ? uPlot.join(curves.map((c) => [c.x, c.y])) : [[]];
@@ -174,7 +180,14 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
         ],
     series: [
       { label: byDuration ? 'Duration' : METRIC_UNITS[metric] },
-      ...curves.map((c) => ({ label: c.label, stroke: c.color, width: 2, dash: c.dash, spanGaps: true, points: { show: false } })),
+      ...curves.map((c) => ({
+        label: c.label,
+        stroke: c.color,
+        width: 2,
+        dash: c.dash ?? ROLE_DASH[c.role],
+        spanGaps: true,
+        points: { show: false },
+      })),
     ],
     cursor: { drag: { x: false, y: false } },
     hooks: {
