@@ -88,6 +88,18 @@ test.serial(
 
     const traces = await chartState(page, '#traces-chart');
     t.deepEqual(traces.labels.slice(1), ['Lactate', 'Power', 'Heart rate']);
+    const axes = await page.$eval('#traces-chart', (el: any) =>
+      el.chart.axes.slice(1).map((a: { scale: string; side: number; label: string }) => ({ scale: a.scale, side: a.side, label: a.label })),
+    );
+    t.deepEqual(
+      axes,
+      [
+        { scale: 'lactate', side: 3, label: 'Lactate (mmol/L)' },
+        { scale: 'power', side: 1, label: 'Power (W)' },
+        { scale: 'heart_rate', side: 3, label: 'Heart rate (bpm)' },
+      ],
+      'every value has an axis of its own, heart rate too',
+    );
     const listed = (await api(suite.service, seed.token, 'GET', '/api/v1/traces/?limit=1000')).body.reverse();
     t.is(listed.length, TRACES.length);
     t.deepEqual(

@@ -103,13 +103,16 @@ async function drawTraces() {
     {
       height: 240,
       scales: Object.fromEntries(present.map((v) => [v.key, { auto: true }])),
+      // Every value its own axis, in its series' colour, alternately left and right: heart rate and
+      // RPE are read on their own scales, not on lactate's or power's.
       axes: [
         {},
-        ...present.slice(0, 2).map((v, i) => ({
+        ...present.map((v, i) => ({
           scale: v.key,
           label: `${v.label}${v.unit ? ` (${v.unit})` : ''}`,
-          side: i ? 1 : 3,
-          size: 55,
+          side: i % 2 ? 1 : 3,
+          size: 50,
+          stroke: PALETTE[i % PALETTE.length],
           grid: { show: i === 0 },
         })),
       ],
