@@ -17,6 +17,8 @@ export interface UsersTable {
   data_version: Generated<string>;
   /** Bumped with every change to what activity reads show (db/read-version.ts): keys cached list pages. */
   read_version: Generated<string>;
+  /** How the web pages show distances and speeds (api/web/static/units.js). */
+  units: Generated<'metric' | 'imperial'>;
 }
 
 export interface SessionsTable {

@@ -46,3 +46,11 @@ export async function updateUserPassword(db: Db, id: string, password_hash: stri
     .where('id', '=', id)
     .execute();
 }
+
+export async function updateUserUnits(db: Db, id: string, units: 'metric' | 'imperial') {
+  await db
+    .updateTable('users')
+    .set({ units, updated_at: sql`now()` as never })
+    .where('id', '=', id)
+    .execute();
+}

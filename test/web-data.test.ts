@@ -154,7 +154,7 @@ test("the page lists the user's traces and dailies with local times, units, esca
   t.regex(laterRow, /<td class="trace-sport"><span class="muted">—<\/span><\/td>/);
   t.regex(
     laterRow,
-    /Speed 3\.5 m\/s<\/span><br><span data-value="heart_rate">Heart rate 141 bpm<\/span><br><span data-value="vo2">VO₂ 41\.5 mL\/min\/kg<\/span><br><span data-value="rpe">RPE 6<\/span>/,
+    /Speed 12\.6 km\/h<\/span><br><span data-value="heart_rate">Heart rate 141 bpm<\/span><br><span data-value="vo2">VO₂ 41\.5 mL\/min\/kg<\/span><br><span data-value="rpe">RPE 6<\/span>/,
   );
   t.regex(laterRow, /<span class="trace-test">Test <code>step-1<\/code><\/span>/);
   t.regex(laterRow, /<td class="trace-apps"><span class="muted">—<\/span><\/td>/);

@@ -11,7 +11,8 @@ import { dataChecks } from './activity-checks.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
-import { displayName, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
+import { formatDistance, isPace, speedUnit, speedValue, type Units } from './static/units.js';
+import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
 
 /** The signed-in user's activities: a paged list, one activity's details, and deleting one. */
 
@@ -34,26 +35,52 @@ export function sportLabel(sport: string): string {
   return modifiers.length ? `${head} (${modifiers.map((m) => m.replace(/_/g, ' ')).join(', ')})` : head;
 }
 
-function km(meters: number | null | undefined): string | undefined {
-  return typeof meters === 'number' && Number.isFinite(meters) ? `${(meters / 1000).toFixed(2)} km` : undefined;
+/** A distance as the user reads it (`57.60 km`, `35.79 mi`); undefined when there is none. */
+function distanceText(meters: number | null | undefined, units: Units): string | undefined {
+  return typeof meters === 'number' && Number.isFinite(meters) ? formatDistance(meters, units) : undefined;
+}
+
+/** How values of a sport are shown to this user: speed or pace, metric or imperial (api/web/static/units.js). */
+interface Shown {
+  sport: string;
+  units: Units;
 }
 
 function round(value: number, digits = 1): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
 
-/** The summary members, their labels and how a stored value (SI units) is shown. */
-const CHANNELS: { key: string; label: string; unit: string; convert?: (v: number) => number; digits?: number }[] = [
-  { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
-  { key: 'power', label: 'Power', unit: 'W', digits: 0 },
-  { key: 'cadence', label: 'Cadence', unit: 'rpm', digits: 0 },
-  { key: 'speed', label: 'Speed', unit: 'km/h', convert: (v) => v * 3.6 },
-  { key: 'distance', label: 'Distance', unit: 'km', convert: (v) => v / 1000, digits: 2 },
-  { key: 'altitude', label: 'Altitude', unit: 'm', digits: 0 },
-  { key: 'temperature', label: 'Temperature', unit: '°C' },
-  { key: 'core_temperature', label: 'Core temperature', unit: '°C', digits: 2 },
-  { key: 'smo2', label: 'SmO₂', unit: '%' },
-];
+interface Channel {
+  key: string;
+  label: string;
+  unit: string;
+  convert?: (v: number) => number | null;
+  digits?: number;
+  /** Shown as minutes and seconds (a pace). */
+  clock?: boolean;
+}
+
+/** The summary members, their labels and how a stored value (SI units) is shown to this user for this sport. */
+function channelsFor({ sport, units }: Shown): Channel[] {
+  const imperial = units === 'imperial';
+  return [
+    { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
+    { key: 'power', label: 'Power', unit: 'W', digits: 0 },
+    { key: 'cadence', label: 'Cadence', unit: 'rpm', digits: 0 },
+    {
+      key: 'speed',
+      label: isPace(sport) ? 'Pace' : 'Speed',
+      unit: isPace(sport) ? `min${speedUnit(sport, units)}` : speedUnit(sport, units),
+      convert: (v) => speedValue(v, sport, units),
+      clock: isPace(sport),
+    },
+    { key: 'distance', label: 'Distance', unit: imperial ? 'mi' : 'km', convert: (v) => (imperial ? v / 1609.344 : v / 1000), digits: 2 },
+    { key: 'altitude', label: 'Altitude', unit: 'm', digits: 0 },
+    { key: 'temperature', label: 'Temperature', unit: '°C' },
+    { key: 'core_temperature', label: 'Core temperature', unit: '°C', digits: 2 },
+    { key: 'smo2', label: 'SmO₂', unit: '%' },
+  ];
+}
 const STATS: [key: string, label: string][] = [
   ['mean', 'Mean'],
   ['min', 'Min'],
@@ -65,14 +92,16 @@ const STATS: [key: string, label: string][] = [
   ['sum', 'Total'],
 ];
 
-function statValue(channel: (typeof CHANNELS)[number], value: unknown): string {
+function statValue(channel: Channel, value: unknown): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '';
   const v = channel.convert ? channel.convert(value) : value;
+  if (v === null) return '';
+  if (channel.clock) return `${Math.floor(Math.round(v) / 60)}:${String(Math.round(v) % 60).padStart(2, '0')}`;
   return channel.digits === 0 ? String(Math.round(v)) : round(v, channel.digits ?? 1);
 }
 
-function summaryTable(summary: Record<string, unknown> | null): Html {
-  const channels = CHANNELS.filter((c) => statsOf(summary, c.key));
+function summaryTable(summary: Record<string, unknown> | null, shown: Shown): Html {
+  const channels = channelsFor(shown).filter((c) => statsOf(summary, c.key));
   if (!channels.length) return html`<p id="no-summary" class="muted">No summary statistics.</p>`;
   const stats = STATS.filter(([s]) => channels.some((c) => statsOf(summary, c.key)?.[s] !== undefined));
   return html`<div class="table-scroll"><table class="wide" id="summary">
@@ -90,12 +119,19 @@ const LAP_COLUMNS: { channel: string; stat: string; label: string }[] = [
   { channel: 'heart_rate', stat: 'max', label: 'Max HR (bpm)' },
   { channel: 'power', stat: 'mean', label: 'Avg power (W)' },
   { channel: 'power', stat: 'max', label: 'Max power (W)' },
-  { channel: 'speed', stat: 'mean', label: 'Avg speed (km/h)' },
+  { channel: 'speed', stat: 'mean', label: 'Avg speed' },
   { channel: 'cadence', stat: 'mean', label: 'Avg cadence (rpm)' },
   { channel: 'altitude', stat: 'gain', label: 'Ascent (m)' },
 ];
 
-function lapsTable(activity: ActivityRow): Html {
+function lapsTable(activity: ActivityRow, shown: Shown): Html {
+  const channels = channelsFor(shown);
+  // A column's heading with the unit the user reads it in (`Avg speed (km/h)`, `Avg pace (min/km)`).
+  const heading = (c: (typeof LAP_COLUMNS)[number]) => {
+    if (c.channel !== 'speed') return c.label;
+    const speed = channels.find((ch) => ch.key === 'speed')!;
+    return `Avg ${speed.label.toLowerCase()} (${speed.unit})`;
+  };
   const laps = activity.laps ?? [];
   if (!laps.length) return html`<p id="no-laps" class="muted">No laps.</p>`;
   const offset = activity.utc_offset_seconds;
@@ -106,12 +142,12 @@ function lapsTable(activity: ActivityRow): Html {
   const seconds = (v: unknown) => (num(v) === undefined ? '' : clockDuration(num(v)! * 1000));
   const columns = LAP_COLUMNS.filter((col) => laps.some((l) => statsOf(l, col.channel)?.[col.stat] !== undefined));
   return html`<div class="table-scroll"><table class="wide" id="laps">
-<thead><tr><th>Lap</th><th>Start</th><th>Duration</th>${hasTimer ? html`<th>Timer</th>` : ''}${hasMoving ? html`<th>Moving</th>` : ''}${hasDistance ? html`<th>Distance</th>` : ''}${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
+<thead><tr><th>Lap</th><th>Start</th><th>Duration</th>${hasTimer ? html`<th>Timer</th>` : ''}${hasMoving ? html`<th>Moving</th>` : ''}${hasDistance ? html`<th>Distance</th>` : ''}${columns.map((c) => html`<th>${heading(c)}</th>`)}</tr></thead>
 <tbody>${laps.map(
     (lap, i) =>
       html`<tr data-lap="${i + 1}"><td>${i + 1}</td><td>${localTime(new Date(lap.start), offset, { seconds: true, timeOnly: true })}</td><td>${clockDuration(lap.end - lap.start)}</td>${hasTimer ? html`<td>${seconds(lap.timer_seconds)}</td>` : ''}${hasMoving ? html`<td>${seconds(lap.moving_seconds)}</td>` : ''}${
-        hasDistance ? html`<td>${km(statsOf(lap, 'distance')?.sum as number | undefined) ?? ''}</td>` : ''
-      }${columns.map((c) => html`<td>${statValue(CHANNELS.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
+        hasDistance ? html`<td>${distanceText(statsOf(lap, 'distance')?.sum as number | undefined, shown.units) ?? ''}</td>` : ''
+      }${columns.map((c) => html`<td>${statValue(channels.find((ch) => ch.key === c.channel)!, statsOf(lap, c.channel)?.[c.stat])}</td>`)}</tr>`,
   )}</tbody>
 </table></div>`;
 }
@@ -176,7 +212,7 @@ ${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older"
 </nav>`
       : '';
   return page(
-    { title: 'Activities', user: { name: displayName(user) }, styles: ['/static/activity.css'] },
+    { title: 'Activities', user: headerOf(user), styles: ['/static/activity.css'] },
     html`<h1>Activities</h1>
 ${notice(message)}
 <p><a href="/upload" id="upload-link">Upload files</a> (FIT or CSV) or import your history (a zip).</p>
@@ -189,7 +225,7 @@ ${
 <td><a href="/activities/${a.id}">${localTime(a.start_time, a.utc_offset_seconds)}</a></td>
 <td data-sport="${a.sport}">${sportLabel(a.sport)}</td>
 <td>${clockDuration(a.end_time.getTime() - a.start_time.getTime())}</td>
-<td>${km(a.distance) ?? ''}</td>
+<td>${distanceText(a.distance, user.units) ?? ''}</td>
 <td>${a.metrics.map(metricLabel).join(', ')}</td>
 </tr>`,
       )}</tbody>
@@ -204,7 +240,8 @@ ${pager}`,
 
 function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: string } = {}): string {
   const offset = a.utc_offset_seconds;
-  const distance = km(a.distance);
+  const shown: Shown = { sport: a.sport, units: user.units };
+  const distance = distanceText(a.distance, user.units);
   const timer = num(a.timer_seconds);
   const moving = num(a.moving_seconds);
   const np = num(statsOf(a.summary, 'power')?.normalized);
@@ -212,7 +249,7 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
   return page(
     {
       title: `${sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`,
-      user: { name: displayName(user) },
+      user: headerOf(user),
       charts: true,
       styles: ['/static/activity.css'],
       scripts: ['/static/activity.js'],
@@ -237,10 +274,10 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
 <p><a href="/api/v1/activities/${a.id}/download" id="download" download>Download original file</a></p>
 ${chartsSection(a)}
 <h2>Summary</h2>
-${summaryTable(a.summary)}
-${dataChecks(a)}
+${summaryTable(a.summary, shown)}
+${dataChecks(a, user.units)}
 <h2>Laps</h2>
-${lapsTable(a)}
+${lapsTable(a, shown)}
 <h2>Delete activity</h2>
 <p>Deleting removes the activity and its samples. When it is the last activity of its file, the original file is deleted too.</p>
 <form method="post" action="/activities/${a.id}/delete" class="stack" id="delete-form">

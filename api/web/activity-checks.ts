@@ -9,6 +9,7 @@ import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
 import { INGEST_RULES_VERSION } from '../../engine/ingest/rules.ts';
 import { html, type Html } from './html.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
+import { formatDistance, formatSpeed, type Units } from './static/units.js';
 
 const plural = (n: number, one: string, many: string) => `${grouped(n)} ${n === 1 ? one : many}`;
 
@@ -75,7 +76,8 @@ const DEVICE_COMPARISONS: {
   label: string;
   device: string;
   ours: (a: ActivityRow) => number | undefined;
-  show: (v: number) => string;
+  /** The value as the user reads it: the units (and for speed, the sport's pace or speed) of their preference. */
+  show: (v: number, shown: { sport: string; units: Units }) => string;
   why: string;
 }[] = [
   {
@@ -99,7 +101,7 @@ const DEVICE_COMPARISONS: {
     label: 'Distance',
     device: 'total_distance',
     ours: (a) => num(a.distance),
-    show: (m) => `${grouped(m / 1000, 2)} km`,
+    show: (m, { units }) => formatDistance(m, units),
     why: "Ours is the recorded distance channel at the end (or speed × time without one); the device may total another sensor's distance or correct it afterwards.",
   },
   {
@@ -139,7 +141,7 @@ const DEVICE_COMPARISONS: {
     label: 'Average speed',
     device: 'avg_speed',
     ours: (a) => num(statsOf(a.summary, 'speed')?.mean),
-    show: (v) => `${grouped(v * 3.6, 1)} km/h`,
+    show: (v, { sport, units }) => formatSpeed(v, sport, units),
     why: "Ours is distance / moving time; the device's is distance / timer time, so stops while the timer ran lower it.",
   },
   {
@@ -156,7 +158,8 @@ const DEVICE_COMPARISONS: {
 const differs = (device: number, ours: number) => Math.abs(ours - device) > 0.01 * Math.abs(device);
 
 /** The device's own session values beside ours where they differ by more than 1 %; one line when all agree. */
-function deviceComparison(a: ActivityRow): Html {
+function deviceComparison(a: ActivityRow, units: Units): Html {
+  const shown = { sport: a.sport, units };
   const device = a.device_summary;
   if (!device) return html``;
   const pairs = DEVICE_COMPARISONS.map((c) => ({ c, device: num(device[c.device]), ours: c.ours(a) })).filter(
@@ -177,14 +180,14 @@ function deviceComparison(a: ActivityRow): Html {
 <thead><tr><th></th><th>Device says</th><th>We compute</th><th>Why it may differ</th></tr></thead>
 <tbody>${differing.map(
     (p) =>
-      html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device)}</td><td data-ours>${p.c.show(p.ours)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
+      html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device, shown)}</td><td data-ours>${p.c.show(p.ours, shown)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
   )}</tbody>
 </table></div>
 ${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}`;
 }
 
 /** Which rules made the numbers, when older than the current ones; the device comparison; records and samples left out. */
-export function dataChecks(a: ActivityRow): Html {
+export function dataChecks(a: ActivityRow, units: Units = 'metric'): Html {
   const version = a.ingest_version;
   const note =
     version < INGEST_RULES_VERSION
@@ -194,7 +197,7 @@ export function dataChecks(a: ActivityRow): Html {
             : ''
         }Reprocessing (<code>npm run cli -- reprocess</code>) re-derives the activity from its original file with the current rules.</p>`
       : '';
-  const body = [note, deviceComparison(a), recordChecks(a)].filter((h) => h && String(h));
+  const body = [note, deviceComparison(a, units), recordChecks(a)].filter((h) => h && String(h));
   if (!body.length) return html``;
   return html`<section id="data-checks" class="data-checks" aria-labelledby="data-checks-heading"><h2 id="data-checks-heading">Data checks</h2>
 ${body}

@@ -22,7 +22,7 @@ import { isPrivate } from '../applications/model.ts';
 import { html } from './html.ts';
 import { errorPage, page } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
-import { displayName } from './web-common.ts';
+import { displayName, headerOf } from './web-common.ts';
 import { formBody } from './forms.ts';
 
 /** How long the consent screen stays valid. */
@@ -164,7 +164,7 @@ async function consentScreen(ctx: Ctx, app: Application, user: User & { sessionI
   ctx.set('Cache-Control', 'no-store');
   ctx.type = 'html';
   ctx.body = page(
-    { title: `Authorize ${app.name}`, user: { name: `${user.first_name} ${user.last_name}` }, scripts: [APP_ICON_SCRIPT] },
+    { title: `Authorize ${app.name}`, user: headerOf(user), scripts: [APP_ICON_SCRIPT] },
     html`<section class="consent">
 ${appIcon(app, 64)}
 <h1><span id="app-name">${app.name}</span> wants to access your account</h1>
@@ -199,7 +199,7 @@ function privateAppPage(ctx: Ctx, app: Application, user: User, request: Authori
   ctx.status = 403;
   ctx.type = 'html';
   ctx.body = page(
-    { title: 'Private application', user: { name: `${user.first_name} ${user.last_name}` } },
+    { title: 'Private application', user: headerOf(user) },
     html`<h1>${app.name} is a private application</h1>
 <p class="error" role="alert" id="private-refusal">This application is still in development: only its owner's account can connect it. Nothing was shared.</p>
 <p><a href="${back}" id="back-to-app">Return to the application</a></p>`,

@@ -6,7 +6,7 @@ import { assertSameOrigin } from '../auth/origin-check.ts';
 import { html } from './html.ts';
 import { page, settingsNav } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
-import { displayName, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
+import { headerOf, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
 
 function describe(scope: string): string {
   return SCOPE_DESCRIPTIONS[scope as Scope] ?? scope;
@@ -14,7 +14,7 @@ function describe(scope: string): string {
 
 function connectionsPage(user: WebUser, apps: ConnectedApplication[], message?: string) {
   return page(
-    { title: 'Connected applications', user: { name: displayName(user) }, scripts: [APP_ICON_SCRIPT] },
+    { title: 'Connected applications', user: headerOf(user), scripts: [APP_ICON_SCRIPT] },
     html`<h1>Connected applications</h1>
 ${settingsNav('/settings/connections')}
 ${notice(message)}

@@ -1,7 +1,7 @@
 import type { Ctx } from '../context.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
-import { displayName, requireWebUser, sendHtml } from './web-common.ts';
+import { headerOf, requireWebUser, sendHtml } from './web-common.ts';
 
 /**
  * GET /curves: the shell of the curves page. The browser module (static/curves.js) reads the
@@ -17,7 +17,7 @@ export async function showCurves(ctx: Ctx) {
     page(
       {
         title: 'Curves',
-        user: { name: displayName(user) },
+        user: headerOf(user),
         charts: true,
         styles: ['/static/chart-pages.css'],
         scripts: ['/static/curves.js'],

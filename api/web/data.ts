@@ -11,7 +11,8 @@ import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
 import { sportLabel } from './activities.ts';
-import { displayName, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
+import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
+import { formatSpeed, type Units } from './static/units.js';
 
 /**
  * The signed-in user's traces and daily measures, as applications wrote them through the API, so a
@@ -67,14 +68,18 @@ function lines(items: (Html | undefined)[]): Html {
   return present.length ? html`${present.map((item, i) => html`${i ? html`<br>` : ''}${item}`)}` : none;
 }
 
-function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadata: AppMetadata[], pages: Pages): Html {
+function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadata: AppMetadata[], pages: Pages, units: Units): Html {
   const local = formatLocal(t.time, t.utc_offset_seconds).replace('T', ' ').slice(0, 19);
   return html`<tr data-trace-id="${t.id}">
 <td class="trace-time">${traceTime(t.time, t.utc_offset_seconds)}</td>
 <td class="trace-sport">${t.sport ? html`<span data-sport="${t.sport}">${sportLabel(t.sport)}</span>` : none}</td>
 <td class="trace-values">${lines(
     TRACE_VALUES.map((v) =>
-      t[v.key] === null ? undefined : html`<span data-value="${v.key}">${v.label} ${String(t[v.key])}${v.unit ? ` ${v.unit}` : ''}</span>`,
+      t[v.key] === null
+        ? undefined
+        : v.key === 'speed'
+          ? html`<span data-value="speed">Speed ${formatSpeed(t.speed, t.sport, units)}</span>`
+          : html`<span data-value="${v.key}">${v.label} ${String(t[v.key])}${v.unit ? ` ${v.unit}` : ''}</span>`,
     ),
   )}</td>
 <td class="trace-notes">${lines([
@@ -162,10 +167,11 @@ interface DataView {
 
 function dataPage(user: WebUser, v: DataView): string {
   const { pages } = v;
+  const units = user.units;
   return page(
     {
       title: 'Traces and daily measures',
-      user: { name: displayName(user) },
+      user: headerOf(user),
       charts: true,
       styles: ['/static/chart-pages.css'],
       scripts: ['/static/data-charts.js'],
@@ -179,7 +185,7 @@ ${
   v.traces.length
     ? html`<div class="table-scroll"><table class="wide" id="traces-table">
 <thead><tr><th>Local time</th><th>Sport</th><th>Values</th><th>Notes</th><th>Activity</th><th>Application metadata</th><th></th></tr></thead>
-<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages))}</tbody>
+<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages, units))}</tbody>
 </table></div>`
     : pages.traces > 1
       ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`

@@ -7,11 +7,11 @@ import { isPrivate, pageUrl, slugProblem } from '../applications/model.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';
-import { displayName, notFound, sendHtml } from './web-common.ts';
+import { displayName, headerOf, notFound, sendHtml } from './web-common.ts';
 
 async function headerUser(ctx: Ctx) {
   const user = await currentWebUser(ctx);
-  return user ? { name: displayName(user) } : undefined;
+  return user ? headerOf(user) : undefined;
 }
 
 /** Live on the directory and its page: published (and so public). */

@@ -2,7 +2,7 @@ import type { Ctx } from '../context.ts';
 import { currentWebUser } from '../auth/web-session.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
-import { displayName, sendHtml } from './web-common.ts';
+import { headerOf, sendHtml } from './web-common.ts';
 
 /**
  * GET /: for a signed-in person, their latest activities, the 90-day curve and this week against the
@@ -29,7 +29,7 @@ export async function home(ctx: Ctx) {
     ctx,
     200,
     page(
-      { title: 'Home', user: { name: displayName(user) }, charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/home.js'] },
+      { title: 'Home', user: headerOf(user), charts: true, styles: ['/static/chart-pages.css'], scripts: ['/static/home.js'] },
       html`<div class="chart-page home">
 <h1>Hello, ${user.first_name}</h1>
 <p id="home-status" role="status"></p>

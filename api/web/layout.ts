@@ -2,8 +2,8 @@ import { html, type Html } from './html.ts';
 
 export interface PageOptions {
   title: string;
-  /** The signed-in user's display name, shown in the header with a sign-out button. */
-  user?: { name: string } | undefined;
+  /** The signed-in user's display name, shown in the header with a sign-out button, and their units (the body's `data-units`, read by the pages' scripts). */
+  user?: { name: string; units?: 'metric' | 'imperial' } | undefined;
   /** Scripts of the page, from /static (ES modules, loaded deferred). */
   scripts?: string[];
   /** Stylesheets beyond site.css (e.g. `/static/vendor/uPlot.min.css`). */
@@ -30,7 +30,7 @@ ${
 ${(opts.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></script>`)}
 </head>
-<body>
+<body data-units="${opts.user?.units ?? 'metric'}">
 <header class="site">
   <a class="brand" href="/">Training data service</a>
   <input type="checkbox" id="site-menu-toggle" class="menu-toggle" aria-controls="site-nav" aria-label="Menu">

@@ -2,7 +2,7 @@ import type { Router } from '@koa/router';
 import type { AppContextExtras, AppState } from '../context.ts';
 import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './accounts.ts';
 import { decide } from './authorize.ts';
-import { changePassword, saveName, showSettings } from './settings.ts';
+import { changePassword, saveName, saveUnits, showSettings } from './settings.ts';
 import {
   createApplicationFromForm,
   createSecret,
@@ -37,6 +37,7 @@ export function addWebPages(router: Router<AppState, AppContextExtras>): void {
   router.post('/oauth/authorize/decision', decide);
   router.get('/settings', showSettings);
   router.post('/settings/profile', saveName);
+  router.post('/settings/units', saveUnits);
   router.post('/settings/password', changePassword);
   router.get('/settings/applications', showApplications);
   router.post('/settings/applications', createApplicationFromForm);

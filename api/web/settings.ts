@@ -3,10 +3,11 @@ import type { Ctx } from '../context.ts';
 import type { User } from '../../db/database.ts';
 import { html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
-import { updateUserName, updateUserPassword } from '../../db/users.ts';
+import { updateUserName, updateUserPassword, updateUserUnits } from '../../db/users.ts';
+import { UNIT_SYSTEMS, type Units } from './static/units.js';
 import { deleteOtherSessions } from '../../db/sessions.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
-import { requireWebUser } from './web-common.ts';
+import { headerOf, requireWebUser } from './web-common.ts';
 import { assertSameOrigin } from '../auth/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
 import { fieldErrors, formBody, storable, type FieldErrors } from './forms.ts';
@@ -25,7 +26,7 @@ interface SettingsState {
 function settingsPage(user: User, s: SettingsState = {}) {
   const name = s.nameValues ?? user;
   return page(
-    { title: 'Settings', user: { name: `${user.first_name} ${user.last_name}` } },
+    { title: 'Settings', user: headerOf(user) },
     html`<h1>Settings</h1>
 ${settingsNav('/settings')}
 ${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
@@ -39,6 +40,17 @@ ${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
   ${field({ name: 'first_name', label: 'First name', value: name.first_name, autocomplete: 'given-name', error: s.nameErrors?.first_name })}
   ${field({ name: 'last_name', label: 'Last name', value: name.last_name, autocomplete: 'family-name', error: s.nameErrors?.last_name })}
   <button type="submit">Save name</button>
+</form>
+<h2>Units</h2>
+<form method="post" action="/settings/units" class="stack" novalidate>
+  <fieldset id="units-choice"><legend>Distances and speeds</legend>
+    ${UNIT_CHOICES.map(
+      ([value, label]) =>
+        html`<div class="check"><input type="radio" id="units-${value}" name="units" value="${value}"${user.units === value ? html` checked` : ''}><label for="units-${value}">${label}</label></div>`,
+    )}
+  </fieldset>
+  <p class="hint" id="units-hint">As Strava shows them: pace for running, walking and hiking, pace per 100 for swimming, speed for the other sports. The API stays in metres and m/s.</p>
+  <button type="submit">Save units</button>
 </form>
 <h2>Password</h2>
 <form method="post" action="/settings/password" class="stack" novalidate>
@@ -59,7 +71,29 @@ export async function showSettings(ctx: Ctx) {
 }
 
 function savedNotice(what: string) {
-  return what === 'name' ? 'Your name was saved.' : what === 'password' ? 'Your password was changed.' : undefined;
+  return { name: 'Your name was saved.', password: 'Your password was changed.', units: 'Your units were saved.' }[what];
+}
+
+const UNIT_CHOICES: [Units, string][] = [
+  ['metric', 'Metric: km, km/h, min/km, min/100 m'],
+  ['imperial', 'Imperial: miles, mph, min/mi, min/100 yd'],
+];
+
+/** POST /settings/units: metric or imperial, for every page and chart. */
+export async function saveUnits(ctx: Ctx) {
+  assertSameOrigin(ctx);
+  const user = await requireWebUser(ctx);
+  if (!user) return;
+  const units = formBody(ctx).units;
+  if (!UNIT_SYSTEMS.includes(units as Units)) {
+    ctx.status = 422;
+    ctx.type = 'html';
+    ctx.body = settingsPage(user, { notice: 'Choose metric or imperial units.' });
+    return;
+  }
+  await updateUserUnits(ctx.deps.db, user.id, units as Units);
+  ctx.status = 303;
+  ctx.redirect('/settings?saved=units');
 }
 
 export async function saveName(ctx: Ctx) {

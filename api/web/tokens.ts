@@ -8,7 +8,7 @@ import { html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
 import { formBody, type FieldErrors, type FormValues } from './forms.ts';
 import { textProblem } from '../../lib/text.ts';
-import { displayName, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
+import { headerOf, notFound, notice, requireWebUser, sendHtml, when, type WebUser } from './web-common.ts';
 import { SHOWN_ONCE_PARAM, stashShownOnce, takeShownOnce } from './shown-once.ts';
 
 /** The scopes a personal token may carry (it always gets a refresh token, so offline_access is implied). */
@@ -27,7 +27,7 @@ function tokensPage(ctx: Ctx, user: WebUser, tokens: Grant[], s: TokensState = {
   const e = s.errors ?? {};
   const checked = new Set(s.scopes ?? []);
   return page(
-    { title: 'Personal tokens', user: { name: displayName(user) } },
+    { title: 'Personal tokens', user: headerOf(user) },
     html`<h1>Personal tokens</h1>
 ${settingsNav('/settings/tokens')}
 ${notice(s.notice)}

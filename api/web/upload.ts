@@ -2,7 +2,7 @@ import type { Ctx } from '../context.ts';
 import { MAX_FILES_PER_UPLOAD } from '../activities/upload.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
-import { displayName, requireWebUser, sendHtml } from './web-common.ts';
+import { headerOf, requireWebUser, sendHtml } from './web-common.ts';
 
 /**
  * GET /upload: upload activity files and import a history archive in the browser. The page is a
@@ -27,9 +27,9 @@ const SPORTS: [value: string, label: string][] = [
 
 export const UPLOAD_EXTENSIONS = ['.fit', '.csv', '.fit.gz', '.csv.gz'];
 
-function uploadPage(name: string): string {
+function uploadPage(user: { name: string; units: 'metric' | 'imperial' }): string {
   return page(
-    { title: 'Upload', user: { name }, scripts: ['/static/upload.js'], styles: ['/static/upload.css'] },
+    { title: 'Upload', user, scripts: ['/static/upload.js'], styles: ['/static/upload.css'] },
     html`<h1>Upload activities</h1>
 <section class="upload" aria-labelledby="files-heading">
 <h2 id="files-heading">Activity files</h2>
@@ -73,5 +73,5 @@ function uploadPage(name: string): string {
 export async function showUpload(ctx: Ctx) {
   const user = await requireWebUser(ctx);
   if (!user) return;
-  sendHtml(ctx, 200, uploadPage(displayName(user)));
+  sendHtml(ctx, 200, uploadPage(headerOf(user)));
 }

@@ -23,6 +23,11 @@ export function displayName(user: Pick<User, 'first_name' | 'last_name'>): strin
   return `${user.first_name} ${user.last_name}`;
 }
 
+/** What the page frame shows of the signed-in user: their name in the header, their units on the body. */
+export function headerOf(user: Pick<User, 'first_name' | 'last_name' | 'units'>): { name: string; units: User['units'] } {
+  return { name: displayName(user), units: user.units };
+}
+
 export function sendHtml(ctx: Ctx, status: number, body: string): void {
   ctx.status = status;
   ctx.type = 'html';

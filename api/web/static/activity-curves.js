@@ -4,34 +4,35 @@
 // level, on a log-duration axis).
 
 import { drawChart, formatDuration, logDurationAxis, logDurationScale } from './charts.js';
+import { metricDisplay } from './units.js';
 
-/** How a curve metric is shown: label, unit, conversion from the API's SI value. */
+export { metricDisplay };
+
+/** The curve metrics' names (how each reads for a sport and the user's units: metricDisplay, api/web/static/units.js). */
 export const CURVE_METRICS = {
   power: { label: 'Power', unit: 'W', digits: 0 },
-  speed: { label: 'Speed', unit: 'km/h', factor: 3.6, digits: 1 },
+  speed: { label: 'Speed', unit: 'km/h', digits: 1 },
   heart_rate: { label: 'Heart rate', unit: 'bpm', digits: 0 },
 };
 
 /** The durations marked on the mean-max curve (s). */
 const MARKED = new Set([1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 10800, 18000, 21600]);
 
-const toDisplay = (m, v) => (v == null ? null : m.factor ? v * m.factor : v);
-
 /**
  * The mean-max curve of `frame` (`duration`, the metric, `start`) into `container`.
  * `startSeconds[i]` is row i's best window start in seconds since the activity's start (null when none).
  * `onHover(i | null)` and `onPick(i)` receive the row under the cursor and the row clicked.
  */
-export function drawMeanMax(container, { frame, metric, startSeconds, onHover, onPick }) {
-  const m = CURVE_METRICS[metric];
+export function drawMeanMax(container, { frame, metric, sport, startSeconds, onHover, onPick }) {
+  const m = metricDisplay(metric, sport);
   const durations = frame.duration;
-  const values = frame[metric].map((v) => toDisplay(m, v));
+  const values = frame[metric].map((v) => m.convert(v));
   const chart = drawChart(
     container,
     {
       height: 260,
       cursor: { drag: { x: false, y: false }, points: { size: 10 } },
-      scales: { x: logDurationScale() },
+      scales: { x: logDurationScale(), ...(m.reversed ? { y: { dir: -1 } } : {}) },
       legend: { live: true },
       series: [
         {
@@ -47,10 +48,10 @@ export function drawMeanMax(container, { frame, metric, startSeconds, onHover, o
           stroke: '#d62728',
           width: 2,
           points: { show: true, size: 6, fill: '#fff', filter: () => durations.flatMap((d, i) => (MARKED.has(d) ? [i] : [])) },
-          value: (_u, v) => (v == null ? '–' : v.toFixed(m.digits)),
+          value: (_u, v) => m.text(v),
         },
       ],
-      axes: [logDurationAxis({ space: 40 }), { size: 56 }],
+      axes: [logDurationAxis({ space: 40 }), { size: 56, ...(m.tick ? { values: (_u, splits) => splits.map(m.tick) } : {}) }],
       hooks: { setCursor: [(u) => onHover?.(u.cursor.idx ?? null)] },
     },
     [durations, values],
@@ -68,12 +69,13 @@ export function drawMeanMax(container, { frame, metric, startSeconds, onHover, o
  * sends levels highest first) into `container`: level ascending on x, time at or above it on a log axis.
  */
 export function drawAwd(container, { frame, metric }) {
-  const m = CURVE_METRICS[metric];
+  // Levels are speeds (km/h or mph), never paces: the time at or above a level reads by speed.
+  const m = metricDisplay(metric, null);
   const n = frame.duration.length;
   const levels = new Array(n);
   const seconds = new Array(n);
   for (let i = 0; i < n; i++) {
-    levels[i] = toDisplay(m, frame[metric][n - 1 - i]);
+    levels[i] = m.convert(frame[metric][n - 1 - i]);
     seconds[i] = frame.duration[n - 1 - i];
   }
   return drawChart(
@@ -84,7 +86,7 @@ export function drawAwd(container, { frame, metric }) {
       scales: { x: { time: false }, y: logDurationScale() },
       legend: { live: true },
       series: [
-        { label: `${m.label} (${m.unit})`, value: (_u, v) => (v == null ? '–' : `≥ ${v.toFixed(m.digits)}`) },
+        { label: `${m.label} (${m.unit})`, value: (_u, v) => (v == null ? '–' : `≥ ${m.text(v)}`) },
         {
           label: 'Time at or above',
           stroke: '#1f77b4',

@@ -5,6 +5,7 @@
 // the top chart; a window (a mean-max best) can be highlighted and zoomed to.
 
 import { PALETTE, drawChart, formatDuration } from './charts.js';
+import { formatDistance, pageUnits, speedDisplay } from './units.js';
 
 /** The channels charted over time, in this order, with the unit shown and the conversion from the API's SI value. */
 export const TIME_SERIES_CHANNELS = [
@@ -27,8 +28,17 @@ const HIGHLIGHT_FILL = 'rgba(255, 127, 14, 0.22)';
 
 /** A channel's values in display units (nulls kept: they are pauses, drawn as gaps). */
 function displayValues(channel, values) {
+  if (channel.convert) return values.map((v) => (v === null ? null : channel.convert(v)));
   if (!channel.factor) return values;
   return values.map((v) => (v === null ? null : v * channel.factor));
+}
+
+/**
+ * The channels as this user reads them for this sport: speed as pace (running, walking, hiking,
+ * swimming) or km/h or mph (api/web/static/units.js); the others as they are.
+ */
+export function channelsFor(channels, sport, units = pageUnits()) {
+  return channels.map((c) => (c.key === 'speed' ? { ...c, ...speedDisplay(sport, units) } : c));
 }
 
 /**
@@ -50,7 +60,7 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
   const timeValue = (_u, v, _si, idx) => {
     if (v == null) return '–';
     const parts = [formatDuration(v), clock(idx)];
-    if (distance && idx != null && distance[idx] != null) parts.push(`${(distance[idx] / 1000).toFixed(2)} km`);
+    if (distance && idx != null && distance[idx] != null) parts.push(formatDistance(distance[idx], pageUnits()));
     return parts.filter(Boolean).join(' · ');
   };
 
@@ -109,7 +119,8 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
       {
         height: last ? 170 : 140,
         cursor: { y: false, sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
-        scales: { x: { time: false } },
+        // A pace runs downward: faster is higher, as speed is.
+        scales: { x: { time: false }, ...(channel.reversed ? { y: { dir: -1 } } : {}) },
         legend: { live: true },
         series: [
           { label: 'Time', value: timeValue },
@@ -118,14 +129,14 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
             stroke: PALETTE[i % PALETTE.length],
             width: 1,
             points: { show: false },
-            value: (_u, v) => (v == null ? '–' : v.toFixed(channel.digits)),
+            value: (_u, v) => (channel.text ? channel.text(v) : v == null ? '–' : v.toFixed(channel.digits)),
           },
         ],
         axes: [
           last
             ? { incrs: TIME_INCRS, values: (_u, splits) => splits.map(formatDuration), space: 60 }
             : { incrs: TIME_INCRS, values: (_u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
-          { size: Y_AXIS_SIZE, space: 30 },
+          { size: Y_AXIS_SIZE, space: 30, ...(channel.tick ? { values: (_u, splits) => splits.map(channel.tick) } : {}) },
         ],
         hooks: {
           drawClear: [bands(i === 0)],

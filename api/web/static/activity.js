@@ -4,14 +4,16 @@
 
 import { apiFrame, apiJson } from './api-client.js';
 import { formatDuration } from './charts.js';
-import { TIME_SERIES_CHANNELS, drawTimeSeries } from './activity-timeseries.js';
+import { TIME_SERIES_CHANNELS, channelsFor, drawTimeSeries } from './activity-timeseries.js';
 import { drawRoute } from './activity-route.js';
-import { CURVE_METRICS, drawAwd, drawMeanMax } from './activity-curves.js';
+import { CURVE_METRICS, drawAwd, drawMeanMax, metricDisplay } from './activity-curves.js';
 
 const section = document.getElementById('activity-charts');
 const id = section.dataset.activityId;
 const base = `/api/v1/activities/${encodeURIComponent(id)}`;
 const status = document.getElementById('charts-status');
+/** The activity's sport, as the page writes it: speed reads as pace or speed by it. */
+const sport = document.getElementById('activity-sport')?.textContent ?? null;
 
 function showStatus(el, message, isError = false) {
   el.textContent = message;
@@ -24,7 +26,10 @@ const secondsSince = (t0) => (iso) => (iso == null ? null : (Date.parse(iso) - t
 async function main() {
   // The channels recorded come with the page, so the samples are fetched beside the activity.
   const recorded = new Set((section.dataset.metrics ?? '').split(',').filter(Boolean));
-  const channels = TIME_SERIES_CHANNELS.filter((c) => recorded.has(c.key));
+  const channels = channelsFor(
+    TIME_SERIES_CHANNELS.filter((c) => recorded.has(c.key)),
+    sport,
+  );
   const extra = ['distance', 'latitude', 'longitude'].filter((k) => recorded.has(k));
   const metrics = [...channels.map((c) => c.key), ...extra].join(',');
   const [activity, frame] = await Promise.all([apiJson(base), metrics ? apiFrame(`${base}/data?metrics=${metrics}`) : undefined]);
@@ -73,15 +78,15 @@ async function meanMax(elapsed, series) {
     drawMeanMax(box, {
       frame,
       metric,
+      sport,
       startSeconds,
       onHover: (i) => series?.highlight(i == null || startSeconds[i] == null ? null : windowOf(i)),
       onPick: (i) => {
         if (!series) return;
         const w = windowOf(i);
         series.zoomTo(w.min, w.max);
-        const m = CURVE_METRICS[metric];
-        const value = m.factor ? frame[metric][i] * m.factor : frame[metric][i];
-        captionText.textContent = `Best ${formatDuration(frame.duration[i])}: ${value.toFixed(m.digits)} ${m.unit}, from ${formatDuration(w.min)} to ${formatDuration(w.max)}.`;
+        const m = metricDisplay(metric, sport);
+        captionText.textContent = `Best ${formatDuration(frame.duration[i])}: ${m.text(m.convert(frame[metric][i]))} ${m.unit}, from ${formatDuration(w.min)} to ${formatDuration(w.max)}.`;
         caption.hidden = false;
         section.scrollIntoView({ behavior: 'smooth', block: 'start' });
       },

@@ -3,7 +3,7 @@
 // activity that owns it. Used by the curves page and the home page.
 
 import { drawChart, formatDuration, PALETTE } from './charts.js';
-import { formatMetric, METRIC_UNITS } from './labels.js';
+import { metricDisplay } from './units.js';
 
 /** Duration axis ticks (s): thinned to fit the chart's width. */
 export const DURATION_TICKS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
@@ -119,7 +119,7 @@ function nearest(xs, x, log) {
 }
 
 /** One line of the readout: the curve's colour, label, duration, value and owning activity (linked). */
-function readoutLine(curve, i, metric, view) {
+function readoutLine(curve, i, display, view) {
   const li = document.createElement('li');
   const swatch = document.createElement('span');
   swatch.className = 'swatch';
@@ -128,7 +128,7 @@ function readoutLine(curve, i, metric, view) {
   const value = view === 'value' ? curve.x[i] : curve.y[i];
   li.append(swatch, `${curve.label}: `);
   const strong = document.createElement('strong');
-  strong.textContent = `${formatMetric(value, metric)} for ${formatDuration(duration)}`;
+  strong.textContent = `${display.text(value)} ${display.unit} for ${formatDuration(duration)}`;
   strong.className = 'readout-value';
   li.append(strong);
   const id = curve.activity?.[i];
@@ -157,7 +157,12 @@ function readoutLine(curve, i, metric, view) {
  */
 const ROLE_DASH = { compare: [10, 6], after: [4, 4] };
 
-export function drawCurveChart(container, curves, { metric, view = 'duration', readout = null, height = 320 }) {
+export function drawCurveChart(container, given, { metric, view = 'duration', readout = null, height = 320, sport = null }) {
+  // Values as the user reads them (api/web/static/units.js): a running speed as a pace in the duration
+  // view; in the value view levels stay speeds (km/h or mph), whose axis must ascend.
+  const byDuration = view !== 'value';
+  const display = metricDisplay(metric, byDuration ? sport : null);
+  const curves = given.map((c) => (byDuration ? { ...c, y: c.y.map(display.convert) } : { ...c, x: c.x.map(display.convert) }));
   curves.forEach((c, i) => (c.color ??= PALETTE[i % PALETTE.length]));
   const data = curves.length ? uPlot.join(curves.map((c) => [c.x, c.y])) : [[]];
   // Log axes label only powers of ten unless told otherwise (`filter`): every tick we chose is labelled.
@@ -166,20 +171,22 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
     filter: (_u, splits) => splits,
     values: (_u, splits) => splits.map((v) => (v === null ? '' : formatDuration(v))),
   };
-  const metricValues = (_u, splits) => splits.map((v) => (v === null ? '' : metric === 'speed' ? v.toFixed(1) : String(v)));
-  const byDuration = view !== 'value';
+  const metricValues = (_u, splits) =>
+    splits.map((v) => (v === null ? '' : display.tick ? display.tick(v) : metric === 'speed' ? v.toFixed(1) : String(v)));
   const options = {
     height,
     legend: { live: false },
-    scales: byDuration ? { x: { time: false, distr: 3, log: 10 }, y: { auto: true } } : { x: { time: false }, y: { distr: 3, log: 10 } },
+    scales: byDuration
+      ? { x: { time: false, distr: 3, log: 10 }, y: { auto: true, dir: display.reversed ? -1 : 1 } }
+      : { x: { time: false }, y: { distr: 3, log: 10 } },
     axes: byDuration
-      ? [durationAxis, { label: METRIC_UNITS[metric], size: 55, values: metricValues }]
+      ? [durationAxis, { label: display.unit, size: 55, values: metricValues }]
       : [
-          { label: METRIC_UNITS[metric], values: metricValues },
+          { label: display.unit, values: metricValues },
           { ...durationAxis, size: 60 },
         ],
     series: [
-      { label: byDuration ? 'Duration' : METRIC_UNITS[metric] },
+      { label: byDuration ? 'Duration' : display.unit },
       ...curves.map((c) => ({
         label: c.label,
         stroke: c.color,
@@ -199,7 +206,7 @@ export function drawCurveChart(container, curves, { metric, view = 'duration', r
               const lines = [];
               for (const c of curves) {
                 const i = nearest(c.x, x, byDuration);
-                if (i >= 0) lines.push(readoutLine(c, i, metric, view));
+                if (i >= 0) lines.push(readoutLine(c, i, display, view));
               }
               readout.replaceChildren(...lines);
             },

@@ -7,6 +7,7 @@
 import { apiFrame, apiJson, ApiError } from './api-client.js';
 import { durationCurve, levelCurve, sampledCurve, sampledLevelCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
 import { formatMetric, isoDay, rootSport, sportLabel } from './labels.js';
+import { formatSpeed, pageUnits } from './units.js';
 
 const PRESETS = {
   '6w': { label: 'Last 6 weeks', days: 42 },
@@ -211,11 +212,13 @@ function showModel(model, state, end, main) {
   }
   const p = model.parameters;
   const power = p.metric === 'power';
+  // Speeds as the user reads them: a pace for running (api/web/static/units.js); the error, a difference, as a speed.
+  const shown = (v) => (power ? formatMetric(v, p.metric) : formatSpeed(v, state.sport || null, pageUnits()));
   const rows = [
-    [power ? 'Critical power' : 'Critical speed', formatMetric(p.critical_intensity, p.metric), 'critical'],
+    [power ? 'Critical power' : 'Critical speed', shown(p.critical_intensity), 'critical'],
     [power ? 'W′' : 'D′', power ? `${(p.work_capacity / 1000).toFixed(1)} kJ` : `${Math.round(p.work_capacity)} m`, 'work-capacity'],
-    [power ? 'Pmax' : 'Highest speed', formatMetric(p.max_intensity, p.metric), 'max'],
-    ['Fit error (RMSE)', formatMetric(p.rmse, p.metric), 'rmse'],
+    [power ? 'Pmax' : 'Highest speed', shown(p.max_intensity), 'max'],
+    ['Fit error (RMSE)', power ? formatMetric(p.rmse, p.metric) : formatSpeed(p.rmse, null, pageUnits()), 'rmse'],
     ['Best efforts fitted', String(p.efforts), 'efforts'],
   ];
   dl.replaceChildren(
@@ -363,7 +366,12 @@ async function render(state) {
   try {
     const loaded = await loadCurves(state);
     if (seq !== renderSeq) return;
-    drawCurveChart(chartEl, loaded.curves, { metric: state.metric, view: state.view, readout: $('curve-readout') });
+    drawCurveChart(chartEl, loaded.curves, {
+      metric: state.metric,
+      view: state.view,
+      readout: $('curve-readout'),
+      sport: state.sport || null,
+    });
     chartEl.dataset.query = location.search.slice(1);
     $('curve-readout').replaceChildren(
       Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }),

@@ -6,6 +6,7 @@ import { apiJson } from './api-client.js';
 import { drawChart, PALETTE } from './charts.js';
 import { isoDay, METRIC_UNITS } from './labels.js';
 import { drawWeekChart, templateHours } from './week-chart.js';
+import { pageUnits, speedUnit, speedValue } from './units.js';
 
 /** The daily measures (API.md DailyMeasure), their labels, units and how values are shown. */
 export const MEASURES = [
@@ -24,7 +25,8 @@ const TRACE_VALUES = [
   { key: 'lactate', label: 'Lactate', unit: 'mmol/L' },
   { key: 'power', label: 'Power', unit: METRIC_UNITS.power },
   { key: 'heart_rate', label: 'Heart rate', unit: 'bpm' },
-  { key: 'speed', label: 'Speed', unit: METRIC_UNITS.speed },
+  // Traces of every sport share the chart: speed as a speed (km/h or mph by the user's units), never a pace.
+  { key: 'speed', label: 'Speed', unit: speedUnit(null, pageUnits()), convert: (v) => speedValue(v, null, pageUnits()) },
   { key: 'vo2', label: 'VO₂', unit: 'mL/min/kg' },
   { key: 'rpe', label: 'RPE', unit: '' },
 ];
@@ -127,7 +129,12 @@ async function drawTraces() {
         })),
       ],
     },
-    [traces.map((t) => Date.parse(t.timestamp) / 1000), ...present.map((v) => traces.map((t) => t[v.key] ?? null))],
+    [
+      traces.map((t) => Date.parse(t.timestamp) / 1000),
+      ...present.map((v) =>
+        traces.map((t) => (t[v.key] === null || t[v.key] === undefined ? null : v.convert ? v.convert(t[v.key]) : t[v.key])),
+      ),
+    ],
   );
 }
 

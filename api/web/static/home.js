@@ -6,6 +6,7 @@ import { formatDuration } from './charts.js';
 import { drawCurveChart, durationCurve } from './curve-chart.js';
 import { isoDay, isoDurationSeconds, localMinute, rootSport, sportLabel } from './labels.js';
 import { drawWeekChart, templateHours, WEEKDAYS } from './week-chart.js';
+import { formatDistance, pageUnits } from './units.js';
 
 const LATEST = 5;
 const $ = (id) => document.getElementById(id);
@@ -18,7 +19,7 @@ function activityItem(a) {
   link.textContent = `${sportLabel(a.sport)}, ${localMinute(a.start_local)}`;
   const facts = [formatDuration(isoDurationSeconds(a.duration))];
   const km = a.summary?.distance?.sum;
-  if (typeof km === 'number') facts.push(`${(km / 1000).toFixed(1)} km`);
+  if (typeof km === 'number') facts.push(formatDistance(km, pageUnits(), 1));
   const power = a.summary?.power?.mean;
   if (typeof power === 'number') facts.push(`${Math.round(power)} W average`);
   li.append(link, ` · ${facts.join(' · ')}`);
@@ -55,7 +56,7 @@ async function drawCurve() {
       : `No ${sportName} in the last 90 days: your newest is from ${latest}, so these are the 90 days up to it.`;
   $('home-curve-chart').hidden = !curve.x.length;
   if (curve.x.length)
-    drawCurveChart($('home-curve-chart'), [{ label, ...curve }], { metric, readout: $('home-curve-readout'), height: 260 });
+    drawCurveChart($('home-curve-chart'), [{ label, ...curve }], { metric, readout: $('home-curve-readout'), height: 260, sport });
 }
 
 /** Hours trained per weekday this week (Monday to today, by the local date of each activity's start); null for the days to come. */

@@ -7,7 +7,7 @@ import { isClientSideApp, isPrivate, pageUrl } from '../../../applications/model
 import { html } from '../../html.ts';
 import { formError, page } from '../../layout.ts';
 import type { FieldErrors, FormValues } from '../../forms.ts';
-import { displayName, notice, type WebUser } from '../../web-common.ts';
+import { headerOf, notice, type WebUser } from '../../web-common.ts';
 import { applicationFields, valuesOf } from './fields.ts';
 import { newSecretOnce, secretsSection, type SecretsState } from './secrets.ts';
 import { newWebhookSecretOnce, webhookSection, type WebhooksState } from './webhooks.ts';
@@ -30,7 +30,7 @@ export function editView(config: Config, user: WebUser, app: Application, { secr
   const e = s.errors ?? {};
   const priv = isPrivate(app);
   return page(
-    { title: app.name, user: { name: displayName(user) } },
+    { title: app.name, user: headerOf(user) },
     html`<p><a href="/settings/applications">← API applications</a></p>
 <h1>${app.name}</h1>
 ${notice(s.notice)}

@@ -5,7 +5,7 @@ import { isPrivate } from '../../../applications/model.ts';
 import { html } from '../../html.ts';
 import { formError, page, settingsNav } from '../../layout.ts';
 import type { FieldErrors, FormValues } from '../../forms.ts';
-import { displayName, notice, type WebUser } from '../../web-common.ts';
+import { headerOf, notice, type WebUser } from '../../web-common.ts';
 import { applicationFields } from './fields.ts';
 
 export interface ListState {
@@ -18,7 +18,7 @@ export function listPage(config: Config, user: WebUser, apps: Application[], s: 
   const v = s.values ?? {};
   const e = s.errors ?? {};
   return page(
-    { title: 'API applications', user: { name: displayName(user) } },
+    { title: 'API applications', user: headerOf(user) },
     html`<h1>API applications</h1>
 ${settingsNav('/settings/applications')}
 ${notice(s.notice)}
