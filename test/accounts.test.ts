@@ -57,7 +57,7 @@ test('the home page links to sign-in, or, once signed in, greets the person, lin
   await web.postForm('/signin', { email: user.email, password: TEST_PASSWORD });
   const signedIn = await (await web.get('/')).text();
   t.regex(signedIn, /<h1>Hello, Dorothy<\/h1>/);
-  t.regex(signedIn, /<a href="\/settings">Dorothy Vaughan<\/a>/);
+  t.regex(signedIn, /<a href="\/settings" class="account" id="header-account">Dorothy Vaughan<\/a>/);
   t.regex(signedIn, /<script type="module" src="\/static\/home\.js"><\/script>/);
 });
 

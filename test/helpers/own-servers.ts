@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './service.ts';
@@ -71,14 +71,27 @@ function asPostgres(cmd: string, args: string[]) {
 
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   if (!PG_BIN) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
-  const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tds-pg-'));
   if (process.getuid?.() === 0) chownSync(dir, Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim()), 0);
   const data = path.join(dir, 'data');
   asPostgres(path.join(PG_BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=100`;
-  const start = () => asPostgres(path.join(PG_BIN!, 'pg_ctl'), ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
-  start();
+  const log = path.join(dir, 'log');
+  let port = 0;
+  let options = '';
+  const start = () => asPostgres(path.join(PG_BIN!, 'pg_ctl'), ['-D', data, '-o', options, '-l', log, '-w', 'start']);
+  // A free port can be taken between freePort() and the cluster's bind (initdb runs in between, and
+  // other test files start servers too): on "Address already in use", another port.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=100`;
+    try {
+      start();
+      break;
+    } catch (err) {
+      const taken = existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use');
+      if (!taken || attempt === 5) throw err;
+    }
+  }
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
