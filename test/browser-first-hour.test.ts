@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
-import { collectErrors, PHONE, screenshot } from './helpers/page-checks.ts';
+import { collectErrors, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 
 /**
@@ -166,3 +166,20 @@ test.serial(
     t.deepEqual(errors, []);
   },
 );
+
+test.serial('on a phone, an empty range says where the ride is and its buttons fit and work', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await page.setViewportSize(PHONE);
+  await signIn(page, suite.service.url, email, '/curves?sport=cycling&metric=power&range=90d');
+  await page.waitForSelector('#curve-way:not([hidden])');
+  t.true((await overflow(page)) <= 0);
+  t.true((await screenshot(page, 'first-hour-empty-range-390')) > 0);
+  await page.click('#way-all');
+  await page.waitForURL((u) => u.searchParams.get('range') === 'all');
+  await page.waitForSelector('#curve-chart[data-drawn]');
+  t.true(await page.isHidden('#curve-way'));
+  t.true((await overflow(page)) <= 0);
+  await page.context().close();
+  t.deepEqual(errors, []);
+});

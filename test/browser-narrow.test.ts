@@ -111,3 +111,44 @@ test('on a phone the header is a menu: closed at first, opened by its button, it
   t.true(header < 60, `one row at 1280 px, the long name cut (${header} px)`);
   await page.context().close();
 });
+
+test('on a phone, sign-up states its password rules and lands on home; a new token is shown once, and a reload makes no second one', async (t) => {
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await page.setViewportSize(PHONE);
+  await page.goto(`${suite.service.url}/signup`);
+  t.true(await page.isVisible('#password-hint'));
+  t.true((await overflow(page)) <= 0);
+  await page.fill('#first_name', 'Katherine');
+  await page.fill('#last_name', 'Johnson');
+  const address = `phone-${Date.now()}@example.com`;
+  await page.fill('#email', address);
+  await page.fill('#password', 'trajectories of 1962');
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${suite.service.url}/`);
+  await page.waitForSelector('#home-start:not([hidden])');
+  t.true((await screenshot(page, 'narrow-signed-up-390')) > 0);
+
+  await page.goto(`${suite.service.url}/settings/tokens`);
+  await page.fill('#label', 'phone script');
+  await page.check('input[name="scopes"][value="data:read"]');
+  await page.click('form[action="/settings/tokens"] button[type=submit]');
+  await page.waitForURL((u) => u.pathname === '/settings/tokens' && u.searchParams.has('created'));
+  const access = (await page.textContent('#new-access-token'))!;
+  t.regex(access, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+  t.true((await overflow(page)) <= 0, 'the shown token wraps inside a phone');
+  t.true((await screenshot(page, 'narrow-token-shown-390')) > 0);
+  await page.reload();
+  t.false(await page.isVisible('#new-access-token'), 'a reload shows no secret');
+  t.regex((await page.textContent('main'))!, /This token was shown once and cannot be shown again/);
+  const user = await suite.service.deps.db.selectFrom('users').select('id').where('email', '=', address).executeTakeFirstOrThrow();
+  const grants = await suite.service.deps.db
+    .selectFrom('grants')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .where('application_id', 'is', null)
+    .execute();
+  t.is(grants.length, 1, 'one token, however often the page is loaded');
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
