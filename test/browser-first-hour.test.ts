@@ -4,6 +4,7 @@ import type { Page } from 'playwright-core';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
+import { buildActivityFit } from './helpers/fit-builder.ts';
 import { collectErrors, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 
@@ -180,6 +181,33 @@ test.serial('on a phone, an empty range says where the ride is and its buttons f
   await page.waitForSelector('#curve-chart[data-drawn]');
   t.true(await page.isHidden('#curve-way'));
   t.true((await overflow(page)) <= 0);
+  await page.context().close();
+  t.deepEqual(errors, []);
+});
+
+test.serial('a fatigue state no activity of its window reached offers the year up to the newest activity that did', async (t) => {
+  // A short ride today: the last year now holds an activity, but none past 1,000 kJ.
+  const user = await suite.service.deps.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+  const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
+  const start = new Date(Date.now() - 3_600_000);
+  start.setUTCMilliseconds(0);
+  await uploadAndWait(suite.service, token, [
+    { name: 'short.fit', bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start, seconds: 600 }] }) },
+  ]);
+
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await signIn(page, suite.service.url, email, '/curves?sport=cycling&metric=power&range=all&after=1000');
+  await page.waitForURL((u) => u.pathname === '/curves');
+  await page.waitForSelector('#way-after');
+  t.regex((await page.textContent('#curve-status'))!, /No activity from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2} reached 1000 kJ/);
+  t.is(await page.textContent('#way-after'), `Show the year up to ${RIDE_DAY}, when an activity passed 1000 kJ`);
+  await page.click('#way-after');
+  await page.waitForURL((u) => u.searchParams.get('end') === RIDE_DAY);
+  const drawn = await chart(page, '#curve-chart');
+  const after = drawn.labels.indexOf('after 1000 kJ');
+  t.true(drawn.points[after - 1]! > 10, 'drawn in that year');
+  t.true(await page.isHidden('#way-after'));
   await page.context().close();
   t.deepEqual(errors, []);
 });

@@ -336,24 +336,52 @@ let renderSeq = 0;
 /** Moves the page to other choices (set by start: a history entry, the controls, a render). */
 let jumpTo = (_choices) => {};
 
-/** Under an empty curve whose sport has activities elsewhere: buttons to a range that has them. */
-function showWayForward(loaded) {
+/**
+ * The newest activity before `before` (a day) that did the work (kJ, power) or covered the distance
+ * (m, speed) of a fatigue state: where that state can be drawn. Among the 1,000 before it; null if none.
+ */
+async function newestReaching(state, value, before) {
+  const q = new URLSearchParams({ end: isoDay(new Date(`${before}T00:00:00Z`), -1), limit: '1000' });
+  if (state.sport) q.set('sport', state.sport);
+  const list = await apiJson(`/api/v1/activities/?${q}`);
+  const reached = (a) => (state.metric === 'power' ? (a.summary?.power?.work ?? 0) >= value : (a.summary?.distance?.sum ?? 0) >= value);
+  return list.find(reached)?.start_local.slice(0, 10) ?? null;
+}
+
+/**
+ * Ways forward under a curve that cannot be drawn: an empty range whose sport has activities
+ * elsewhere gets buttons to a range that has them; a fatigue state no activity of its window
+ * reached, a button to the year up to the newest activity before it that did.
+ */
+async function showWayForward(loaded, state, seq) {
   const way = $('curve-way');
   const main = loaded.curves.find((c) => c.role === 'main');
   const { latest } = loaded;
-  const elsewhere = !main.x.length && latest && loaded.main.start && latest < loaded.main.start;
-  way.hidden = !elsewhere;
-  if (!elsewhere) return way.replaceChildren();
   const button = (id, text, choices) => {
     const b = Object.assign(document.createElement('button'), { type: 'button', id, className: 'small secondary', textContent: text });
     b.addEventListener('click', () => jumpTo(choices));
     return b;
   };
-  way.replaceChildren(
-    button('way-latest', `Show the 90 days up to ${latest}`, ninetyDaysTo(latest)),
-    ' ',
-    button('way-all', 'All time', { range: 'all' }),
-  );
+  const buttons = [];
+  if (!main.x.length && latest && loaded.main.start && latest < loaded.main.start) {
+    buttons.push(
+      button('way-latest', `Show the 90 days up to ${latest}`, ninetyDaysTo(latest)),
+      button('way-all', 'All time', { range: 'all' }),
+    );
+  }
+  const unreached = loaded.curves.filter((c) => c.role === 'after' && !c.x.length).map((c) => c.after);
+  if (unreached.length && loaded.afterWindow) {
+    const target = Math.min(...unreached);
+    const day = await newestReaching(state, target, loaded.afterWindow.range.start);
+    if (day) {
+      const unit = state.metric === 'speed' ? 'm' : 'kJ';
+      const yearTo = { range: 'custom', start: isoDay(new Date(`${day}T00:00:00Z`), 1 - YEAR_DAYS), end: day };
+      buttons.push(button('way-after', `Show the year up to ${day}, when an activity passed ${target} ${unit}`, yearTo));
+    }
+  }
+  if (seq !== renderSeq) return; // (a newer render owns the page now)
+  way.hidden = !buttons.length;
+  way.replaceChildren(...buttons.flatMap((b, i) => (i ? [' ', b] : [b])));
 }
 
 async function render(state) {
@@ -378,7 +406,7 @@ async function render(state) {
     );
     showModel(loaded.model, state, loaded.modelEnd, loaded.main);
     status.textContent = describe(loaded, state);
-    showWayForward(loaded);
+    await showWayForward(loaded, state, seq);
   } catch (err) {
     if (seq !== renderSeq) return;
     status.classList.add('error');
