@@ -5,7 +5,7 @@ import { api, uploadAndWait } from './helpers/activities.ts';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
-import { collectErrors, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
+import { collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 
 /**
@@ -86,6 +86,7 @@ test.serial('curves open on a range that holds the newest ride; an empty range o
   await page.click('#way-latest');
   await page.waitForURL((u) => u.searchParams.get('end') === RIDE_DAY);
   t.true((await chart(page, '#curve-chart')).points[0]! > 100);
+  await page.waitForSelector('#curve-way', { state: 'hidden' }); // (decided after the chart is drawn)
   t.true(await page.isHidden('#curve-way'));
   await page.context().close();
   t.deepEqual(errors, []);
@@ -179,6 +180,7 @@ test.serial('on a phone, an empty range says where the ride is and its buttons f
   await page.click('#way-all');
   await page.waitForURL((u) => u.searchParams.get('range') === 'all');
   await page.waitForSelector('#curve-chart[data-drawn]');
+  await page.waitForSelector('#curve-way', { state: 'hidden' }); // (decided after the chart is drawn)
   t.true(await page.isHidden('#curve-way'));
   t.true((await overflow(page)) <= 0);
   await page.context().close();
@@ -207,7 +209,46 @@ test.serial('a fatigue state no activity of its window reached offers the year u
   const drawn = await chart(page, '#curve-chart');
   const after = drawn.labels.indexOf('after 1000 kJ');
   t.true(drawn.points[after - 1]! > 10, 'drawn in that year');
-  t.true(await page.isHidden('#way-after'));
+  await page.waitForSelector('#way-after', { state: 'detached' }); // (the way forward is decided after the chart is drawn)
+  await page.waitForSelector('#curve-way', { state: 'hidden' }); // (decided after the chart is drawn)
+  t.true(await page.isHidden('#curve-way'));
   await page.context().close();
   t.deepEqual(errors, []);
 });
+
+test.serial(
+  'the first-hour views at 1280 and 390 px: curves with compared and fatigue curves and the model, an empty range, home',
+  async (t) => {
+    const views = [
+      {
+        path: `/curves?sport=cycling&metric=power&range=custom&start=${start90(RIDE_DAY)}&end=${RIDE_DAY}&compare=all&after=500&model=1`,
+        chart: '#curve-chart',
+      },
+      { path: '/curves?sport=cycling&metric=power&range=90d&after=500', chart: '#curve-chart' },
+      { path: '/', chart: '#home-curve-chart' },
+    ];
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { page } = await openPage(suite.browser);
+      const errors = collectErrors(page);
+      await page.setViewportSize(viewport);
+      await signIn(page, suite.service.url, email, '/activities');
+      await page.waitForURL((u) => u.pathname === '/activities');
+      for (const [i, view] of views.entries()) {
+        await page.goto(`${suite.service.url}${view.path}`);
+        await page.waitForSelector(`${view.chart}[data-drawn]`);
+        await page.waitForLoadState('networkidle');
+        t.true((await overflow(page)) <= 0, `${view.path} at ${viewport.width} px`);
+        t.true((await screenshot(page, `first-hour-view${i}-${viewport.width}`)) > 0);
+      }
+      await page.goto(`${suite.service.url}${views[0]!.path}`);
+      await page.waitForSelector('#model-section:not([hidden])');
+      t.regex(
+        (await page.textContent('#model-note'))!,
+        new RegExp(`${start90(RIDE_DAY)} to ${RIDE_DAY}`),
+        `the model's window at ${viewport.width} px`,
+      );
+      await page.context().close();
+      t.deepEqual(errors, [], `no console error at ${viewport.width} px`);
+    }
+  },
+);
