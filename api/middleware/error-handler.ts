@@ -22,27 +22,16 @@ export const errorHandler = (renderPage: ErrorPageRenderer): Mw =>
       if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
     } catch (err) {
       let httpError = toHttpError(err);
+      const where = { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path };
       if (!httpError && isOutage(err)) {
-        ctx.deps.log.warn('dependency unavailable', {
-          request_id: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          err: (err as Error).message,
-        });
+        ctx.deps.log.warn('dependency unavailable', { ...where, err: (err as Error).message });
         httpError = new DependencyUnavailable();
       }
       if (!httpError && isDiskFull(err)) {
-        ctx.deps.log.error('disk full', {
-          request_id: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          err: (err as Error).message,
-        });
+        ctx.deps.log.error('disk full', { ...where, err: (err as Error).message });
         httpError = new InsufficientStorage();
       }
-      if (!httpError) {
-        ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, err });
-      }
+      if (!httpError) ctx.deps.log.error('unhandled error', { ...where, err });
       const error = httpError ?? new HttpError(500, 'Internal Server Error');
       await respond(ctx, error, renderPage);
     }

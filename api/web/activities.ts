@@ -11,7 +11,7 @@ import { dataChecks } from './activity-checks.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
-import { formatDistance, isPace, speedUnit, speedValue, type Units } from './static/units.js';
+import { distanceValue, formatDistance, speedDisplay, type Units } from './static/units.js';
 import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
 
 /** The signed-in user's activities: a paged list, one activity's details, and deleting one. */
@@ -56,25 +56,19 @@ interface Channel {
   unit: string;
   convert?: (v: number) => number | null;
   digits?: number;
-  /** Shown as minutes and seconds (a pace). */
-  clock?: boolean;
+  /** The converted value's text, when not a number of `digits` (a pace: minutes and seconds). */
+  text?: (v: number) => string;
 }
 
 /** The summary members, their labels and how a stored value (SI units) is shown to this user for this sport. */
 function channelsFor({ sport, units }: Shown): Channel[] {
-  const imperial = units === 'imperial';
+  const speed = speedDisplay(sport, units);
   return [
     { key: 'heart_rate', label: 'Heart rate', unit: 'bpm', digits: 0 },
     { key: 'power', label: 'Power', unit: 'W', digits: 0 },
     { key: 'cadence', label: 'Cadence', unit: 'rpm', digits: 0 },
-    {
-      key: 'speed',
-      label: isPace(sport) ? 'Pace' : 'Speed',
-      unit: isPace(sport) ? `min${speedUnit(sport, units)}` : speedUnit(sport, units),
-      convert: (v) => speedValue(v, sport, units),
-      clock: isPace(sport),
-    },
-    { key: 'distance', label: 'Distance', unit: imperial ? 'mi' : 'km', convert: (v) => (imperial ? v / 1609.344 : v / 1000), digits: 2 },
+    { key: 'speed', label: speed.label, unit: speed.unit, convert: speed.convert, ...(speed.reversed ? { text: speed.text } : {}) },
+    { key: 'distance', label: 'Distance', unit: units === 'imperial' ? 'mi' : 'km', convert: (v) => distanceValue(v, units), digits: 2 },
     { key: 'altitude', label: 'Altitude', unit: 'm', digits: 0 },
     { key: 'temperature', label: 'Temperature', unit: '°C' },
     { key: 'core_temperature', label: 'Core temperature', unit: '°C', digits: 2 },
@@ -96,7 +90,7 @@ function statValue(channel: Channel, value: unknown): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '';
   const v = channel.convert ? channel.convert(value) : value;
   if (v === null) return '';
-  if (channel.clock) return `${Math.floor(Math.round(v) / 60)}:${String(Math.round(v) % 60).padStart(2, '0')}`;
+  if (channel.text) return channel.text(v);
   return channel.digits === 0 ? String(Math.round(v)) : round(v, channel.digits ?? 1);
 }
 

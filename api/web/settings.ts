@@ -20,6 +20,7 @@ interface SettingsState {
   notice?: string;
   nameErrors?: Errors;
   passwordErrors?: Errors;
+  unitsError?: string;
   nameValues?: { first_name?: string; last_name?: string };
 }
 
@@ -43,6 +44,7 @@ ${s.notice ? html`<p class="notice" role="status">${s.notice}</p>` : ''}
 </form>
 <h2>Units</h2>
 <form method="post" action="/settings/units" class="stack" novalidate>
+  ${formError(s.unitsError)}
   <fieldset id="units-choice"><legend>Distances and speeds</legend>
     ${UNIT_CHOICES.map(
       ([value, label]) =>
@@ -88,7 +90,7 @@ export async function saveUnits(ctx: Ctx) {
   if (!UNIT_SYSTEMS.includes(units as Units)) {
     ctx.status = 422;
     ctx.type = 'html';
-    ctx.body = settingsPage(user, { notice: 'Choose metric or imperial units.' });
+    ctx.body = settingsPage(user, { unitsError: 'Choose metric or imperial units.' });
     return;
   }
   await updateUserUnits(ctx.deps.db, user.id, units as Units);

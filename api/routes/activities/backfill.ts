@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../activities/backfill-model.ts';
-import { earliestActivityStart, latestBackfill } from '../../../db/backfills.ts';
+import { backfillCounts, earliestActivityStart, latestBackfill } from '../../../db/backfills.ts';
 import { refuseWhileImporting, startArchiveBackfill } from '../../activities/backfill.ts';
 import { watchBackfill } from '../../../db/backfill-progress.ts';
 import { CONTENT_ENCODING_HEADER } from '../../middleware/compression.ts';
@@ -117,7 +117,7 @@ export const backfillStatusRoute = defineRoute(
 
     // Read from the service's clock (deps.now), which tests can move.
     const deadline = now().getTime() + config.BACKFILL_STATUS_SECONDS * 1000;
-    const look = backfill ? watchBackfill(db, backfill.id, { counts: true }) : undefined;
+    const look = backfill ? watchBackfill(db, backfill.id) : undefined;
     let timer: NodeJS.Timeout | undefined;
     let closed = false;
     const write = (line: z.input<typeof StatusLine>) => stream.write(`${JSON.stringify(line)}\n`);
@@ -143,11 +143,11 @@ export const backfillStatusRoute = defineRoute(
         const current = progress.backfill;
         if (current.status === 'failed')
           write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
-        const c = progress.counts;
-        const files =
-          current.status === 'completed' && c
-            ? { found: c.found, loaded: c.loaded, already_stored: c.already_stored, failed: c.failed, skipped: c.skipped }
-            : undefined;
+        // The counts only on a completed import's last line: one query then, not one per tick.
+        const c = current.status === 'completed' ? await backfillCounts(db, current) : undefined;
+        const files = c
+          ? { found: c.found, loaded: c.loaded, already_stored: c.already_stored, failed: c.failed, skipped: c.skipped }
+          : undefined;
         write({ backfill_loaded_until: progress.loaded_until, ...(files ? { files } : {}) });
         if (progress.done || now().getTime() >= deadline) return finish();
         timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));

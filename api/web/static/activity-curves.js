@@ -6,15 +6,6 @@
 import { drawChart, formatDuration, logDurationAxis, logDurationScale } from './charts.js';
 import { metricDisplay } from './units.js';
 
-export { metricDisplay };
-
-/** The curve metrics' names (how each reads for a sport and the user's units: metricDisplay, api/web/static/units.js). */
-export const CURVE_METRICS = {
-  power: { label: 'Power', unit: 'W', digits: 0 },
-  speed: { label: 'Speed', unit: 'km/h', digits: 1 },
-  heart_rate: { label: 'Heart rate', unit: 'bpm', digits: 0 },
-};
-
 /** The durations marked on the mean-max curve (s). */
 const MARKED = new Set([1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 10800, 18000, 21600]);
 

@@ -6,7 +6,8 @@ import { apiFrame, apiJson } from './api-client.js';
 import { formatDuration } from './charts.js';
 import { TIME_SERIES_CHANNELS, channelsFor, drawTimeSeries } from './activity-timeseries.js';
 import { drawRoute } from './activity-route.js';
-import { CURVE_METRICS, drawAwd, drawMeanMax, metricDisplay } from './activity-curves.js';
+import { drawAwd, drawMeanMax } from './activity-curves.js';
+import { metricDisplay } from './units.js';
 
 const section = document.getElementById('activity-charts');
 const id = section.dataset.activityId;
@@ -70,7 +71,7 @@ async function meanMax(elapsed, series) {
     const frame = await apiFrame(`${base}/mean-max?durations=all&metric=${metric}`);
     if (!frame.duration.length) {
       box.replaceChildren();
-      return showStatus(document.getElementById('mean-max-status'), `No ${CURVE_METRICS[metric].label.toLowerCase()} was recorded.`);
+      return showStatus(document.getElementById('mean-max-status'), `No ${metricDisplay(metric, null).label.toLowerCase()} was recorded.`);
     }
     document.getElementById('mean-max-status').hidden = true;
     const startSeconds = frame.start.map(elapsed);
@@ -111,7 +112,7 @@ async function awd() {
     const frame = await apiFrame(`${base}/accumulated-work-duration?metric=${metric}`);
     if (!frame.duration.length) {
       box.replaceChildren();
-      return showStatus(note, `No ${CURVE_METRICS[metric].label.toLowerCase()} was recorded.`);
+      return showStatus(note, `No ${metricDisplay(metric, null).label.toLowerCase()} was recorded.`);
     }
     note.hidden = true;
     drawAwd(box, { frame, metric });

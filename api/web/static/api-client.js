@@ -34,3 +34,18 @@ export function epochSeconds(isoValues) {
   for (let i = 0; i < isoValues.length; i++) out[i] = isoValues[i] === null ? NaN : Date.parse(isoValues[i]) / 1000;
   return out;
 }
+
+/** The local date (`YYYY-MM-DD`) of the newest activity of a sport (null: all sports), or null when there is none; asked once per sport and page. */
+const latestDays = new Map();
+export function latestDay(sport) {
+  const key = sport ?? '';
+  if (!latestDays.has(key)) {
+    const q = new URLSearchParams({ limit: '1' });
+    if (sport) q.set('sport', sport);
+    latestDays.set(
+      key,
+      apiJson(`/api/v1/activities/?${q}`).then((list) => list[0]?.start_local.slice(0, 10) ?? null),
+    );
+  }
+  return latestDays.get(key);
+}

@@ -4,7 +4,7 @@
 // the intensity-duration model. Everything comes from the public API; the choices live in the
 // URL query (shareable; the back button returns to the previous choices).
 
-import { apiFrame, apiJson, ApiError } from './api-client.js';
+import { apiFrame, apiJson, ApiError, latestDay } from './api-client.js';
 import { durationCurve, levelCurve, sampledCurve, sampledLevelCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
 import { formatMetric, isoDay, rootSport, sportLabel } from './labels.js';
 import { formatSpeed, pageUnits } from './units.js';
@@ -22,21 +22,6 @@ const YEAR_DAYS = 366;
 const MODEL_COLOR = '#1d2330';
 
 const $ = (id) => document.getElementById(id);
-
-/** The local date of the newest activity of a sport (all sports: null), or null when there is none; asked once per sport. */
-const latestDays = new Map();
-export function latestDay(sport) {
-  const key = sport ?? '';
-  if (!latestDays.has(key)) {
-    const q = new URLSearchParams({ limit: '1' });
-    if (sport) q.set('sport', sport);
-    latestDays.set(
-      key,
-      apiJson(`/api/v1/activities/?${q}`).then((list) => list[0]?.start_local.slice(0, 10) ?? null),
-    );
-  }
-  return latestDays.get(key);
-}
 
 /** The 90 days up to a day, as a custom range's choices. */
 export function ninetyDaysTo(day) {
@@ -130,12 +115,17 @@ function curvePath(state, range, extra = {}) {
   return `/api/v1/activities/longitudinal-mean-max?${q}`;
 }
 
+/** The range's last day with an activity: the sport's newest activity (`latest`) when it lies inside the range, else the range's end. */
+function lastActiveDay(range, latest) {
+  return latest && latest < range.end && (!range.start || latest >= range.start) ? latest : range.end;
+}
+
 /**
  * With `after` the API takes at most a year: the range's last year with activities, i.e. the year up
- * to the newest activity in the range (`latest`), so an old history still has its fatigue states.
+ * to lastActiveDay, so an old history still has its fatigue states.
  */
 function afterRange(range, latest) {
-  const end = latest && latest < range.end && (!range.start || latest >= range.start) ? latest : range.end;
+  const end = lastActiveDay(range, latest);
   const yearBefore = isoDay(new Date(Date.parse(`${end}T00:00:00Z`)), 1 - YEAR_DAYS);
   const clamped = !range.start || range.start < yearBefore;
   return { range: { ...range, start: clamped ? yearBefore : range.start, end }, clamped };
@@ -158,7 +148,7 @@ async function loadCurves(state) {
   const by = afterByOf(state);
   const byDuration = by === 'duration';
   // The model is fitted to 90 days: those up to the range's end, or up to its newest activity when older.
-  const modelEnd = latest && latest < main.end && (!main.start || latest >= main.start) ? latest : main.end;
+  const modelEnd = lastActiveDay(main, latest);
   const modelQuery = new URLSearchParams({ metric, date: modelEnd });
   if (state.sport) modelQuery.set('sport', state.sport);
 

@@ -1,7 +1,7 @@
 // The signed-in home page (/): latest activities, the 90-day curve and this week against the template
 // week, from the public API; with no activity yet, the first steps instead.
 
-import { apiFrame, apiJson } from './api-client.js';
+import { apiFrame, apiJson, latestDay } from './api-client.js';
 import { formatDuration } from './charts.js';
 import { drawCurveChart, durationCurve } from './curve-chart.js';
 import { isoDay, isoDurationSeconds, localMinute, rootSport, sportLabel } from './labels.js';
@@ -35,8 +35,7 @@ async function drawCurve() {
   const roots = [...new Set(sports.map(rootSport))].sort();
   const sport = roots.includes('cycling') ? 'cycling' : roots[0];
   const metric = sport === 'cycling' ? 'power' : 'speed';
-  const newest = await apiJson(`/api/v1/activities/?${new URLSearchParams({ sport, limit: '1' })}`);
-  const latest = newest[0]?.start_local.slice(0, 10) ?? isoDay();
+  const latest = (await latestDay(sport)) ?? isoDay();
   const recent = latest >= isoDay(new Date(), -89);
   const end = recent ? isoDay() : latest;
   const start = isoDay(new Date(`${end}T00:00:00Z`), -89);

@@ -9,28 +9,16 @@ export declare function formatSpeed(mps: number | null | undefined, sport: strin
 export declare function speedTick(value: number | null | undefined, sport: string | null): string;
 export declare function formatDistance(metres: number | null | undefined, units: Units, digits?: number): string;
 export declare function pageUnits(): Units;
-export declare function speedDisplay(
-  sport: string | null,
-  units: Units,
-): {
+/** How a metric reads on a chart (speedDisplay, metricDisplay). */
+export interface Display {
   label: string;
   unit: string;
-  convert: (mps: number | null | undefined) => number | null;
+  convert: (v: number | null | undefined) => number | null;
   text: (v: number | null | undefined) => string;
-  tick: (v: number | null | undefined) => string;
+  tick: ((v: number | null | undefined) => string) | null;
   reversed: boolean;
-};
-export declare function metricDisplay(
-  metric: string,
-  sport: string | null,
-  units?: Units,
-):
-  | ReturnType<typeof speedDisplay>
-  | {
-      label: string;
-      unit: string;
-      convert: (v: number | null | undefined) => number | null;
-      text: (v: number | null | undefined) => string;
-      tick: null;
-      reversed: false;
-    };
+}
+export declare function speedDisplay(sport: string | null, units: Units): Display;
+export declare function metricDisplay(metric: string, sport: string | null, units?: Units): Display;
+export declare function minutesSeconds(seconds: number): string;
+export declare function distanceValue(metres: number, units: Units): number;

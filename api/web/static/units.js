@@ -4,6 +4,8 @@
 // pages convert. One module for the server-rendered pages (api/web/*.ts, typed by units.d.ts) and the
 // browser's charts.
 
+import { rootSport } from './labels.js';
+
 export const UNIT_SYSTEMS = ['metric', 'imperial'];
 
 const MILE = 1609.344;
@@ -12,14 +14,9 @@ const PACE_SPORTS = ['running', 'walking', 'hiking'];
 /** Below this a pace is no longer a pace (a standstill): shown as none. */
 const SLOWEST_PACED = 0.2;
 
-/** The root code of a sport: `running.trail+virtual` → `running` (null: no sport). */
-function root(sport) {
-  return sport ? sport.split('+')[0].split('.')[0] : null;
-}
-
 /** How a sport's speed reads: 'pace' (per km or mile), 'swim' (per 100 m or 100 yd), or 'speed'. */
 export function speedStyle(sport) {
-  const r = root(sport);
+  const r = sport ? rootSport(sport) : null;
   if (r === 'swimming') return 'swim';
   return PACE_SPORTS.includes(r) ? 'pace' : 'speed';
 }
@@ -50,7 +47,7 @@ export function speedValue(mps, sport, units) {
 }
 
 /** `4:05` for 245 seconds (a pace's minutes and seconds). */
-function minutesSeconds(seconds) {
+export function minutesSeconds(seconds) {
   const s = Math.round(seconds);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
@@ -69,10 +66,15 @@ export function speedTick(value, sport) {
   return isPace(sport) ? minutesSeconds(value) : String(Math.round(value * 10) / 10);
 }
 
+/** A distance in metres as km or miles. */
+export function distanceValue(metres, units) {
+  return units === 'imperial' ? metres / MILE : metres / 1000;
+}
+
 /** A distance in metres: `57.60 km` or `35.79 mi`; `—` for none. */
 export function formatDistance(metres, units, digits = 2) {
   if (metres === null || metres === undefined || !Number.isFinite(metres)) return '—';
-  return units === 'imperial' ? `${(metres / MILE).toFixed(digits)} mi` : `${(metres / 1000).toFixed(digits)} km`;
+  return `${distanceValue(metres, units).toFixed(digits)} ${units === 'imperial' ? 'mi' : 'km'}`;
 }
 
 /** The unit preference of the page (the `data-units` of its body; metric when absent). */
