@@ -85,6 +85,7 @@ test.serial('curves open on a range that holds the newest ride; an empty range o
   t.is(await page.textContent('#way-latest'), `Show the 90 days up to ${RIDE_DAY}`);
   await page.click('#way-latest');
   await page.waitForURL((u) => u.searchParams.get('end') === RIDE_DAY);
+  await page.waitForSelector(`#curve-chart[data-query*="end=${RIDE_DAY}"]`); // (the new range's chart, not the last one)
   t.true((await chart(page, '#curve-chart')).points[0]! > 100);
   await page.waitForSelector('#curve-way', { state: 'hidden' }); // (decided after the chart is drawn)
   t.true(await page.isHidden('#curve-way'));
@@ -188,7 +189,7 @@ test.serial('on a phone, an empty range says where the ride is and its buttons f
   t.true((await screenshot(page, 'first-hour-empty-range-390')) > 0);
   await page.click('#way-all');
   await page.waitForURL((u) => u.searchParams.get('range') === 'all');
-  await page.waitForSelector('#curve-chart[data-drawn]');
+  await page.waitForSelector('#curve-chart[data-query*="range=all"]');
   await page.waitForSelector('#curve-way', { state: 'hidden' }); // (decided after the chart is drawn)
   t.true(await page.isHidden('#curve-way'));
   t.true((await overflow(page)) <= 0);
@@ -215,6 +216,7 @@ test.serial('a fatigue state no activity of its window reached offers the year u
   t.is(await page.textContent('#way-after'), `Show the year up to ${RIDE_DAY}, when an activity passed 1000 kJ`);
   await page.click('#way-after');
   await page.waitForURL((u) => u.searchParams.get('end') === RIDE_DAY);
+  await page.waitForSelector(`#curve-chart[data-query*="end=${RIDE_DAY}"]`);
   const drawn = await chart(page, '#curve-chart');
   const after = drawn.labels.indexOf('after 1000 kJ');
   t.true(drawn.points[after - 1]! > 10, 'drawn in that year');
