@@ -107,7 +107,7 @@ export function ergIntervals(seconds: number, seed = 5): Float64Array {
 }
 
 /** The adversarial series (target ≤ 20 ms each at 4 h). */
-function adversarial(n: number): Array<[string, Float64Array, string]> {
+export function adversarial(n: number): Array<[string, Float64Array, string]> {
   const rand = prng(7);
   const target = 'adversarial, target ≤ 20 ms';
   const noisy = 'adversarial (noisy periodic), target ≤ 20 ms';
@@ -153,12 +153,12 @@ function adversarial(n: number): Array<[string, Float64Array, string]> {
  * period all windows sum alike up to rounding, and near those nearly so (engine/curves/mean-max.ts,
  * Cost). The shorter periods are dearer, up to the plain scan's cost, which the kernel then falls back to.
  */
-function floatSine(n: number, period: number): Float64Array {
+export function floatSine(n: number, period: number): Float64Array {
   return Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin((2 * Math.PI * i) / period));
 }
 
 /** Power of every FIT fixture that has it, on the 1 Hz grid with gaps as 0 W. */
-async function fixturePower(): Promise<Array<[string, Float64Array]>> {
+export async function fixturePower(): Promise<Array<[string, Float64Array]>> {
   const dir = path.join(fixturesDir(), 'fit');
   const out: Array<[string, Float64Array]> = [];
   for (const file of readdirSync(dir).sort()) {
@@ -220,7 +220,7 @@ function row(
   };
 }
 
-function allDurations(n: number): Int32Array {
+export function allDurations(n: number): Int32Array {
   return Int32Array.from({ length: n }, (_, i) => i + 1);
 }
 

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,6 +63,29 @@ export function writeReport(name: string, report: { at: string } & Record<string
   latest[name] = report;
   writeFileSync(latestFile, JSON.stringify(latest, null, 2) + '\n');
   return path.relative(ROOT, file);
+}
+
+/** The report a benchmark wrote last (its entry in bench/results/latest.json), or undefined. */
+export function latestReport(name: string): unknown {
+  try {
+    return (JSON.parse(readFileSync(path.join(ROOT, 'bench', 'results', 'latest.json'), 'utf8')) as Record<string, unknown>)[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The schema's name and version of the documents `--json` prints (bench/README.md, "JSON"). */
+export const JSON_SCHEMA = 'tds-bench/1';
+
+/** The one JSON document of `npm run bench -- … --json`: the envelope, and the command's own body. */
+export function jsonDocument(command: string, body: Record<string, unknown>): Record<string, unknown> {
+  return {
+    schema: JSON_SCHEMA,
+    command,
+    at: new Date().toISOString(),
+    machine: { cores: os.cpus().length, node: process.version, load: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+    ...body,
+  };
 }
 
 /** A performance target and what this run measured for it (printed together at the end of `npm run bench`). */

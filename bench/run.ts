@@ -12,7 +12,8 @@ import { createGrant } from '../db/grants.ts';
 import { seedActivityList } from './activities-list.ts';
 import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
-import { formatTable, recordedTargets, recordTarget, ROOT, writeReport } from './report.ts';
+import { formatTable, jsonDocument, latestReport, recordedTargets, recordTarget, ROOT, writeReport } from './report.ts';
+import { compare, formatCompare } from './compare/compare.ts';
 import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
@@ -282,8 +283,70 @@ async function benchEngine() {
   process.stdout.write(`\nwrote ${writeReport('engine', report)} and bench/results/latest.json\n`);
 }
 
+/** The flags of `npm run bench`: `--json` (any command) and compare's; the rest are names. */
+function parseArgs(argv: string[]): { names: string[]; json: boolean; flags: Map<string, string> } {
+  const names: string[] = [];
+  const flags = new Map<string, string>();
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') json = true;
+    else if (arg.startsWith('--')) {
+      const [key, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new UsageError(`--${key} needs a value`);
+      flags.set(key, value);
+    } else names.push(arg);
+  }
+  return { names, json, flags };
+}
+
+class UsageError extends Error {}
+
+const COMPARE_FLAGS = new Set(['rounds', 'seconds', 'threshold', 'profile', 'profile-seconds']);
+
+function numberFlag(flags: Map<string, string>, key: string, min: number): number | undefined {
+  const raw = flags.get(key);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new UsageError(`--${key} must be a number ≥ ${min}, not ${raw}`);
+  return value;
+}
+
 async function main() {
-  const names = process.argv.slice(2);
+  const { names: args, json, flags } = parseArgs(process.argv.slice(2));
+  // With --json, stdout carries one JSON document (bench/README.md, "JSON"): the tables go to stderr.
+  const stdoutWrite = process.stdout.write.bind(process.stdout);
+  if (json) process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  const emit = (command: string, body: Record<string, unknown>) => {
+    if (json) stdoutWrite(`${JSON.stringify(jsonDocument(command, body), null, 2)}\n`);
+  };
+  if (args[0] === 'compare') {
+    const unknownFlag = [...flags.keys()].find((k) => !COMPARE_FLAGS.has(k));
+    if (unknownFlag) throw new UsageError(`unknown flag --${unknownFlag}`);
+    const ref = args[1];
+    if (!ref)
+      throw new UsageError(
+        'usage: npm run bench -- compare <git-ref> [names] [--rounds N | --seconds S] [--threshold P] [--profile ROW] [--json]',
+      );
+    const threshold = numberFlag(flags, 'threshold', 0);
+    const report = await compare({
+      ref,
+      names: args.slice(2),
+      rounds: numberFlag(flags, 'rounds', 1),
+      seconds: numberFlag(flags, 'seconds', 1),
+      ...(threshold === undefined ? {} : { threshold: threshold / 100 }),
+      profile: flags.get('profile'),
+      profileSeconds: numberFlag(flags, 'profile-seconds', 1),
+    });
+    process.stdout.write(`\n== compare\n\n${formatCompare(report)}`);
+    const file = writeReport('compare', { benchmark: 'compare', at: new Date().toISOString(), ...report });
+    process.stdout.write(`\nwrote ${file}\n`);
+    emit('compare', { compare: report });
+    return;
+  }
+  if (flags.size) throw new UsageError(`unknown flag --${[...flags.keys()][0]} (compare's flags go after \`compare <ref>\`)`);
+  const names = args;
   const unknown = names.filter((n) => !(n in BENCHMARKS));
   if (unknown.length) {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; usage: npm run bench [-- ${Object.keys(BENCHMARKS).join(' ')}]\n`);
@@ -317,6 +380,7 @@ async function main() {
       targets,
     });
   }
+  emit('run', { uptime: { start: started, end: ended }, targets, reports: Object.fromEntries(selected.map((n) => [n, latestReport(n)])) });
 }
 
 /** The machine's load as `uptime` prints it (the figures of a run depend on it). */
@@ -335,6 +399,10 @@ main().then(
   // The in-process service's pools and connections are closed; exit rather than wait on stragglers.
   () => process.exit(0),
   (err) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   },

@@ -1,0 +1,297 @@
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fixturesDir } from '../../test/helpers/fixtures.ts';
+import { formatTable, ROOT } from '../report.ts';
+import { FAMILIES } from './families/index.ts';
+import { Side } from './side.ts';
+import { type Comparison, compareSamples, formatChange, resolution } from './stats.ts';
+import { checkout, describeTree } from './tree.ts';
+
+/**
+ * `npm run bench -- compare <ref> [names] [--rounds N | --seconds S] [--threshold P] [--profile ROW] [--json]`:
+ * this checkout (B, with its uncommitted changes) against `<ref>` (A, checked out by bench/compare/tree.ts),
+ * row by row, interleaved. `names` are families (engine, …) or row ids or their prefixes
+ * ("engine/adversarial"); none: every family.
+ *
+ * Both sides open their families in their own sampler process (bench/compare/side.ts), then each
+ * row is warmed on each side (bench/compare/sampler.ts, `warm`), which picks its operations per
+ * sample (the same for both: about SAMPLE_MS of work), WARMUP_ROUNDS rounds are taken and thrown away, and the rounds follow: in
+ * each, every row is sampled on both sides back to back, A then B in even rounds and B then A in
+ * odd ones (A B B A A B …), so that neither side always runs first or always right after the
+ * other row. Statistics: bench/compare/stats.ts.
+ */
+export const SAMPLE_MS = 20;
+export const WARMUP_ROUNDS = 2;
+/** Without --rounds or --seconds: a budget of 120 s of rounds, shared out among the rows. */
+export const DEFAULT_SECONDS = 120;
+/** Fewest and most rounds a --seconds budget gives a row. */
+export const MIN_ROUNDS = 6;
+export const MAX_ROUNDS = 200;
+/** A round of a row costs its warmed time × SLACK (the machine is seldom as fast as at warm-up). */
+const SLACK = 1.5;
+
+export interface CompareOptions {
+  ref: string;
+  names: string[];
+  rounds?: number;
+  seconds?: number;
+  threshold?: number;
+  profile?: string;
+  profileSeconds?: number;
+  log?: (line: string) => void;
+}
+
+export interface ComparedRow extends Comparison {
+  id: string;
+  family: string;
+  label: string;
+  reps: number;
+  /** The smallest change this row could tell from noise in this run (stats.ts, `resolution`). */
+  resolution: number;
+  /** The smallest change its verdict calls one. */
+  threshold: number;
+  samplesA: number[];
+  samplesB: number[];
+}
+
+export interface CompareReport {
+  a: { ref: string; commit: string; root: string; modules: string };
+  b: { ref: string; commit: string; dirty: boolean; root: string };
+  rounds: number;
+  warmupRounds: number;
+  seconds: number;
+  /** --threshold, when given; otherwise each family's own (row.ts, `threshold`), in each row. */
+  threshold: number | null;
+  statistic: string;
+  rows: ComparedRow[];
+  onlyA: string[];
+  onlyB: string[];
+  failed: { side?: 'A' | 'B'; family?: string; id?: string; message: string }[];
+  profiles: { id: string; a: string; b: string }[];
+}
+
+export const STATISTIC =
+  'ratio B/A = median over rounds of b_i/a_i; 95 % percentile bootstrap over rounds (2,000 resamples, seeded); verdict when the interval excludes 1 and the change is at least the threshold';
+
+interface Listed {
+  id: string;
+  label: string;
+  family: string;
+}
+
+export function familiesOf(names: readonly string[]): { families: string[]; keep: (id: string) => boolean } {
+  if (!names.length) return { families: Object.keys(FAMILIES), keep: () => true };
+  const families = new Set<string>();
+  for (const name of names) {
+    const family = name.split('/')[0]!;
+    if (!(family in FAMILIES))
+      throw new Error(`unknown benchmark ${name}; compare knows ${Object.keys(FAMILIES).join(', ')} (or their rows)`);
+    families.add(family);
+  }
+  return { families: [...families], keep: (id) => names.some((n) => id === n || id.startsWith(n.includes('/') ? n : `${n}/`)) };
+}
+
+interface Placed extends Listed {
+  /** Where each side of the row is sampled, and under which key. */
+  a: { side: Side; key: string };
+  b: { side: Side; key: string };
+}
+
+export async function compare(options: CompareOptions): Promise<CompareReport> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { families, keep } = familiesOf(options.names);
+  const tree = checkout(ROOT, options.ref, log);
+  log(
+    `A: ${options.ref} (${tree.commit.slice(0, 12)}) in ${tree.root}${tree.created ? '' : ' (reused)'}, node_modules ${tree.modules}; B: this checkout`,
+  );
+  const self = describeTree(ROOT);
+  const env = { FIXTURES_DIR: fixturesDir() };
+  // Samplers made when a family needs them: one per tree for isolated families, one for shared ones.
+  const samplers = new Map<string, Side>();
+  const sampler = (name: 'A' | 'B' | 'shared') => {
+    let side = samplers.get(name);
+    if (!side) samplers.set(name, (side = new Side(name, name === 'A' ? tree.root : ROOT, env)));
+    return side;
+  };
+  const report: CompareReport = {
+    a: { ref: options.ref, commit: tree.commit, root: tree.root, modules: tree.modules },
+    b: { ref: 'this checkout', commit: self.commit, dirty: self.dirty, root: ROOT },
+    rounds: 0,
+    warmupRounds: WARMUP_ROUNDS,
+    seconds: 0,
+    threshold: options.threshold ?? null,
+    statistic: STATISTIC,
+    rows: [],
+    onlyA: [],
+    onlyB: [],
+    failed: [],
+    profiles: [],
+  };
+  try {
+    // Opened one side after the other: a family's set-up (a service, seeding) is not timed, but two at once would crowd the machine.
+    let rows: Placed[] = [];
+    for (const family of families) {
+      const shared = FAMILIES[family]!.isolation === 'shared';
+      const opened: Map<string, Listed>[] = [];
+      for (const [name, root] of [
+        ['A', tree.root],
+        ['B', ROOT],
+      ] as const) {
+        const side = sampler(shared ? 'shared' : name);
+        const answer = await side.request<{ op: string; rows: Listed[]; failed: { family: string; message: string }[] }>({
+          op: 'open',
+          side: name,
+          root,
+          families: [family],
+        });
+        for (const f of answer.failed) report.failed.push({ side: name, family: f.family, message: f.message });
+        opened.push(new Map(answer.rows.filter((r) => keep(r.id)).map((r) => [r.id, r])));
+      }
+      const [inA, inB] = opened as [Map<string, Listed>, Map<string, Listed>];
+      report.onlyA.push(...[...inA.keys()].filter((id) => !inB.has(id)));
+      report.onlyB.push(...[...inB.keys()].filter((id) => !inA.has(id)));
+      for (const row of inB.values()) {
+        if (!inA.has(row.id)) continue;
+        rows.push({
+          ...row,
+          a: { side: sampler(shared ? 'shared' : 'A'), key: `A:${row.id}` },
+          b: { side: sampler(shared ? 'shared' : 'B'), key: `B:${row.id}` },
+        });
+      }
+    }
+    if (!rows.length) throw new Error('no row to compare: both sides have none in common');
+
+    // Each row warmed on both sides; its operations per sample from the faster side's fastest run.
+    const reps = new Map<string, number>();
+    const cost = new Map<string, number>();
+    const dropped = new Set<string>();
+    for (const row of rows) {
+      try {
+        let fastest = Number.POSITIVE_INFINITY;
+        for (const { side, key } of [row.a, row.b])
+          fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key })).ms);
+        const n = Math.max(1, Math.min(100_000, Math.ceil(SAMPLE_MS / Math.max(fastest, 1e-3))));
+        reps.set(row.id, n);
+        cost.set(row.id, 2 * n * fastest);
+      } catch (err) {
+        dropped.add(row.id);
+        report.failed.push({ id: row.id, message: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    rows = rows.filter((r) => !dropped.has(r.id));
+
+    // Rounds per row: --rounds for all, or each row's share of the --seconds budget (at least MIN_ROUNDS).
+    const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
+    const roundsOf = new Map(
+      rows.map((r) => [
+        r.id,
+        budget === undefined
+          ? options.rounds!
+          : Math.max(MIN_ROUNDS, Math.min(MAX_ROUNDS, Math.floor((budget * 1000) / rows.length / (cost.get(r.id)! * SLACK)))),
+      ]),
+    );
+    const samples = new Map(rows.map((r) => [r.id, { a: [] as number[], b: [] as number[] }]));
+    const started = performance.now();
+    const last = Math.max(...roundsOf.values()) + WARMUP_ROUNDS;
+    let reported = started;
+    for (let round = 0; round < last; round++) {
+      for (const row of rows) {
+        if (round >= roundsOf.get(row.id)! + WARMUP_ROUNDS) continue;
+        // A B in even rounds, B A in odd ones.
+        const order = round % 2 === 0 ? ([row.a, row.b] as const) : ([row.b, row.a] as const);
+        const taken = new Map<string, number>();
+        for (const { side, key } of order) {
+          taken.set(key, (await side.request<{ op: string; ms: number }>({ op: 'sample', key, reps: reps.get(row.id)! })).ms);
+        }
+        if (round >= WARMUP_ROUNDS) {
+          samples.get(row.id)!.a.push(taken.get(row.a.key)!);
+          samples.get(row.id)!.b.push(taken.get(row.b.key)!);
+        }
+      }
+      if (performance.now() - reported > 10_000 || round === last - 1) {
+        reported = performance.now();
+        log(
+          `round ${round + 1 - WARMUP_ROUNDS} of ${last - WARMUP_ROUNDS} (after ${WARMUP_ROUNDS} of warm-up): ${((reported - started) / 1000).toFixed(0)} s`,
+        );
+      }
+    }
+    report.rounds = last - WARMUP_ROUNDS;
+    report.seconds = Math.round((performance.now() - started) / 100) / 10;
+
+    for (const row of rows) {
+      const { a, b } = samples.get(row.id)!;
+      const c = compareSamples(a, b, { threshold: options.threshold ?? FAMILIES[row.family]!.threshold });
+      report.rows.push({
+        id: row.id,
+        family: row.family,
+        label: row.label,
+        reps: reps.get(row.id)!,
+        threshold: options.threshold ?? FAMILIES[row.family]!.threshold,
+        ...c,
+        resolution: resolution(c),
+        samplesA: a,
+        samplesB: b,
+      });
+    }
+
+    if (options.profile) {
+      const row = rows.find((r) => r.id === options.profile) ?? rows.find((r) => r.id.startsWith(options.profile!));
+      if (!row) throw new Error(`--profile ${options.profile}: no such row among those compared`);
+      const dir = path.join(ROOT, 'bench', 'results', 'profiles');
+      mkdirSync(dir, { recursive: true });
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const files = { a: '', b: '' };
+      for (const [name, { side, key }] of [
+        ['A', row.a],
+        ['B', row.b],
+      ] as const) {
+        const file = path.join(
+          dir,
+          `${row.id.replace(/\//g, '_')}-${name === 'A' ? `A-${tree.commit.slice(0, 12)}` : 'B'}-${stamp}.cpuprofile`,
+        );
+        await side.request({ op: 'profile', key, seconds: options.profileSeconds ?? 5, file });
+        files[name === 'A' ? 'a' : 'b'] = path.relative(ROOT, file);
+        log(`profile of ${row.id} on side ${name}: ${path.relative(ROOT, file)}`);
+      }
+      report.profiles.push({ id: row.id, ...files });
+    }
+  } finally {
+    await Promise.all([...samplers.values()].map((s) => s.close()));
+  }
+  return report;
+}
+
+const ms = (x: number) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(3) : x.toFixed(4));
+
+/** The comparison as a table, a line per row, and a summary. */
+export function formatCompare(report: CompareReport): string {
+  const header = ['row', 'A ms', 'B ms', 'B vs A', '95 % interval', '±', '≥', 'verdict'];
+  const table = report.rows.map((r) => [
+    r.id,
+    ms(r.medianA),
+    ms(r.medianB),
+    formatChange(r.ratio),
+    `${formatChange(r.low)} … ${formatChange(r.high)}`,
+    `${(r.resolution * 100).toFixed(1)} %`,
+    `${(r.threshold * 100).toFixed(0)} %`,
+    r.verdict,
+  ]);
+  const count = (v: string) => report.rows.filter((r) => r.verdict === v).length;
+  const lines = [
+    `A: ${report.a.ref} (${report.a.commit.slice(0, 12)}); B: this checkout (${report.b.commit.slice(0, 12)}${report.b.dirty ? ' with uncommitted changes' : ''})`,
+    `${report.rounds} rounds after ${report.warmupRounds} of warm-up, ${report.seconds} s, ${os.cpus().length} cores, Node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+    `statistic: ${report.statistic}; threshold ${report.threshold === null ? "each family's (≥ column)" : `${(report.threshold * 100).toFixed(1)} %`}`,
+    '',
+    formatTable(header, table),
+    `${report.rows.length} rows: ${count('faster')} faster, ${count('slower')} slower, ${count('no change')} no change beyond noise`,
+  ];
+  if (report.onlyA.length) lines.push(`only on A (not compared): ${report.onlyA.join(', ')}`);
+  if (report.onlyB.length) lines.push(`only on B (not compared): ${report.onlyB.join(', ')}`);
+  for (const f of report.failed) lines.push(`failed${f.side ? ` on ${f.side}` : ''}: ${f.family ?? f.id}: ${f.message.split('\n')[0]}`);
+  for (const p of report.profiles) lines.push(`profiles of ${p.id}: A ${p.a}, B ${p.b}`);
+  return `${lines.join('\n')}\n`;
+}

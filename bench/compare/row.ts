@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * The rows `npm run bench -- compare` times on two trees, and what a family of rows is given.
+ *
+ * The harness (bench/compare/, this tree's) defines every row and makes every input; a row loads
+ * the product code it times from the tree it is opened on (`tree.load('engine/curves/mean-max.ts')`),
+ * so both sides run the same row on the same inputs and only the product code differs. A family is
+ * opened once per side (bench/compare/sampler.ts): in that side's own process, whose working
+ * directory is the tree (each tree keeps its own node_modules, native addons and settings), or
+ * both in one process (`isolation: 'shared'`).
+ */
+export interface Tree {
+  /** The tree's root directory (a git worktree of the reference, or this checkout). */
+  root: string;
+  /** Import a module of the tree by its path from the root ("engine/curves/mean-max.ts"). */
+  // biome-ignore lint/suspicious/noExplicitAny: the module's type is the tree's own, chosen at run time
+  load<T = any>(relative: string): Promise<T>;
+}
+
+export function treeAt(root: string): Tree {
+  return { root, load: (relative) => import(pathToFileURL(path.join(root, relative)).href) };
+}
+
+export interface Row {
+  /** Stable key across trees and runs ("engine/ride-4h-all"): rows of both sides are matched by it. */
+  id: string;
+  /** What the row does, for the table. */
+  label: string;
+  /** One operation: its time is the row's sample (ms per operation). */
+  run(): unknown;
+  /**
+   * Operations per sample, when one is too short to time alone (the sampler otherwise picks a
+   * count from the first runs, the same for both sides: enough for about 20 ms).
+   */
+  reps?: number;
+}
+
+export interface OpenFamily {
+  rows: Row[];
+  close(): Promise<void>;
+}
+
+/** A family of rows: `open` prepares its inputs (and any service) on one tree. */
+export interface Family {
+  name: string;
+  /**
+   * `process` (the default): each side's rows run in a process of their own, in their own tree (a
+   * service, native addons, a tree's own packages). `shared`: both sides' rows run in one process,
+   * so that nothing but the code differs (CPU kernels: bench/README.md, "compare", says why).
+   */
+  isolation?: 'process' | 'shared';
+  /**
+   * The smallest change its rows' verdicts call one (0.02: 2 %; bench/compare/stats.ts), set above
+   * the bias `compare HEAD` measured between two copies of the same code (bench/README.md, "compare").
+   */
+  threshold: number;
+  /** What the family measures and against what, one line. */
+  about: string;
+  open(tree: Tree): Promise<OpenFamily>;
+}

@@ -1,0 +1,116 @@
+import test from 'ava';
+import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
+import { prng } from './helpers/prng.ts';
+
+/**
+ * The statistics of `npm run bench -- compare` (bench/compare/stats.ts) on synthetic samples: a
+ * machine whose every sample is a true time × a round's shared slowdown × its own noise, as the
+ * interleaved rounds see it.
+ */
+
+/** A standard normal variate (Box–Muller) from a uniform generator. */
+function normal(rand: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+}
+
+/**
+ * `rounds` pairs of samples of a row whose B side takes `shift` × A's time: each round slowed by a
+ * shared factor (lognormal, `drift`), each sample by its own (lognormal, `noise`), and now and then
+ * (1 in 20) one sample of a round hit by a spike of 1.5–3×. The defaults are about what the kernel's
+ * rows show on this 2-core machine with another process busy (bench/README.md, "compare": the 4 h
+ * ride's rounds spread by ±4 % of their own, and whole rounds by up to 2× when the other core works).
+ */
+function machine(seed: number, rounds: number, shift: number, noise = 0.03, drift = 0.15): { a: number[]; b: number[] } {
+  const rand = prng(seed);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const round = Math.exp(drift * normal(rand));
+    const spike = () => (rand() < 0.05 ? 1.5 + 1.5 * rand() : 1);
+    a.push(10 * round * Math.exp(noise * normal(rand)) * spike());
+    b.push(10 * shift * round * Math.exp(noise * normal(rand)) * spike());
+  }
+  return { a, b };
+}
+
+test('median and interpolated quantiles', (t) => {
+  t.is(median([3, 1, 2]), 2);
+  t.is(median([4, 1, 3, 2]), 2.5);
+  t.true(Number.isNaN(median([])));
+  t.is(interpolatedQuantile([0, 10], 0.25), 2.5);
+  t.is(interpolatedQuantile([1, 2, 3, 4, 5], 1), 5);
+  t.is(interpolatedQuantile([1, 2, 3, 4, 5], 0), 1);
+});
+
+test('identical samples are never a change: the ratio is 1 and its interval [1, 1]', (t) => {
+  for (let seed = 1; seed <= 50; seed++) {
+    const { a } = machine(seed, 5 + seed, 1);
+    const c = compareSamples(a, [...a]);
+    t.is(c.ratio, 1);
+    t.is(c.low, 1);
+    t.is(c.high, 1);
+    t.is(c.verdict, 'no change', `seed ${seed}`);
+  }
+});
+
+test('a known 5 % slowdown is detected at 30 rounds, with its size inside the interval', (t) => {
+  let detected = 0;
+  let covered = 0;
+  for (let seed = 1; seed <= 100; seed++) {
+    const { a, b } = machine(seed, 30, 1.05);
+    const c = compareSamples(a, b, { threshold: 0.02 });
+    if (c.verdict === 'slower') detected++;
+    if (c.low <= 1.05 && 1.05 <= c.high) covered++;
+    t.not(c.verdict, 'faster', `seed ${seed}`);
+  }
+  // 3 % per-sample noise under 15 % round-to-round drift and spikes: the pairing removes the drift.
+  t.true(detected >= 95, `detected ${detected} of 100`);
+  t.true(covered >= 88, `the interval held the true ratio ${covered} times of 100`);
+});
+
+test('a known 5 % speed-up is detected as faster', (t) => {
+  let detected = 0;
+  for (let seed = 1; seed <= 100; seed++) {
+    const { a, b } = machine(1000 + seed, 30, 1 / 1.05);
+    if (compareSamples(a, b, { threshold: 0.02 }).verdict === 'faster') detected++;
+  }
+  t.true(detected >= 95, `detected ${detected} of 100`);
+});
+
+test('samples of one distribution are seldom called a change, and never with the threshold past the noise', (t) => {
+  let calledWithout = 0;
+  let calledWith = 0;
+  for (let seed = 1; seed <= 200; seed++) {
+    const { a, b } = machine(2000 + seed, 30, 1);
+    if (compareSamples(a, b).verdict !== 'no change') calledWithout++;
+    if (compareSamples(a, b, { threshold: 0.05 }).verdict !== 'no change') calledWith++;
+  }
+  // A 95 % interval misses the truth about 1 time in 20: at most ~8 % here (sampling error of 200 trials).
+  t.true(calledWithout <= 16, `called a change ${calledWithout} times of 200`);
+  t.is(calledWith, 0);
+});
+
+test('the threshold keeps a real but small change from being a verdict', (t) => {
+  const { a, b } = machine(7, 400, 1.01, 0.01, 0.1);
+  t.is(compareSamples(a, b).verdict, 'slower');
+  t.is(compareSamples(a, b, { threshold: 0.02 }).verdict, 'no change');
+});
+
+test('verdicts at the interval edges; resolution is the interval half-width in ratio terms', (t) => {
+  t.is(verdictOf(1.1, 1, 1.2), 'no change'); // the interval touches 1
+  t.is(verdictOf(1.1, 1.01, 1.2), 'slower');
+  t.is(verdictOf(0.9, 0.8, 0.99), 'faster');
+  t.is(verdictOf(0.9, 0.8, 0.99, 0.2), 'no change');
+  t.true(Math.abs(resolution({ ratio: 1, low: 1 / 1.04, high: 1.03 }) - 0.04) < 1e-12);
+});
+
+test('the same samples always give the same interval (a seeded bootstrap)', (t) => {
+  const { a, b } = machine(3, 25, 1.02);
+  t.deepEqual(compareSamples(a, b), compareSamples(a, b));
+});
+
+test('unpaired or empty samples', (t) => {
+  t.throws(() => compareSamples([1, 2], [1]), { message: /paired samples differ in count/ });
+  t.is(compareSamples([], []).verdict, 'no change');
+  t.is(compareSamples([1, 0], [1, 1]).verdict, 'no change');
+});
