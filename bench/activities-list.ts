@@ -1,14 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { insertSource } from '../db/sources.ts';
-import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
-import { createTrace } from '../db/traces.ts';
-import { putAppMetadata } from '../db/app-metadata.ts';
-import { ingestFile } from '../engine/ingest/ingest.ts';
+import * as sources from '../db/sources.ts';
+import * as activities from '../db/activities.ts';
+import type { NewActivity } from '../db/activities.ts';
+import * as traces from '../db/traces.ts';
+import * as appMetadata from '../db/app-metadata.ts';
+import * as ingest from '../engine/ingest/ingest.ts';
 import { buildRideFit } from './synthetic.ts';
 
 const DAY = 86_400_000;
+
+/** The product code seeding uses: this checkout's, or a tree's (`npm run bench -- compare`). */
+export interface SeedProduct {
+  sources: Pick<typeof sources, 'insertSource'>;
+  activities: Pick<typeof activities, 'activityId' | 'storeActivities'>;
+  traces: Pick<typeof traces, 'createTrace'>;
+  appMetadata: Pick<typeof appMetadata, 'putAppMetadata'>;
+  ingest: Pick<typeof ingest, 'ingestFile'>;
+}
 
 /**
  * The history behind DESIGN.md §7's `GET /api/v1/activities` (limit 50) row: `count` activities
@@ -18,8 +28,22 @@ const DAY = 86_400_000;
  * activities, their app metadata, the traces within them, the traces' app metadata).
  *
  * Idempotent: a user who already has `count` activities is left as they are.
+ *
+ * `product`: the modules that parse the ride and store the rows, this checkout's by default;
+ * `npm run bench -- compare` passes those of the tree it seeds (bench/compare/families/http-api.ts).
  */
-export async function seedActivityList(db: Db, userId: string, applicationId: string, count: number): Promise<void> {
+export async function seedActivityList(
+  db: Db,
+  userId: string,
+  applicationId: string,
+  count: number,
+  product: SeedProduct = { sources, activities, traces, appMetadata, ingest },
+): Promise<void> {
+  const { insertSource } = product.sources;
+  const { activityId, storeActivities } = product.activities;
+  const { createTrace } = product.traces;
+  const { putAppMetadata } = product.appMetadata;
+  const { ingestFile } = product.ingest;
   const have = await db
     .selectFrom('activities')
     .select((eb) => eb.fn.countAll<string>().as('n'))

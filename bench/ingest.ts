@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import FitParser from 'fit-file-parser';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
 import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { buildRideFit } from './synthetic.ts';
+import { fitFileParserDecode } from './fit-decode.ts';
 import { describeCpu, measureCpu, type CpuSplit } from './cpu.ts';
 import { distribution, formatTable, round2, writeReport, type Distribution, recordTarget } from './report.ts';
 
@@ -27,26 +27,7 @@ const SECONDS = 2 * 3600;
 const POLL_MS = 10;
 const TARGET_P50_MS = 1000;
 
-/** As engine/ingest/fit.ts calls it (strict: header and CRC checked). */
-const PARSER_OPTIONS = {
-  speedUnit: 'm/s',
-  lengthUnit: 'm',
-  temperatureUnit: 'celsius',
-  elapsedRecordField: true,
-  mode: 'list',
-  force: false,
-} as const;
-
-export function fitFileParserDecode(bytes: Uint8Array): number {
-  let records = -1;
-  let failure: unknown;
-  new FitParser(PARSER_OPTIONS).parse(new Uint8Array(bytes).buffer, (error, data) => {
-    failure = error;
-    records = data?.records?.length ?? -1;
-  });
-  if (failure) throw new Error(`fit-file-parser: ${String(failure)}`);
-  return records;
-}
+export { fitFileParserDecode };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

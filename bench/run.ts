@@ -14,6 +14,7 @@ import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
 import { formatTable, jsonDocument, latestReport, recordedTargets, recordTarget, ROOT, writeReport } from './report.ts';
 import { compare, formatCompare } from './compare/compare.ts';
+import { formatGate, recordGate, runGate } from './gate.ts';
 import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
@@ -293,7 +294,7 @@ function parseArgs(argv: string[]): { names: string[]; json: boolean; flags: Map
     if (arg === '--json') json = true;
     else if (arg.startsWith('--')) {
       const [key, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
-      const value = inline ?? argv[++i];
+      const value = inline ?? (SWITCHES.has(key) ? 'true' : argv[++i]);
       if (value === undefined) throw new UsageError(`--${key} needs a value`);
       flags.set(key, value);
     } else names.push(arg);
@@ -303,7 +304,10 @@ function parseArgs(argv: string[]): { names: string[]; json: boolean; flags: Map
 
 class UsageError extends Error {}
 
-const COMPARE_FLAGS = new Set(['rounds', 'seconds', 'threshold', 'profile', 'profile-seconds']);
+/** Flags that take no value. */
+const SWITCHES = new Set(['record']);
+
+const COMPARE_FLAGS = new Set(['rounds', 'seconds', 'forks', 'threshold', 'profile', 'profile-seconds']);
 
 function numberFlag(flags: Map<string, string>, key: string, min: number): number | undefined {
   const raw = flags.get(key);
@@ -327,7 +331,7 @@ async function main() {
     const ref = args[1];
     if (!ref)
       throw new UsageError(
-        'usage: npm run bench -- compare <git-ref> [names] [--rounds N | --seconds S] [--threshold P] [--profile ROW] [--json]',
+        'usage: npm run bench -- compare <git-ref> [names] [--rounds N | --seconds S] [--forks F] [--threshold P] [--profile ROW] [--json]',
       );
     const threshold = numberFlag(flags, 'threshold', 0);
     const report = await compare({
@@ -335,6 +339,7 @@ async function main() {
       names: args.slice(2),
       rounds: numberFlag(flags, 'rounds', 1),
       seconds: numberFlag(flags, 'seconds', 1),
+      forks: numberFlag(flags, 'forks', 1),
       ...(threshold === undefined ? {} : { threshold: threshold / 100 }),
       profile: flags.get('profile'),
       profileSeconds: numberFlag(flags, 'profile-seconds', 1),
@@ -343,6 +348,23 @@ async function main() {
     const file = writeReport('compare', { benchmark: 'compare', at: new Date().toISOString(), ...report });
     process.stdout.write(`\nwrote ${file}\n`);
     emit('compare', { compare: report });
+    return;
+  }
+  if (args[0] === 'gate') {
+    const unknownFlag = [...flags.keys()].find((k) => k !== 'record');
+    if (unknownFlag) throw new UsageError(`unknown flag --${unknownFlag}; usage: npm run bench -- gate [--record]`);
+    if (flags.has('record')) {
+      const file = await recordGate((line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`wrote bench/gate.json: ${JSON.stringify(file.checks)}\n`);
+      emit('gate-record', { gate: file });
+      return;
+    }
+    const checks = await runGate();
+    process.stdout.write(`\n== gate\n\n${formatGate(checks)}`);
+    const passed = checks.filter((c) => c.passed).length;
+    process.stdout.write(`\ngate: ${passed} passed, ${checks.length - passed} failed\n`);
+    emit('gate', { checks });
+    if (passed < checks.length) process.exitCode = 1;
     return;
   }
   if (flags.size) throw new UsageError(`unknown flag --${[...flags.keys()][0]} (compare's flags go after \`compare <ref>\`)`);
@@ -397,7 +419,7 @@ function uptime(): string {
 
 main().then(
   // The in-process service's pools and connections are closed; exit rather than wait on stragglers.
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err) => {
     if (err instanceof UsageError) {
       process.stderr.write(`${err.message}\n`);

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
+import { allot, MAX_ROUNDS, MIN_ROUNDS } from '../bench/compare/compare.ts';
 import { prng } from './helpers/prng.ts';
 
 /**
@@ -113,4 +114,77 @@ test('unpaired or empty samples', (t) => {
   t.throws(() => compareSamples([1, 2], [1]), { message: /paired samples differ in count/ });
   t.is(compareSamples([], []).verdict, 'no change');
   t.is(compareSamples([1, 0], [1, 1]).verdict, 'no change');
+});
+
+test('forks: a bias of each process, of either sign, widens the interval instead of being a verdict', (t) => {
+  let calledPooled = 0;
+  let calledForks = 0;
+  for (let seed = 1; seed <= 100; seed++) {
+    const rand = prng(5000 + seed);
+    const a: number[] = [];
+    const b: number[] = [];
+    const fork: number[] = [];
+    for (let f = 0; f < 5; f++) {
+      // Each process's copy of the code runs up to 4 % faster or slower than the other's (kernel series
+      // did so in A/A runs of one fork each, of either sign from run to run).
+      const bias = 1 + (rand() - 0.5) * 0.08;
+      const { a: fa, b: fb } = machine(seed * 10 + f, 12, bias, 0.01, 0.1);
+      a.push(...fa);
+      b.push(...fb);
+      fork.push(...fa.map(() => f));
+    }
+    if (compareSamples(a, b, { threshold: 0.02 }).verdict !== 'no change') calledPooled++;
+    if (compareSamples(a, b, { threshold: 0.02, groups: fork }).verdict !== 'no change') calledForks++;
+  }
+  // Pooled as if one process, the forks' biases read as changes; drawn fork by fork, seldom (five
+  // forks all biased one way, by more than the threshold, cannot be told from a change).
+  t.true(calledPooled >= 10, `pooled: called a change ${calledPooled} times of 100`);
+  t.true(calledForks <= 5, `by fork: called a change ${calledForks} times of 100`);
+  t.true(calledForks * 2 <= calledPooled, `pooled ${calledPooled}, by fork ${calledForks}`);
+});
+
+test('forks: a real 5 % slowdown in every fork is still detected', (t) => {
+  let detected = 0;
+  for (let seed = 1; seed <= 50; seed++) {
+    const rand = prng(7000 + seed);
+    const a: number[] = [];
+    const b: number[] = [];
+    const fork: number[] = [];
+    for (let f = 0; f < 5; f++) {
+      const bias = 1 + (rand() - 0.5) * 0.02;
+      const { a: fa, b: fb } = machine(seed * 10 + f, 12, 1.05 * bias);
+      a.push(...fa);
+      b.push(...fb);
+      fork.push(...fa.map(() => f));
+    }
+    if (compareSamples(a, b, { threshold: 0.02, groups: fork }).verdict === 'slower') detected++;
+  }
+  t.true(detected >= 45, `detected ${detected} of 50`);
+});
+
+test('a budget shared out among rows: slow rows get the fewest rounds, fast ones the same time each, capped', (t) => {
+  const rounds = allot(
+    new Map([
+      ['fast', 10],
+      ['middle', 100],
+      ['slow', 1000],
+    ]),
+    20_000,
+  );
+  // fast: capped at 200 rounds (2 s), then 18 s shared: 90 rounds of middle, 9 of slow.
+  t.deepEqual(Object.fromEntries(rounds), { slow: 9, middle: 90, fast: MAX_ROUNDS });
+  // Too little for all: the slow row still gets its fewest rounds.
+  t.deepEqual(
+    Object.fromEntries(
+      allot(
+        new Map([
+          ['fast', 10],
+          ['slow', 1000],
+        ]),
+        5000,
+      ),
+    ),
+    { slow: MIN_ROUNDS, fast: MAX_ROUNDS },
+  );
+  t.deepEqual(Object.fromEntries(allot(new Map([['a', 100]]), 0)), { a: MIN_ROUNDS });
 });

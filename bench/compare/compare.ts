@@ -6,7 +6,7 @@ import { formatTable, ROOT } from '../report.ts';
 import { FAMILIES } from './families/index.ts';
 import { Side } from './side.ts';
 import { type Comparison, compareSamples, formatChange, resolution } from './stats.ts';
-import { checkout, describeTree } from './tree.ts';
+import { type Checkout, checkout, describeTree } from './tree.ts';
 
 /**
  * `npm run bench -- compare <ref> [names] [--rounds N | --seconds S] [--threshold P] [--profile ROW] [--json]`:
@@ -22,7 +22,7 @@ import { checkout, describeTree } from './tree.ts';
  * other row. Statistics: bench/compare/stats.ts.
  */
 export const SAMPLE_MS = 20;
-export const WARMUP_ROUNDS = 2;
+export const WARMUP_ROUNDS = 1;
 /** Without --rounds or --seconds: a budget of 120 s of rounds, shared out among the rows. */
 export const DEFAULT_SECONDS = 120;
 /** Fewest and most rounds a --seconds budget gives a row. */
@@ -36,6 +36,7 @@ export interface CompareOptions {
   names: string[];
   rounds?: number;
   seconds?: number;
+  forks?: number;
   threshold?: number;
   profile?: string;
   profileSeconds?: number;
@@ -53,13 +54,18 @@ export interface ComparedRow extends Comparison {
   threshold: number;
   samplesA: number[];
   samplesB: number[];
+  /** The fork of each pair of samples. */
+  forkOf: number[];
 }
 
 export interface CompareReport {
   a: { ref: string; commit: string; root: string; modules: string };
   b: { ref: string; commit: string; dirty: boolean; root: string };
+  /** Most rounds of a row (all forks). */
   rounds: number;
   warmupRounds: number;
+  /** Forks: fresh sampler processes the rounds were split among (row.ts, `forks`). */
+  forks: number;
   seconds: number;
   /** --threshold, when given; otherwise each family's own (row.ts, `threshold`), in each row. */
   threshold: number | null;
@@ -72,7 +78,7 @@ export interface CompareReport {
 }
 
 export const STATISTIC =
-  'ratio B/A = median over rounds of b_i/a_i; 95 % percentile bootstrap over rounds (2,000 resamples, seeded); verdict when the interval excludes 1 and the change is at least the threshold';
+  'ratio B/A = median over rounds of b_i/a_i; 95 % percentile bootstrap (2,000 resamples, seeded) over forks, then rounds within each; verdict when the interval excludes 1 and the change is at least the threshold';
 
 interface Listed {
   id: string;
@@ -107,18 +113,14 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
   );
   const self = describeTree(ROOT);
   const env = { FIXTURES_DIR: fixturesDir() };
-  // Samplers made when a family needs them: one per tree for isolated families, one for shared ones.
-  const samplers = new Map<string, Side>();
-  const sampler = (name: 'A' | 'B' | 'shared') => {
-    let side = samplers.get(name);
-    if (!side) samplers.set(name, (side = new Side(name, name === 'A' ? tree.root : ROOT, env)));
-    return side;
-  };
+  const forksOf = (family: string) => options.forks ?? FAMILIES[family]!.forks ?? 1;
+  const forks = Math.max(...families.map(forksOf));
   const report: CompareReport = {
     a: { ref: options.ref, commit: tree.commit, root: tree.root, modules: tree.modules },
     b: { ref: 'this checkout', commit: self.commit, dirty: self.dirty, root: ROOT },
     rounds: 0,
     warmupRounds: WARMUP_ROUNDS,
+    forks,
     seconds: 0,
     threshold: options.threshold ?? null,
     statistic: STATISTIC,
@@ -128,138 +130,213 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     failed: [],
     profiles: [],
   };
-  try {
-    // Opened one side after the other: a family's set-up (a service, seeding) is not timed, but two at once would crowd the machine.
-    let rows: Placed[] = [];
-    for (const family of families) {
-      const shared = FAMILIES[family]!.isolation === 'shared';
-      const opened: Map<string, Listed>[] = [];
-      for (const [name, root] of [
-        ['A', tree.root],
-        ['B', ROOT],
-      ] as const) {
-        const side = sampler(shared ? 'shared' : name);
-        const answer = await side.request<{ op: string; rows: Listed[]; failed: { family: string; message: string }[] }>({
-          op: 'open',
-          side: name,
-          root,
-          families: [family],
-        });
-        for (const f of answer.failed) report.failed.push({ side: name, family: f.family, message: f.message });
-        opened.push(new Map(answer.rows.filter((r) => keep(r.id)).map((r) => [r.id, r])));
-      }
-      const [inA, inB] = opened as [Map<string, Listed>, Map<string, Listed>];
-      report.onlyA.push(...[...inA.keys()].filter((id) => !inB.has(id)));
-      report.onlyB.push(...[...inB.keys()].filter((id) => !inA.has(id)));
-      for (const row of inB.values()) {
-        if (!inA.has(row.id)) continue;
-        rows.push({
-          ...row,
-          a: { side: sampler(shared ? 'shared' : 'A'), key: `A:${row.id}` },
-          b: { side: sampler(shared ? 'shared' : 'B'), key: `B:${row.id}` },
-        });
-      }
-    }
-    if (!rows.length) throw new Error('no row to compare: both sides have none in common');
-
-    // Each row warmed on both sides; its operations per sample from the faster side's fastest run.
-    const reps = new Map<string, number>();
-    const cost = new Map<string, number>();
-    const dropped = new Set<string>();
-    for (const row of rows) {
-      try {
-        let fastest = Number.POSITIVE_INFINITY;
-        for (const { side, key } of [row.a, row.b])
-          fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key })).ms);
-        const n = Math.max(1, Math.min(100_000, Math.ceil(SAMPLE_MS / Math.max(fastest, 1e-3))));
-        reps.set(row.id, n);
-        cost.set(row.id, 2 * n * fastest);
-      } catch (err) {
-        dropped.add(row.id);
-        report.failed.push({ id: row.id, message: err instanceof Error ? err.message : String(err) });
-      }
-    }
-    rows = rows.filter((r) => !dropped.has(r.id));
-
-    // Rounds per row: --rounds for all, or each row's share of the --seconds budget (at least MIN_ROUNDS).
-    const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
-    const roundsOf = new Map(
-      rows.map((r) => [
-        r.id,
-        budget === undefined
-          ? options.rounds!
-          : Math.max(MIN_ROUNDS, Math.min(MAX_ROUNDS, Math.floor((budget * 1000) / rows.length / (cost.get(r.id)! * SLACK)))),
-      ]),
-    );
-    const samples = new Map(rows.map((r) => [r.id, { a: [] as number[], b: [] as number[] }]));
-    const started = performance.now();
-    const last = Math.max(...roundsOf.values()) + WARMUP_ROUNDS;
-    let reported = started;
-    for (let round = 0; round < last; round++) {
-      for (const row of rows) {
-        if (round >= roundsOf.get(row.id)! + WARMUP_ROUNDS) continue;
-        // A B in even rounds, B A in odd ones.
-        const order = round % 2 === 0 ? ([row.a, row.b] as const) : ([row.b, row.a] as const);
-        const taken = new Map<string, number>();
-        for (const { side, key } of order) {
-          taken.set(key, (await side.request<{ op: string; ms: number }>({ op: 'sample', key, reps: reps.get(row.id)! })).ms);
-        }
-        if (round >= WARMUP_ROUNDS) {
-          samples.get(row.id)!.a.push(taken.get(row.a.key)!);
-          samples.get(row.id)!.b.push(taken.get(row.b.key)!);
+  // Per row: operations per sample and rounds (fixed by the first fork), and every fork's samples.
+  const plan = new Map<string, { reps: number; rounds: number; row: Listed }>();
+  const samples = new Map<string, { a: number[]; b: number[]; fork: number[] }>();
+  const dropped = new Set<string>();
+  const started = performance.now();
+  for (let fork = 0; fork < forks; fork++) {
+    const inFork = families.filter((f) => fork < forksOf(f));
+    if (forks > 1) log(`fork ${fork + 1} of ${forks}: ${inFork.join(', ')}`);
+    const samplers = new Map<string, Side>();
+    const forkStarted = performance.now();
+    try {
+      const rows = await openRows(inFork, tree, keep, env, samplers, fork === 0 ? report : undefined);
+      const live = rows.filter((r) => !dropped.has(r.id) && (fork === 0 || plan.has(r.id)));
+      // Each row warmed on both sides; in the first fork, its operations per sample from the faster side's fastest run.
+      const cost = new Map<string, number>();
+      for (const row of live) {
+        try {
+          let fastest = Number.POSITIVE_INFINITY;
+          for (const { side, key } of [row.a, row.b])
+            fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key })).ms);
+          if (fork === 0) {
+            const reps = Math.max(1, Math.min(100_000, Math.ceil(SAMPLE_MS / Math.max(fastest, 1e-3))));
+            plan.set(row.id, { reps, rounds: 0, row });
+            cost.set(row.id, 2 * reps * fastest);
+            samples.set(row.id, { a: [], b: [], fork: [] });
+          }
+        } catch (err) {
+          dropped.add(row.id);
+          plan.delete(row.id);
+          report.failed.push({ id: row.id, message: err instanceof Error ? err.message : String(err) });
         }
       }
-      if (performance.now() - reported > 10_000 || round === last - 1) {
-        reported = performance.now();
-        log(
-          `round ${round + 1 - WARMUP_ROUNDS} of ${last - WARMUP_ROUNDS} (after ${WARMUP_ROUNDS} of warm-up): ${((reported - started) / 1000).toFixed(0)} s`,
-        );
+      const measured = live.filter((r) => plan.has(r.id));
+      if (fork === 0) {
+        if (!measured.length) throw new Error('no row to compare: both sides have none in common');
+        // Rounds per row and fork: --rounds for all, or the --seconds budget shared out (allot), less what
+        // each fork spends before its rounds (as this first one did: opening, warming, the warm-up round).
+        const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
+        const perRound = new Map(measured.map((r) => [r.id, cost.get(r.id)! * SLACK]));
+        const overhead = performance.now() - forkStarted + WARMUP_ROUNDS * [...perRound.values()].reduce((a, b) => a + b, 0);
+        const totals =
+          budget === undefined ? new Map(measured.map((r) => [r.id, options.rounds!])) : allot(perRound, budget * 1000 - forks * overhead);
+        for (const row of measured) plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksOf(row.family));
       }
+      await takeRounds(measured, plan, samples, fork, log);
+      if (fork === forks - 1 && options.profile) report.profiles.push(await profile(measured, options, tree.commit, log));
+    } finally {
+      await Promise.all([...samplers.values()].map((s) => s.close()));
     }
-    report.rounds = last - WARMUP_ROUNDS;
-    report.seconds = Math.round((performance.now() - started) / 100) / 10;
-
-    for (const row of rows) {
-      const { a, b } = samples.get(row.id)!;
-      const c = compareSamples(a, b, { threshold: options.threshold ?? FAMILIES[row.family]!.threshold });
-      report.rows.push({
-        id: row.id,
-        family: row.family,
-        label: row.label,
-        reps: reps.get(row.id)!,
-        threshold: options.threshold ?? FAMILIES[row.family]!.threshold,
-        ...c,
-        resolution: resolution(c),
-        samplesA: a,
-        samplesB: b,
-      });
-    }
-
-    if (options.profile) {
-      const row = rows.find((r) => r.id === options.profile) ?? rows.find((r) => r.id.startsWith(options.profile!));
-      if (!row) throw new Error(`--profile ${options.profile}: no such row among those compared`);
-      const dir = path.join(ROOT, 'bench', 'results', 'profiles');
-      mkdirSync(dir, { recursive: true });
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      const files = { a: '', b: '' };
-      for (const [name, { side, key }] of [
-        ['A', row.a],
-        ['B', row.b],
-      ] as const) {
-        const file = path.join(
-          dir,
-          `${row.id.replace(/\//g, '_')}-${name === 'A' ? `A-${tree.commit.slice(0, 12)}` : 'B'}-${stamp}.cpuprofile`,
-        );
-        await side.request({ op: 'profile', key, seconds: options.profileSeconds ?? 5, file });
-        files[name === 'A' ? 'a' : 'b'] = path.relative(ROOT, file);
-        log(`profile of ${row.id} on side ${name}: ${path.relative(ROOT, file)}`);
-      }
-      report.profiles.push({ id: row.id, ...files });
-    }
-  } finally {
-    await Promise.all([...samplers.values()].map((s) => s.close()));
+  }
+  report.seconds = Math.round((performance.now() - started) / 100) / 10;
+  for (const [id, { reps, row }] of plan) {
+    const { a, b, fork } = samples.get(id)!;
+    const threshold = options.threshold ?? FAMILIES[row.family]!.threshold;
+    const c = compareSamples(a, b, { threshold, groups: fork });
+    report.rounds = Math.max(report.rounds, c.rounds);
+    report.rows.push({
+      id,
+      family: row.family,
+      label: row.label,
+      reps,
+      threshold,
+      ...c,
+      resolution: resolution(c),
+      samplesA: a,
+      samplesB: b,
+      forkOf: fork,
+    });
   }
   return report;
+}
+
+/**
+ * Rounds per row from a budget (ms) and each row's cost of a round (ms): the same time for every
+ * row, but never fewer than MIN_ROUNDS nor more than MAX_ROUNDS (the time of the rows held at
+ * either bound taken out first, the rest shared among the others).
+ */
+export function allot(perRound: Map<string, number>, budgetMs: number): Map<string, number> {
+  const rounds = new Map<string, number>();
+  let free = [...perRound.keys()];
+  let left = budgetMs;
+  for (;;) {
+    const share = left / Math.max(1, free.length);
+    const fixed = free.filter((id) => share / perRound.get(id)! < MIN_ROUNDS || share / perRound.get(id)! > MAX_ROUNDS);
+    if (!fixed.length) break;
+    for (const id of fixed) {
+      const n = share / perRound.get(id)! < MIN_ROUNDS ? MIN_ROUNDS : MAX_ROUNDS;
+      rounds.set(id, n);
+      left -= n * perRound.get(id)!;
+    }
+    free = free.filter((id) => !rounds.has(id));
+  }
+  const share = left / Math.max(1, free.length);
+  for (const id of free) rounds.set(id, Math.min(MAX_ROUNDS, Math.floor(share / perRound.get(id)!)));
+  return rounds;
+}
+
+/** The families opened on both trees (samplers made as needed into `samplers`); the rows both have, placed. */
+async function openRows(
+  families: string[],
+  tree: Checkout,
+  keep: (id: string) => boolean,
+  env: Record<string, string>,
+  samplers: Map<string, Side>,
+  report: CompareReport | undefined,
+): Promise<Placed[]> {
+  // One sampler per tree for isolated families, one for shared ones.
+  const sampler = (name: 'A' | 'B' | 'shared') => {
+    let side = samplers.get(name);
+    if (!side) samplers.set(name, (side = new Side(name, name === 'A' ? tree.root : ROOT, env)));
+    return side;
+  };
+  const rows: Placed[] = [];
+  // Opened one side after the other: a family's set-up (a service, seeding) is not timed, but two at once would crowd the machine.
+  for (const family of families) {
+    const { isolation, native } = FAMILIES[family]!;
+    const shared = isolation === 'shared' && (!native || tree.modules === 'shared');
+    const opened: Map<string, Listed>[] = [];
+    for (const [name, root] of [
+      ['A', tree.root],
+      ['B', ROOT],
+    ] as const) {
+      const answer = await sampler(shared ? 'shared' : name).request<{
+        op: string;
+        rows: Listed[];
+        failed: { family: string; message: string }[];
+      }>({
+        op: 'open',
+        side: name,
+        root,
+        families: [family],
+      });
+      for (const f of answer.failed) report?.failed.push({ side: name, family: f.family, message: f.message });
+      opened.push(new Map(answer.rows.filter((r) => keep(r.id)).map((r) => [r.id, r])));
+    }
+    const [inA, inB] = opened as [Map<string, Listed>, Map<string, Listed>];
+    report?.onlyA.push(...[...inA.keys()].filter((id) => !inB.has(id)));
+    report?.onlyB.push(...[...inB.keys()].filter((id) => !inA.has(id)));
+    for (const row of inB.values()) {
+      if (!inA.has(row.id)) continue;
+      rows.push({
+        ...row,
+        a: { side: sampler(shared ? 'shared' : 'A'), key: `A:${row.id}` },
+        b: { side: sampler(shared ? 'shared' : 'B'), key: `B:${row.id}` },
+      });
+    }
+  }
+  return rows;
+}
+
+/** One fork's rounds: in each, every row still short of its rounds sampled on both sides, A B in even rounds and B A in odd ones. */
+async function takeRounds(
+  rows: Placed[],
+  plan: Map<string, { reps: number; rounds: number }>,
+  samples: Map<string, { a: number[]; b: number[]; fork: number[] }>,
+  fork: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const started = performance.now();
+  const last = Math.max(...rows.map((r) => plan.get(r.id)!.rounds)) + WARMUP_ROUNDS;
+  let reported = started;
+  for (let round = 0; round < last; round++) {
+    for (const row of rows) {
+      const { reps, rounds } = plan.get(row.id)!;
+      if (round >= rounds + WARMUP_ROUNDS) continue;
+      const order = round % 2 === 0 ? ([row.a, row.b] as const) : ([row.b, row.a] as const);
+      const taken = new Map<string, number>();
+      for (const { side, key } of order) taken.set(key, (await side.request<{ op: string; ms: number }>({ op: 'sample', key, reps })).ms);
+      if (round >= WARMUP_ROUNDS) {
+        const s = samples.get(row.id)!;
+        s.a.push(taken.get(row.a.key)!);
+        s.b.push(taken.get(row.b.key)!);
+        s.fork.push(fork);
+      }
+    }
+    if (performance.now() - reported > 10_000 || round === last - 1) {
+      reported = performance.now();
+      log(
+        `round ${round + 1 - WARMUP_ROUNDS} of ${last - WARMUP_ROUNDS} (after ${WARMUP_ROUNDS} of warm-up): ${((reported - started) / 1000).toFixed(0)} s`,
+      );
+    }
+  }
+}
+
+/** --profile: the named row run under the CPU profiler on each side (sampler.ts, `profile`). */
+async function profile(
+  rows: Placed[],
+  options: CompareOptions,
+  commit: string,
+  log: (line: string) => void,
+): Promise<{ id: string; a: string; b: string }> {
+  const row = rows.find((r) => r.id === options.profile) ?? rows.find((r) => r.id.startsWith(options.profile!));
+  if (!row) throw new Error(`--profile ${options.profile}: no such row among those compared`);
+  const dir = path.join(ROOT, 'bench', 'results', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const files = { a: '', b: '' };
+  for (const [name, { side, key }] of [
+    ['A', row.a],
+    ['B', row.b],
+  ] as const) {
+    const file = path.join(dir, `${row.id.replace(/\//g, '_')}-${name === 'A' ? `A-${commit.slice(0, 12)}` : 'B'}-${stamp}.cpuprofile`);
+    await side.request({ op: 'profile', key, seconds: options.profileSeconds ?? 5, file });
+    files[name === 'A' ? 'a' : 'b'] = path.relative(ROOT, file);
+    log(`profile of ${row.id} on side ${name}: ${path.relative(ROOT, file)}`);
+  }
+  return { id: row.id, ...files };
 }
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(3) : x.toFixed(4));

@@ -28,13 +28,13 @@ export interface Row {
   id: string;
   /** What the row does, for the table. */
   label: string;
-  /** One operation: its time is the row's sample (ms per operation). */
+  /** One run of the row (one operation, or `operations` of them). */
   run(): unknown;
   /**
-   * Operations per sample, when one is too short to time alone (the sampler otherwise picks a
-   * count from the first runs, the same for both sides: enough for about 20 ms).
+   * Operations one run makes (a burst of 400 requests: 400); samples are ms per operation. The
+   * sampler picks how many runs make a sample (about 20 ms), the same for both sides.
    */
-  reps?: number;
+  operations?: number;
 }
 
 export interface OpenFamily {
@@ -52,11 +52,23 @@ export interface Family {
    */
   isolation?: 'process' | 'shared';
   /**
+   * It loads native addons (DuckDB): shared only when both trees use the same node_modules (the
+   * same lockfile), never two copies of an addon in one process; otherwise isolated.
+   */
+  native?: boolean;
+  /**
    * The smallest change its rows' verdicts call one (0.02: 2 %; bench/compare/stats.ts), set above
    * the bias `compare HEAD` measured between two copies of the same code (bench/README.md, "compare").
    */
   threshold: number;
+  /**
+   * Forks: the rounds are split among this many fresh sets of sampler processes, one after the
+   * other (1 by default). Each process's JIT makes choices of its own, a bias of a few per cent on
+   * some rows that its rounds cannot show; the interval of several forks holds it (stats.ts).
+   */
+  forks?: number;
   /** What the family measures and against what, one line. */
   about: string;
-  open(tree: Tree): Promise<OpenFamily>;
+  /** `options.activities`: the history's size, for the families that seed one (each has its default). */
+  open(tree: Tree, options?: { activities?: number }): Promise<OpenFamily>;
 }

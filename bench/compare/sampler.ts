@@ -15,7 +15,7 @@ import { type OpenFamily, type Row, treeAt } from './row.ts';
  * - `{ op: 'open', side, root, families }` → `{ op: 'opened', rows: [{ id, label, family }], failed: [{ family, message }] }`
  * - `{ op: 'warm', key }` → `{ op: 'warmed', ms }`: the row run WARM_RUNS times and for WARM_MS
  *   at least (at most WARM_MAX_MS), so that V8 has compiled it at its top tier; the fastest run's ms
- * - `{ op: 'sample', key, reps }` → `{ op: 'sampled', ms }`: `reps` operations, ms per operation.
+ * - `{ op: 'sample', key, reps }` → `{ op: 'sampled', ms }`: `reps` runs, ms per operation (row.ts, `operations`).
  *   No garbage collection is forced between samples: a forced full collection before each made the
  *   kernel's 4 h ride twice as slow and three times as noisy (7.7 ms → 17 ms, spread ±1 → ±5 ms;
  *   40 runs each, one process), a state no real request meets.
@@ -36,8 +36,8 @@ const opened: OpenFamily[] = [];
 const rows = new Map<string, Row>();
 /** Warm-up of a row: at least WARM_RUNS runs and WARM_MS, at most WARM_MAX_MS (and 2 runs). */
 const WARM_RUNS = 10;
-const WARM_MS = 300;
-const WARM_MAX_MS = 3000;
+const WARM_MS = 100;
+const WARM_MAX_MS = 1000;
 
 async function once(row: Row): Promise<void> {
   const out = row.run();
@@ -85,7 +85,7 @@ async function handle(message: Request): Promise<object> {
       const row = rowOf(message.key);
       const t0 = performance.now();
       for (let i = 0; i < message.reps; i++) await once(row);
-      return { op: 'sampled', ms: (performance.now() - t0) / message.reps };
+      return { op: 'sampled', ms: (performance.now() - t0) / message.reps / (row.operations ?? 1) };
     }
     case 'profile': {
       const row = rowOf(message.key);

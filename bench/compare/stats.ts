@@ -10,7 +10,10 @@ import { prng } from '../../test/helpers/prng.ts';
  * round slows both of its samples and leaves the ratio nearly alone, and the median ignores the
  * rounds a spike split. Its 95 % interval is a percentile bootstrap over rounds (rounds drawn with
  * replacement, RESAMPLES times, from a seeded generator so that one set of samples always gives
- * one interval). A row's verdict:
+ * one interval); when the rounds were taken in several forks (fresh processes), a two-level one:
+ * forks drawn with replacement, then rounds within each, because each process carries a bias of
+ * its own (its JIT's choices: ±3–6 % on some kernel series, of either sign from run to run) that
+ * its rounds alone cannot show. A row's verdict:
  *
  * - `slower`: the whole interval lies above 1 and the estimate is at least `threshold` above it;
  * - `faster`: the whole interval lies below 1 and the estimate is at least `threshold` below it;
@@ -46,6 +49,12 @@ export interface CompareOptions {
   resamples?: number;
   confidence?: number;
   seed?: number;
+  /**
+   * The fork (process) of each pair: with more than one, the bootstrap draws forks with
+   * replacement and rounds within each drawn fork, so that the interval holds the difference
+   * between forks as well as between rounds.
+   */
+  groups?: readonly number[];
 }
 
 /** The median of numbers (the mean of the two middle ones for an even count); NaN for none. */
@@ -84,9 +93,13 @@ export function compareSamples(a: readonly number[], b: readonly number[], optio
   const estimate = median(logs);
   const rand = prng(options.seed ?? 1);
   const draws = new Float64Array(resamples);
-  const resample = new Float64Array(n);
+  const members = groupsOf(n, options.groups);
   for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < n; i++) resample[i] = logs[Math.floor(rand() * n)]!;
+    const resample: number[] = [];
+    for (let g = 0; g < members.length; g++) {
+      const group = members[Math.floor(rand() * members.length)]!;
+      for (let i = 0; i < group.length; i++) resample.push(logs[group[Math.floor(rand() * group.length)]!]!);
+    }
     draws[r] = median(resample);
   }
   draws.sort();
@@ -95,6 +108,19 @@ export function compareSamples(a: readonly number[], b: readonly number[], optio
   const high = Math.exp(interpolatedQuantile(draws, 1 - tail));
   const ratio = Math.exp(estimate);
   return { rounds: n, medianA, medianB, ratio, low, high, verdict: verdictOf(ratio, low, high, threshold) };
+}
+
+/** The indices of each group's pairs (one group of all when none are given). */
+function groupsOf(n: number, groups: readonly number[] | undefined): number[][] {
+  if (!groups) return [Array.from({ length: n }, (_, i) => i)];
+  if (groups.length !== n) throw new Error(`groups name ${groups.length} pairs of ${n}`);
+  const byGroup = new Map<number, number[]>();
+  groups.forEach((g, i) => {
+    const list = byGroup.get(g);
+    if (list) list.push(i);
+    else byGroup.set(g, [i]);
+  });
+  return [...byGroup.values()];
 }
 
 /** The verdict of a ratio and its interval (see the module's comment). */
