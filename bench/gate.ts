@@ -24,9 +24,9 @@ import { formatTable, ROOT } from './report.ts';
  * The floor: reference ÷ √1.3, halfway (in ratio) between the reference and a 30 % slowdown
  * (reference ÷ 1.3). A check fails when its estimate is below the floor. `--record` runs the checks
  * RECORD_RUNS times and writes bench/gate.json: each reference (the median of the runs' estimates)
- * and the noise seen (the largest distance of a run's estimate, and of its interval's ends, from the
- * reference). The floor cannot flake while that noise stays well inside √1.3 − 1 ≈ 14 %; bench/README.md
- * ("gate") gives the runs the reference came from.
+ * and the noise seen (the farthest run's estimate, and the farthest end of a run's interval, from
+ * the reference). The floor cannot flake while the runs' spread stays well inside √1.3 − 1 ≈ 14 %;
+ * bench/README.md ("gate") gives the runs the reference came from.
  */
 export const GATE_FILE = path.join(ROOT, 'bench', 'gate.json');
 export const SLOWDOWN = 1.3;
@@ -48,7 +48,11 @@ export interface GateCheck {
 export interface GateFile {
   machine: string;
   recorded: string;
-  checks: Record<GateCheck['id'], { reference: number; noise: number; runs: number[] }>;
+  /**
+   * Per check: the reference (the median of the runs' speed-ups), `spread` (the farthest run's
+   * distance from it: 0.03 is 3 %), `interval` (the farthest end of a run's 95 % interval), the runs.
+   */
+  checks: Record<GateCheck['id'], { reference: number; spread: number; interval: number; runs: number[] }>;
 }
 
 export function floorOf(reference: number): number {
@@ -139,9 +143,14 @@ export async function recordGate(log: (line: string) => void): Promise<GateFile>
   const summary = (cs: Comparison[]) => {
     const estimates = cs.map((c) => c.ratio).sort((a, b) => a - b);
     const reference = estimates[estimates.length >> 1]!;
-    const noise = Math.expm1(Math.max(...cs.flatMap((c) => [c.ratio, c.low, c.high].map((v) => Math.abs(Math.log(v / reference))))));
+    const farthest = (values: number[]) => Math.expm1(Math.max(...values.map((v) => Math.abs(Math.log(v / reference)))));
     const r3 = (x: number) => Math.round(x * 1000) / 1000;
-    return { reference: r3(reference), noise: r3(noise), runs: estimates.map(r3) };
+    return {
+      reference: r3(reference),
+      spread: r3(farthest(estimates)),
+      interval: r3(farthest(cs.flatMap((c) => [c.low, c.high]))),
+      runs: estimates.map(r3),
+    };
   };
   const file: GateFile = {
     machine: `${process.env.BENCH_MACHINE ?? 'node-svc'}: 2 cores (the kind CI runs on)`,

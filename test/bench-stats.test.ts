@@ -1,6 +1,7 @@
 import test from 'ava';
 import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
 import { allot, MAX_ROUNDS, MIN_ROUNDS } from '../bench/compare/compare.ts';
+import { floorOf, interleaved } from '../bench/gate.ts';
 import { prng } from './helpers/prng.ts';
 
 /**
@@ -187,4 +188,21 @@ test('a budget shared out among rows: slow rows get the fewest rounds, fast ones
     { slow: MIN_ROUNDS, fast: MAX_ROUNDS },
   );
   t.deepEqual(Object.fromEntries(allot(new Map([['a', 100]]), 0)), { a: MIN_ROUNDS });
+});
+
+test('the gate: ours and the baseline alternate in order round by round, warm-up rounds dropped; the floor is halfway to a 30 % slowdown', async (t) => {
+  const calls: string[] = [];
+  let n = 0;
+  const samples = await interleaved(
+    3,
+    1,
+    () => (calls.push('ours'), ++n),
+    () => (calls.push('base'), 100 + ++n),
+  );
+  t.deepEqual(calls, ['ours', 'base', 'base', 'ours', 'ours', 'base', 'base', 'ours']);
+  t.deepEqual(samples, { ours: [4, 5, 8], baseline: [103, 106, 107] });
+  // A 30 % slower kernel divides the speed-up by 1.3: below the floor; the reference itself is above it.
+  const reference = 12;
+  t.true(reference / 1.3 < floorOf(reference) && floorOf(reference) < reference);
+  t.is(Math.round((floorOf(reference) / reference) * 1000) / 1000, Math.round((1 / Math.sqrt(1.3)) * 1000) / 1000);
 });

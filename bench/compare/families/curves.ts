@@ -73,6 +73,9 @@ export const curvesFamily: Family = {
   // HTTP rows, with a database and worker threads behind them, are noisier than a kernel's: a higher
   // bar than the engine's 2 %, to be set from the A/A runs' bias (bench/README.md, "compare").
   threshold: 0.05,
+  // Its CPU rows carry a process's JIT bias (the stored-curve merge read 5.8 % apart, ±1.5 %, in a
+  // one-fork A/A run): three forks, each seeding its own history.
+  forks: 3,
   about:
     'AWD, value-indexed view, stored-curve merge and the longitudinal mean-max over HTTP (bench/curves.ts), on a history of synthetic rides',
   async open(tree: Tree, options = {}) {

@@ -19,7 +19,7 @@ import { benchDatabase, burst, type Child, freePort, prepareDatabase, secretsKey
  * /api/v1/oauth/userinfo (a personal token: JWT, grant row, user row), and GET
  * /api/v1/activities/?limit=50 read by an application, cached (a polled page) and built every time.
  */
-const REQUESTS = 400;
+const REQUESTS = 100;
 const CONNECTIONS = 8;
 const ACTIVITIES = 1000;
 const BASELINE_SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'baseline-server.ts');
