@@ -141,7 +141,7 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     const samplers = new Map<string, Side>();
     const forkStarted = performance.now();
     try {
-      const rows = await openRows(inFork, tree, keep, env, samplers, fork === 0 ? report : undefined);
+      const rows = await openRows(inFork, tree, keep, env, samplers, fork === 0 ? report : undefined, fork);
       const live = rows.filter((r) => !dropped.has(r.id) && (fork === 0 || plan.has(r.id)));
       // Each row warmed on both sides; in the first fork, its operations per sample from the faster side's fastest run.
       const cost = new Map<string, number>();
@@ -235,6 +235,7 @@ async function openRows(
   env: Record<string, string>,
   samplers: Map<string, Side>,
   report: CompareReport | undefined,
+  fork: number,
 ): Promise<Placed[]> {
   // One sampler per tree for isolated families, one for shared ones.
   const sampler = (name: 'A' | 'B' | 'shared') => {
@@ -248,10 +249,13 @@ async function openRows(
     const { isolation, native } = FAMILIES[family]!;
     const shared = isolation === 'shared' && (!native || tree.modules === 'shared');
     const opened: Map<string, Listed>[] = [];
-    for (const [name, root] of [
+    // A first in even forks, B first in odd ones: what is set up last (a database's pages, the page
+    // cache) is not always the same side's.
+    const sides = [
       ['A', tree.root],
       ['B', ROOT],
-    ] as const) {
+    ] as const;
+    for (const [name, root] of fork % 2 === 0 ? sides : ([sides[1], sides[0]] as const)) {
       const answer = await sampler(shared ? 'shared' : name).request<{
         op: string;
         rows: Listed[];
@@ -263,7 +267,7 @@ async function openRows(
         families: [family],
       });
       for (const f of answer.failed) report?.failed.push({ side: name, family: f.family, message: f.message });
-      opened.push(new Map(answer.rows.filter((r) => keep(r.id)).map((r) => [r.id, r])));
+      opened[name === 'A' ? 0 : 1] = new Map(answer.rows.filter((r) => keep(r.id)).map((r) => [r.id, r]));
     }
     const [inA, inB] = opened as [Map<string, Listed>, Map<string, Listed>];
     report?.onlyA.push(...[...inA.keys()].filter((id) => !inB.has(id)));

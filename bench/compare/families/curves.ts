@@ -102,6 +102,7 @@ export const curvesFamily: Family = {
     const ts = await startTreeService(tree, ENV);
     try {
       await inParallel(activities, 4, (i) => seedRide(ts.service, ts.userId, storeSynthetic, activities, i));
+      await ts.settle();
       const stored = await curvesOf(ts.service.deps.db, ts.userId, {}, 'power', 'levels');
       if (stored.length !== activities) throw new Error(`${stored.length} stored power curves for ${activities} rides`);
       const duration = pack(stored, 'buffer');

@@ -66,6 +66,7 @@ export const longitudinalFamily: Family = {
     };
     try {
       await inParallel(activities, 4, (i) => storeSynthetic(ts.service, ts.userId, ride(activities, i)));
+      await ts.settle();
       const listed = await ts.service.deps.db
         .selectFrom('activities')
         .select(['id'])
