@@ -9,17 +9,19 @@ import { type Comparison, compareSamples, formatChange, resolution } from './sta
 import { type Checkout, checkout, describeTree } from './tree.ts';
 
 /**
- * `npm run bench -- compare <ref> [names] [--rounds N | --seconds S] [--threshold P] [--profile ROW] [--json]`:
+ * `npm run bench -- compare <ref> [names] [--rounds N | --seconds S] [--forks F] [--threshold P] [--profile ROW] [--json]`:
  * this checkout (B, with its uncommitted changes) against `<ref>` (A, checked out by bench/compare/tree.ts),
  * row by row, interleaved. `names` are families (engine, …) or row ids or their prefixes
  * ("engine/adversarial"); none: every family.
  *
- * Both sides open their families in their own sampler process (bench/compare/side.ts), then each
- * row is warmed on each side (bench/compare/sampler.ts, `warm`), which picks its operations per
- * sample (the same for both: about SAMPLE_MS of work), WARMUP_ROUNDS rounds are taken and thrown away, and the rounds follow: in
- * each, every row is sampled on both sides back to back, A then B in even rounds and B then A in
- * odd ones (A B B A A B …), so that neither side always runs first or always right after the
- * other row. Statistics: bench/compare/stats.ts.
+ * The rounds are split among forks (row.ts, `forks`): in each, fresh sampler processes
+ * (bench/compare/side.ts) open the families on both trees (A first in even forks, B first in odd
+ * ones), each row is warmed on each side (bench/compare/sampler.ts, `warm`; in the first fork this
+ * picks its operations per sample, the same for both: about SAMPLE_MS of work), WARMUP_ROUNDS
+ * rounds are thrown away, and the rounds follow: in each, every row is sampled on both sides back
+ * to back, A then B in even rounds and B then A in odd ones (A B B A A B …), so that neither side
+ * always runs first or always right after the other row. Statistics: bench/compare/stats.ts; the
+ * budget: `allot`. bench/README.md, "compare", says why each of these is so.
  */
 export const SAMPLE_MS = 20;
 export const WARMUP_ROUNDS = 1;
