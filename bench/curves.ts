@@ -19,7 +19,7 @@ import { samplePath } from '../lib/storage.ts';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Channel } from '../engine/channels.ts';
-import { simulateRide } from './synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from './synthetic.ts';
 import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 
 interface Distribution {
@@ -178,17 +178,8 @@ export async function seedRide(
   ride: { start: number; seconds: number; seed: number; sport?: string; name?: string },
 ): Promise<string> {
   const samples = simulateRide({ start: new Date(ride.start), seconds: ride.seconds, seed: ride.seed });
-  const channels = {
-    power: Float64Array.from(samples, (s) => s.power),
-    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
-    speed: Float64Array.from(samples, (s) => s.speed),
-    cadence: Float64Array.from(samples, (s) => s.cadence),
-  };
-  const curves = await service.deps.engine.pool.runCurves({
-    power: channels.power.slice(),
-    speed: channels.speed.slice(),
-    heart_rate: channels.heart_rate.slice(),
-  });
+  const channels = rideChannels(samples);
+  const curves = await service.deps.engine.pool.runCurves(curveInputs(channels));
   return storeSynthetic(service, userId, {
     start: ride.start,
     channels,

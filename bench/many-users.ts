@@ -24,7 +24,7 @@ import { AFTER_GRID_CHANNEL } from '../engine/curves/after-grid.ts';
 import { freePort, TestClock, type TestService } from '../test/helpers/service.ts';
 import { prng } from '../test/helpers/prng.ts';
 import { procTicks } from './cpu.ts';
-import { simulateRide } from './synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from './synthetic.ts';
 import { storeSynthetic } from './curves.ts';
 import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 
@@ -168,17 +168,8 @@ async function ridePool(deps: Deps): Promise<PoolRide[]> {
     Array.from({ length: 4 }, async () => {
       for (let k = next++; k < POOL_SIZE; k = next++) {
         const samples = simulateRide({ start: new Date(NEWEST), seconds: 1800 + ((k * 7919) % 9001), seed: 25_000 + k });
-        const channels = {
-          power: Float64Array.from(samples, (s) => s.power),
-          heart_rate: Float64Array.from(samples, (s) => s.heartRate),
-          speed: Float64Array.from(samples, (s) => s.speed),
-          cadence: Float64Array.from(samples, (s) => s.cadence),
-        };
-        const curves = await deps.engine.pool.runCurves({
-          power: channels.power.slice(),
-          speed: channels.speed.slice(),
-          heart_rate: channels.heart_rate.slice(),
-        });
+        const channels = rideChannels(samples);
+        const curves = await deps.engine.pool.runCurves(curveInputs(channels));
         pool[k] = { channels, curves };
       }
     }),

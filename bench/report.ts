@@ -44,12 +44,14 @@ export function distribution(values: number[]): Distribution {
  * Write `bench/results/<name>-<time>.json`, and the report under its name in
  * `bench/results/latest.json` (one entry per benchmark, so running one keeps the others' latest
  * figures; a latest.json from before, holding one report, is kept under its `benchmark`).
+ * `latest: false`: the file alone (a comparison's figures are of two trees, not this one's latest).
  */
-export function writeReport(name: string, report: { at: string } & Record<string, unknown>): string {
+export function writeReport(name: string, report: { at: string } & Record<string, unknown>, opts: { latest?: boolean } = {}): string {
   const dir = path.join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}-${report.at.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+  if (opts.latest === false) return path.relative(ROOT, file);
   const latestFile = path.join(dir, 'latest.json');
   let latest: Record<string, unknown> = {};
   if (existsSync(latestFile)) {

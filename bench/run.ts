@@ -345,7 +345,7 @@ async function main() {
       profileSeconds: numberFlag(flags, 'profile-seconds', 1),
     });
     process.stdout.write(`\n== compare\n\n${formatCompare(report)}`);
-    const file = writeReport('compare', { benchmark: 'compare', at: new Date().toISOString(), ...report });
+    const file = writeReport('compare', { benchmark: 'compare', at: new Date().toISOString(), ...report }, { latest: false });
     process.stdout.write(`\nwrote ${file}\n`);
     emit('compare', { compare: report });
     return;

@@ -55,6 +55,21 @@ interface Sample {
   cadence: number;
 }
 
+/** A simulated ride's channels as the service stores them (power, heart rate, speed, cadence at 1 Hz). */
+export function rideChannels(samples: readonly Sample[]) {
+  return {
+    power: Float64Array.from(samples, (s) => s.power),
+    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
+    speed: Float64Array.from(samples, (s) => s.speed),
+    cadence: Float64Array.from(samples, (s) => s.cadence),
+  };
+}
+
+/** The channels an activity's stored curves are computed from, copied (the engine pool takes its inputs). */
+export function curveInputs(channels: ReturnType<typeof rideChannels>) {
+  return { power: channels.power.slice(), speed: channels.speed.slice(), heart_rate: channels.heart_rate.slice() };
+}
+
 /** The ride's samples, one a second. */
 export function simulateRide(spec: RideSpec): Sample[] {
   const rand = prng(spec.seed ?? Math.floor(spec.start.getTime() / 1000));

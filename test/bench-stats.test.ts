@@ -117,23 +117,31 @@ test('unpaired or empty samples', (t) => {
   t.is(compareSamples([1, 0], [1, 1]).verdict, 'no change');
 });
 
+/**
+ * FORKS forks of 12 rounds each (`machine`, seeds `seed` × 10 + f), B taking `shift` × A's time times
+ * a bias of its own in each fork, uniform within ±`spread` / 2 (drawn from prng(`biasSeed`)).
+ */
+function forked(seed: number, biasSeed: number, spread: number, shift: number, noise?: number, drift?: number) {
+  const FORKS = 5;
+  const rand = prng(biasSeed);
+  const out = { a: [] as number[], b: [] as number[], fork: [] as number[] };
+  for (let f = 0; f < FORKS; f++) {
+    const bias = 1 + (rand() - 0.5) * spread;
+    const { a, b } = machine(seed * 10 + f, 12, shift * bias, noise, drift);
+    out.a.push(...a);
+    out.b.push(...b);
+    out.fork.push(...a.map(() => f));
+  }
+  return out;
+}
+
 test('forks: a bias of each process, of either sign, widens the interval instead of being a verdict', (t) => {
   let calledPooled = 0;
   let calledForks = 0;
   for (let seed = 1; seed <= 100; seed++) {
-    const rand = prng(5000 + seed);
-    const a: number[] = [];
-    const b: number[] = [];
-    const fork: number[] = [];
-    for (let f = 0; f < 5; f++) {
-      // Each process's copy of the code runs up to 4 % faster or slower than the other's (kernel series
-      // did so in A/A runs of one fork each, of either sign from run to run).
-      const bias = 1 + (rand() - 0.5) * 0.08;
-      const { a: fa, b: fb } = machine(seed * 10 + f, 12, bias, 0.01, 0.1);
-      a.push(...fa);
-      b.push(...fb);
-      fork.push(...fa.map(() => f));
-    }
+    // Each process's copy of the code runs up to 4 % faster or slower than the other's (kernel series
+    // did so in A/A runs of one fork each, of either sign from run to run).
+    const { a, b, fork } = forked(seed, 5000 + seed, 0.08, 1, 0.01, 0.1);
     if (compareSamples(a, b, { threshold: 0.02 }).verdict !== 'no change') calledPooled++;
     if (compareSamples(a, b, { threshold: 0.02, groups: fork }).verdict !== 'no change') calledForks++;
   }
@@ -147,17 +155,7 @@ test('forks: a bias of each process, of either sign, widens the interval instead
 test('forks: a real 5 % slowdown in every fork is still detected', (t) => {
   let detected = 0;
   for (let seed = 1; seed <= 50; seed++) {
-    const rand = prng(7000 + seed);
-    const a: number[] = [];
-    const b: number[] = [];
-    const fork: number[] = [];
-    for (let f = 0; f < 5; f++) {
-      const bias = 1 + (rand() - 0.5) * 0.02;
-      const { a: fa, b: fb } = machine(seed * 10 + f, 12, 1.05 * bias);
-      a.push(...fa);
-      b.push(...fb);
-      fork.push(...fa.map(() => f));
-    }
+    const { a, b, fork } = forked(seed, 7000 + seed, 0.02, 1.05);
     if (compareSamples(a, b, { threshold: 0.02, groups: fork }).verdict === 'slower') detected++;
   }
   t.true(detected >= 45, `detected ${detected} of 50`);

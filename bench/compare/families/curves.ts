@@ -1,7 +1,7 @@
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import { meanMaxAll } from '../../../engine/curves/mean-max.ts';
 import type { TestService } from '../../../test/helpers/service.ts';
-import { simulateRide } from '../../synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../../synthetic.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { exportOf, inParallel, logOpened, startTreeService } from './tree-service.ts';
 
@@ -34,17 +34,8 @@ type Pack = (rows: StoredRow[], which: 'buffer' | 'second') => unknown;
 async function seedRide(service: TestService, userId: string, storeSynthetic: StoreSynthetic, count: number, i: number) {
   const start = NEWEST - (count - 1 - i) * DAY;
   const samples = simulateRide({ start: new Date(start), seconds: 1800 + ((i * 7919) % 9000), seed: 1000 + i });
-  const channels = {
-    power: Float64Array.from(samples, (s) => s.power),
-    heart_rate: Float64Array.from(samples, (s) => s.heartRate),
-    speed: Float64Array.from(samples, (s) => s.speed),
-    cadence: Float64Array.from(samples, (s) => s.cadence),
-  };
-  const curves = await service.deps.engine.pool.runCurves({
-    power: channels.power.slice(),
-    speed: channels.speed.slice(),
-    heart_rate: channels.heart_rate.slice(),
-  });
+  const channels = rideChannels(samples);
+  const curves = await service.deps.engine.pool.runCurves(curveInputs(channels));
   const sport = i % 5 === 0 ? 'cycling.road' : 'cycling';
   await storeSynthetic(service, userId, { start, channels, name: `ride-${1000 + i}.fit`, sport, utcOffsetSeconds: 3600, curves });
 }
