@@ -1,19 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { loadConfig } from '../lib/config.ts';
-import { createDb } from '../db/database.ts';
-import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
-import { createUser, findUserByEmail } from '../db/users.ts';
-import { KeyStore } from '../api/auth/keys.ts';
-import { loadSecretBox } from '../lib/secret-box.ts';
-import { createPersonalToken, tokenResponse } from '../api/oauth/issue.ts';
-import { createApplication } from '../db/applications.ts';
-import { createGrant } from '../db/grants.ts';
-import { seedActivityList } from './activities-list.ts';
-import { hashPassword } from '../api/auth/passwords.ts';
 import { load, type LoadResult } from './load.ts';
 import { formatTable, jsonDocument, latestReport, recordedTargets, recordTarget, ROOT, writeReport } from './report.ts';
 import { compare, formatCompare } from './compare/compare.ts';
+import { type Child, freePort, prepareDatabase, startChild } from './compare/families/http-api.ts';
+import { treeAt } from './compare/row.ts';
 import { formatGate, recordGate, runGate } from './gate.ts';
 import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
@@ -92,33 +83,24 @@ const LIST_TARGET = { rps: 800, p99_ms: 50 };
 /** Issue 15, item 6: the polled (cached) page ≥ 2,500 req/s with p99 ≤ 30 ms at 16 connections. */
 const POLLED_TARGET = { rps: 2500, p99_ms: 30 };
 
-function startChild(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import=tsx', entry], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening (?:on http:\/\/127\.0\.0\.1:)?(\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${entry} exited ${code}`)));
-  });
-}
-
 async function benchHttp() {
   const base = loadConfig();
   const url = new URL(base.DATABASE_URL);
   url.pathname = `${url.pathname}_bench`;
   const DATABASE_URL = url.toString();
-  await ensureDatabase(DATABASE_URL);
-  const db = createDb(DATABASE_URL, 2);
-  await migrateToLatest(db);
+  const port = await freePort();
+  let uncachedPort = await freePort();
+  while (uncachedPort === port) uncachedPort = await freePort();
+  // The database, its bench user, tokens and history as the compare family's http rows make them (./compare/families/http-api.ts).
+  const { token, appToken, seedMs } = await prepareDatabase(treeAt(ROOT), {
+    url: DATABASE_URL,
+    secretsKey: base.SECRETS_KEY,
+    dataDir: base.DATA_DIR,
+    issuer: `http://127.0.0.1:${port}`,
+    activities: LIST_ACTIVITIES,
+  });
+  process.stdout.write(`activities list history: ${LIST_ACTIVITIES} activities ready in ${(seedMs / 1000).toFixed(1)} s\n`);
 
-  const port = 18000 + Math.floor(Math.random() * 1000);
   // The rate limit is counted (its Redis round trip is part of every figure) but set above the load.
   const apiEnv = {
     DATABASE_URL,
@@ -129,42 +111,13 @@ async function benchHttp() {
     QUEUE_PREFIX: 'tds_bench',
     API_RATE_LIMIT: '1000000',
   };
-  const api = await startChild('bin/api.ts', apiEnv);
-  // The same API with the read cache off: what a page costs to build.
-  const uncachedApi = await startChild('bin/api.ts', { ...apiEnv, PORT: String(port + 1000), READ_CACHE_SECONDS: '0' });
-  const baseline = await startChild('bench/baseline-server.ts', { PORT: '0' });
-
+  const children: Child[] = [];
   try {
-    const email = 'bench@example.com';
-    const user =
-      (await findUserByEmail(db, email)) ??
-      (await createUser(db, { email, first_name: 'Bench', last_name: 'Mark', password_hash: await hashPassword('bench password 1') }));
-    const keys = new KeyStore(db, await loadSecretBox(base));
-    await keys.init();
-    const { response } = await createPersonalToken(
-      db,
-      { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() },
-      user.id,
-      ['profile', 'data:read'],
-      'bench',
-    );
-    const token = response.access_token;
-    const issuer = { issuer: `http://127.0.0.1:${port}`, keys, now: () => new Date() };
-    const app =
-      (await db
-        .selectFrom('applications')
-        .selectAll()
-        .where('owner_id', '=', user.id)
-        .where('name', '=', 'Bench coach')
-        .executeTakeFirst()) ??
-      (await createApplication(db, { owner_id: user.id, name: 'Bench coach', redirect_uris: ['https://coach.example/callback'] }));
-    const t0 = performance.now();
-    await seedActivityList(db, user.id, app.id, LIST_ACTIVITIES);
-    process.stdout.write(
-      `activities list history: ${LIST_ACTIVITIES} activities ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
-    );
-    const { grant } = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
-    const appToken = (await tokenResponse(issuer, grant)).access_token;
+    children.push(await startChild('bin/api.ts', ROOT, apiEnv));
+    // The same API with the read cache off: what a page costs to build.
+    children.push(await startChild('bin/api.ts', ROOT, { ...apiEnv, PORT: String(uncachedPort), READ_CACHE_SECONDS: '0' }));
+    const baseline = await startChild('bench/baseline-server.ts', ROOT, { PORT: '0' });
+    children.push(baseline);
 
     const opts = { connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 1 };
     const rows: { workload: string; result: LoadResult; target?: typeof LIST_TARGET & { met: boolean } }[] = [];
@@ -201,7 +154,7 @@ async function benchHttp() {
     );
     await measure(
       `GET /api/v1/activities/?limit=50 (${listOf}), READ_CACHE_SECONDS=0: every page built`,
-      `http://127.0.0.1:${port + 1000}/api/v1/activities/?limit=50`,
+      `http://127.0.0.1:${uncachedPort}/api/v1/activities/?limit=50`,
       { authorization: `Bearer ${appToken}` },
       LIST_TARGET,
     );
@@ -234,10 +187,7 @@ async function benchHttp() {
     };
     process.stdout.write(`\nwrote ${writeReport('http', report)} and bench/results/latest.json\n`);
   } finally {
-    api.child.kill('SIGTERM');
-    uncachedApi.child.kill('SIGTERM');
-    baseline.child.kill('SIGTERM');
-    await db.destroy();
+    await Promise.all(children.map((c) => c.stop()));
   }
 }
 

@@ -48,7 +48,7 @@ export function secretsKeyOf(name: string): string {
  */
 export async function prepareDatabase(
   tree: Tree,
-  opts: { url: string; secretsKey: string; dataDir: string; issuer: string; activities: number },
+  opts: { url: string; secretsKey: string | undefined; dataDir: string; issuer: string; activities: number },
 ): Promise<{ token: string; appToken: string; seedMs: number }> {
   const { ensureDatabase, migrateToLatest } = await tree.load<typeof Migrate>('db/migrate.ts');
   const { createDb } = await tree.load<typeof Database>('db/database.ts');
