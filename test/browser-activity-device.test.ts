@@ -5,7 +5,7 @@ import type { User } from '../db/database.ts';
 import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
 import { insertSource } from '../db/sources.ts';
 import { browserSuite, openPage, signIn } from './helpers/browser.ts';
-import { collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
+import { chartsResized, collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api } from './helpers/activities.ts';
 
@@ -112,9 +112,11 @@ async function open(user: User, id: string) {
 /** No horizontal overflow at phone width; screenshots at both widths. */
 async function fits(t: { true: (v: boolean, m?: string) => void }, page: Page, name: string) {
   await page.setViewportSize(PHONE);
+  await chartsResized(page);
   t.true((await overflow(page)) <= 0, `${name}: no horizontal overflow at ${PHONE.width} px`);
   t.true((await screenshot(page, `${name}-${PHONE.width}`)) > 0);
   await page.setViewportSize(DESKTOP);
+  await chartsResized(page);
   t.true((await overflow(page)) <= 0, `${name}: no horizontal overflow at ${DESKTOP.width} px`);
   t.true((await screenshot(page, `${name}-${DESKTOP.width}`)) > 0);
 }
