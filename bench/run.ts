@@ -303,17 +303,18 @@ async function main() {
   if (args[0] === 'gate') {
     const unknownFlag = [...flags.keys()].find((k) => k !== 'record');
     if (unknownFlag) throw new UsageError(`unknown flag --${unknownFlag}; usage: npm run bench -- gate [--record]`);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
     if (flags.has('record')) {
-      const file = await recordGate((line) => process.stdout.write(`${line}\n`));
-      process.stdout.write(`wrote bench/gate.json: ${JSON.stringify(file.checks)}\n`);
+      const file = await recordGate(log);
+      process.stdout.write(`wrote bench/gate.json: reference ${file.commit}, ${JSON.stringify(file.checks)}\n`);
       emit('gate-record', { gate: file });
       return;
     }
-    const checks = await runGate();
-    process.stdout.write(`\n== gate\n\n${formatGate(checks)}`);
+    const { commit, checks } = await runGate(log);
+    process.stdout.write(`\n== gate\n\n${formatGate(commit, checks)}`);
     const passed = checks.filter((c) => c.passed).length;
     process.stdout.write(`\ngate: ${passed} passed, ${checks.length - passed} failed\n`);
-    emit('gate', { checks });
+    emit('gate', { reference: commit, checks });
     if (passed < checks.length) process.exitCode = 1;
     return;
   }

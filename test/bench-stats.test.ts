@@ -1,7 +1,8 @@
 import test from 'ava';
 import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
 import { allot, MAX_ROUNDS, MIN_ROUNDS } from '../bench/compare/compare.ts';
-import { floorOf, interleaved } from '../bench/gate.ts';
+import { LIMIT } from '../bench/gate.ts';
+import { interleaved, measured, permutations } from '../bench/gate-rounds.ts';
 import { prng } from './helpers/prng.ts';
 
 /**
@@ -188,19 +189,45 @@ test('a budget shared out among rows: slow rows get the fewest rounds, fast ones
   t.deepEqual(Object.fromEntries(allot(new Map([['a', 100]]), 0)), { a: MIN_ROUNDS });
 });
 
-test('the gate: ours and the baseline alternate in order round by round, warm-up rounds dropped; the floor is halfway to a 30 % slowdown', async (t) => {
+test('the gate: the codes take turns through every order, warm-up rounds dropped; it fails a 30 % slowdown against the reference, passes none', async (t) => {
   const calls: string[] = [];
   let n = 0;
-  const samples = await interleaved(
-    3,
-    1,
-    () => (calls.push('ours'), ++n),
-    () => (calls.push('base'), 100 + ++n),
-  );
+  const two = await interleaved(3, 1, [() => (calls.push('ours'), ++n), () => (calls.push('base'), 100 + ++n)]);
   t.deepEqual(calls, ['ours', 'base', 'base', 'ours', 'ours', 'base', 'base', 'ours']);
-  t.deepEqual(samples, { ours: [4, 5, 8], baseline: [103, 106, 107] });
-  // A 30 % slower kernel divides the speed-up by 1.3: below the floor; the reference itself is above it.
-  const reference = 12;
-  t.true(reference / 1.3 < floorOf(reference) && floorOf(reference) < reference);
-  t.is(Math.round((floorOf(reference) / reference) * 1000) / 1000, Math.round((1 / Math.sqrt(1.3)) * 1000) / 1000);
+  t.deepEqual(two, [
+    [4, 5, 8],
+    [103, 106, 107],
+  ]);
+  // Three codes: each of the 6 orders once in 6 rounds, so each code runs first, second and last twice.
+  const orders = permutations(3);
+  t.is(new Set(orders.map((o) => o.join())).size, 6);
+  for (let code = 0; code < 3; code++)
+    for (let place = 0; place < 3; place++) t.is(orders.filter((o) => o[place] === code).length, 2, `code ${code} at ${place}`);
+  const order: number[] = [];
+  await interleaved(
+    6,
+    0,
+    [0, 1, 2].map((i) => () => (order.push(i), 1)),
+  );
+  t.deepEqual(order, orders.flat(), 'round r runs in order r');
+
+  // The change is ours ÷ the reference, round by round; the speed-ups the baseline ÷ each.
+  const ref = [10, 11, 10, 12, 10, 11, 10];
+  const base = ref.map((x) => x * 12);
+  const same = measured('same', ref.slice(), ref, base);
+  t.is(same.change.ratio, 1);
+  t.true(same.change.ratio <= LIMIT);
+  t.is(same.speedup.ours, 12);
+  t.is(same.speedup.reference, 12);
+  const slower = measured(
+    '30 % slower',
+    ref.map((x) => x * 1.3),
+    ref,
+    base,
+  );
+  t.true(Math.abs(slower.change.ratio - 1.3) < 1e-12);
+  t.true(slower.change.ratio > LIMIT, 'a 30 % slowdown fails');
+  t.true(Math.abs(slower.speedup.ours - 12 / 1.3) < 1e-9);
+  // The limit: halfway, in ratio, between no change and a 30 % slowdown.
+  t.true(Math.abs(LIMIT * LIMIT - 1.3) < 1e-12);
 });

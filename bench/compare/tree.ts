@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -37,8 +37,19 @@ export function checkout(repo: string, ref: string, log: (line: string) => void 
   const sameLock = () =>
     existsSync(path.join(root, 'package-lock.json')) &&
     readFileSync(path.join(root, 'package-lock.json')).equals(readFileSync(path.join(repo, 'package-lock.json')));
+  const modulesLink = path.join(root, 'node_modules');
+  const ours = path.join(repo, 'node_modules');
   if (existsSync(ready)) {
-    return { ref, commit, root, modules: readFileSync(ready, 'utf8').trim() === 'shared' ? 'shared' : 'npm ci', created: false };
+    if (readFileSync(ready, 'utf8').trim() !== 'shared') return { ref, commit, root, modules: 'npm ci', created: false };
+    // Shared with the checkout that made it, which may be another clone (CI's): pointed at this one's
+    // node_modules when the lockfiles match, otherwise made again below.
+    if (sameLock()) {
+      if (readlinkSync(modulesLink) !== ours) {
+        rmSync(modulesLink, { force: true });
+        symlinkSync(ours, modulesLink, 'dir');
+      }
+      return { ref, commit, root, modules: 'shared', created: false };
+    }
   }
   // A folder left half-made by an interrupted run: removed, and its worktree entry pruned.
   if (existsSync(root)) rmSync(root, { recursive: true, force: true });
@@ -47,7 +58,7 @@ export function checkout(repo: string, ref: string, log: (line: string) => void 
   git(repo, 'worktree', 'add', '--detach', '--force', root, commit);
   let modules: Checkout['modules'];
   if (sameLock()) {
-    symlinkSync(path.join(repo, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    symlinkSync(ours, modulesLink, 'dir');
     modules = 'shared';
   } else {
     log(`${ref}: package-lock.json differs from this checkout's; npm ci --prefer-offline in the worktree`);
