@@ -86,6 +86,8 @@ interface Listed {
   id: string;
   label: string;
   family: string;
+  /** Work per sample (row.ts, `sampleMs`; SAMPLE_MS by default). */
+  sampleMs?: number;
 }
 
 export function familiesOf(names: readonly string[]): { families: string[]; keep: (id: string) => boolean } {
@@ -153,7 +155,7 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
           for (const { side, key } of [row.a, row.b])
             fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key })).ms);
           if (fork === 0) {
-            const reps = Math.max(1, Math.min(100_000, Math.ceil(SAMPLE_MS / Math.max(fastest, 1e-3))));
+            const reps = Math.max(1, Math.min(100_000, Math.ceil((row.sampleMs ?? SAMPLE_MS) / Math.max(fastest, 1e-3))));
             plan.set(row.id, { reps, rounds: 0, row });
             cost.set(row.id, 2 * reps * fastest);
             samples.set(row.id, { a: [], b: [], fork: [] });

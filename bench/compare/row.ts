@@ -35,6 +35,13 @@ export interface Row {
    * sampler picks how many runs make a sample (about 20 ms), the same for both sides.
    */
   operations?: number;
+  /**
+   * Least warm-up before its first sample, ms (the sampler's default: 10 runs and 100 ms, at most
+   * 1 s). A request to a service warms its engine threads and connections too, which ten runs do not.
+   */
+  warmMs?: number;
+  /** Work per sample, ms (compare's SAMPLE_MS by default): a request's samples average several requests. */
+  sampleMs?: number;
 }
 
 export interface OpenFamily {

@@ -14,7 +14,8 @@ import { type OpenFamily, type Row, treeAt } from './row.ts';
  *
  * - `{ op: 'open', side, root, families }` → `{ op: 'opened', rows: [{ id, label, family }], failed: [{ family, message }] }`
  * - `{ op: 'warm', key }` → `{ op: 'warmed', ms }`: the row run WARM_RUNS times and for WARM_MS
- *   at least (at most WARM_MAX_MS), so that V8 has compiled it at its top tier; the fastest run's ms
+ *   at least (at most WARM_MAX_MS; a row's `warmMs` raises both), so that V8 has compiled it at its
+ *   top tier; the fastest run's ms
  * - `{ op: 'sample', key, reps }` → `{ op: 'sampled', ms }`: `reps` runs, ms per operation (row.ts, `operations`).
  *   No garbage collection is forced between samples: a forced full collection before each made the
  *   kernel's 4 h ride twice as slow and three times as noisy (7.7 ms → 17 ms, spread ±1 → ±5 ms;
@@ -47,7 +48,7 @@ async function once(row: Row): Promise<void> {
 async function handle(message: Request): Promise<object> {
   switch (message.op) {
     case 'open': {
-      const listed: { id: string; label: string; family: string }[] = [];
+      const listed: { id: string; label: string; family: string; sampleMs?: number }[] = [];
       const failed: { family: string; message: string }[] = [];
       for (const name of message.families) {
         const family = FAMILIES[name];
@@ -60,7 +61,7 @@ async function handle(message: Request): Promise<object> {
           opened.push(open);
           for (const row of open.rows) {
             rows.set(`${message.side}:${row.id}`, row);
-            listed.push({ id: row.id, label: row.label, family: name });
+            listed.push({ id: row.id, label: row.label, family: name, sampleMs: row.sampleMs });
           }
         } catch (err) {
           failed.push({ family: name, message: err instanceof Error ? err.message : String(err) });
@@ -71,10 +72,12 @@ async function handle(message: Request): Promise<object> {
     case 'warm': {
       const row = rowOf(message.key);
       const started = performance.now();
+      const least = row.warmMs ?? WARM_MS;
+      const most = Math.max(WARM_MAX_MS, least);
       let fastest = Number.POSITIVE_INFINITY;
       for (let runs = 0; ; runs++) {
         const spent = performance.now() - started;
-        if ((runs >= WARM_RUNS && spent >= WARM_MS) || (runs >= 2 && spent >= WARM_MAX_MS)) break;
+        if ((runs >= WARM_RUNS && spent >= least) || (runs >= 2 && spent >= most)) break;
         const t0 = performance.now();
         await once(row);
         fastest = Math.min(fastest, performance.now() - t0);

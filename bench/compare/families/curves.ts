@@ -57,6 +57,13 @@ async function mergerOf(tree: Tree): Promise<{ pack: Pack; merge: (duration: unk
   throw new Error(`db/curves.ts of the tree ${tree.root} exports neither packStored nor packInt32`);
 }
 
+/**
+ * The HTTP rows: warmed for 2 s (its service's engine threads and connections, not only this
+ * process's code) and sampled 150 ms at a time. With compare's defaults (10 runs, 20 ms samples)
+ * they read 15–50 % faster on whichever side was set up second (bench/README.md, "compare").
+ */
+const HTTP_ROW = { warmMs: 2000, sampleMs: 150 };
+
 export const curvesFamily: Family = {
   name: 'curves',
   // A service per tree: each side's rows in its own process, in its own tree.
@@ -126,11 +133,13 @@ export const curvesFamily: Family = {
           id: 'curves/http-longitudinal-parquet',
           label: `GET longitudinal-mean-max → Parquet, ${stored.length} activities (no cache)`,
           run: () => ts.get('/api/v1/activities/longitudinal-mean-max?metric=power'),
+          ...HTTP_ROW,
         },
         {
           id: 'curves/http-after-5-year',
           label: `GET longitudinal-mean-max, 5 after values, 1 year (${n} activities), 2 engine threads`,
           run: () => ts.get(afterQuery),
+          ...HTTP_ROW,
         },
       ];
       logOpened('curves', tree, started, `${activities} rides seeded`);
