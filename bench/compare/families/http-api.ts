@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { sql } from 'kysely';
 import type * as Keys from '../../../api/auth/keys.ts';
 import type * as Passwords from '../../../api/auth/passwords.ts';
 import type * as Issue from '../../../api/oauth/issue.ts';
@@ -92,6 +93,9 @@ export async function prepareDatabase(
     await seedActivityList(db, user.id, app.id, opts.activities, product);
     const seedMs = performance.now() - t0;
     const { grant } = await createGrant(db, { user_id: user.id, application_id: app.id, scopes: ['data:read'], withRefreshToken: false });
+    // Each tree's database is its own, seeded at its own time and kept: fresh statistics and no dead
+    // rows on both, rather than wherever autovacuum happened to be (tree-service.ts, `settle`).
+    await sql`VACUUM ANALYZE`.execute(db);
     return { token: response.access_token, appToken: (await tokenResponse(issuer, grant)).access_token, seedMs };
   } finally {
     await db.destroy();
