@@ -17,7 +17,8 @@ import { type Checkout, checkout, describeTree } from './tree.ts';
  * The rounds are split among forks (row.ts, `forks`): in each, fresh sampler processes
  * (bench/compare/side.ts) open the families on both trees (A first in even forks, B first in odd
  * ones), each row is warmed on each side (bench/compare/sampler.ts, `warm`; in the first fork this
- * picks its operations per sample, the same for both: about SAMPLE_MS of work), WARMUP_ROUNDS
+ * picks its operations per sample, the same for both: about SAMPLE_MS of work; later forks warm
+ * lightly), WARMUP_ROUNDS
  * rounds are thrown away, and the rounds follow: in each, every row is sampled on both sides back
  * to back, A then B in even rounds and B then A in odd ones (A B B A A B …), so that neither side
  * always runs first or always right after the other row. Statistics: bench/compare/stats.ts; the
@@ -138,6 +139,8 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
   const plan = new Map<string, { reps: number; rounds: number; row: Listed }>();
   const samples = new Map<string, { a: number[]; b: number[]; fork: number[] }>();
   const dropped = new Set<string>();
+  /** Per row: the cost of one round, both sides (ms), from the first fork's warm-up. */
+  const perRound = new Map<string, number>();
   const started = performance.now();
   for (let fork = 0; fork < forks; fork++) {
     const inFork = families.filter((f) => fork < forksOf(f));
@@ -148,16 +151,16 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
       const rows = await openRows(inFork, tree, keep, env, samplers, fork === 0 ? report : undefined, fork);
       const live = rows.filter((r) => !dropped.has(r.id) && (fork === 0 || plan.has(r.id)));
       // Each row warmed on both sides; in the first fork, its operations per sample from the faster side's fastest run.
-      const cost = new Map<string, number>();
       for (const row of live) {
         try {
           let fastest = Number.POSITIVE_INFINITY;
           for (const { side, key } of [row.a, row.b])
-            fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key })).ms);
+            fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key, light: fork > 0 })).ms);
           if (fork === 0) {
             const reps = Math.max(1, Math.min(100_000, Math.ceil((row.sampleMs ?? SAMPLE_MS) / Math.max(fastest, 1e-3))));
             plan.set(row.id, { reps, rounds: 0, row });
-            cost.set(row.id, 2 * reps * fastest);
+            // A round of the row costs its warmed time × SLACK (the machine is seldom as fast as at warm-up).
+            perRound.set(row.id, 2 * reps * fastest * SLACK);
             samples.set(row.id, { a: [], b: [], fork: [] });
           }
         } catch (err) {
@@ -167,16 +170,23 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
         }
       }
       const measured = live.filter((r) => plan.has(r.id));
-      if (fork === 0) {
-        if (!measured.length) throw new Error('no row to compare: both sides have none in common');
-        // Rounds per row and fork: --rounds for all, or the --seconds budget shared out (allot), less what
-        // each fork spends before its rounds (as this first one did: opening, warming, the warm-up round).
-        const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
-        const perRound = new Map(measured.map((r) => [r.id, cost.get(r.id)! * SLACK]));
-        const overhead = performance.now() - forkStarted + WARMUP_ROUNDS * [...perRound.values()].reduce((a, b) => a + b, 0);
-        const totals =
-          budget === undefined ? new Map(measured.map((r) => [r.id, options.rounds!])) : allot(perRound, budget * 1000 - forks * overhead);
-        for (const row of measured) plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksOf(row.family));
+      if (fork === 0 && !measured.length) throw new Error('no row to compare: both sides have none in common');
+      // Rounds per row in this fork: --rounds split among the row's forks, or what is left of the
+      // --seconds budget shared out (allot) and split among the forks left, less what each of them
+      // will spend before its rounds (as this one did: opening, warming, the warm-up round). Set at
+      // every fork, since later forks warm lightly and cost less than the first.
+      const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
+      const overhead = performance.now() - forkStarted + WARMUP_ROUNDS * measured.reduce((ms, r) => ms + perRound.get(r.id)!, 0);
+      const totals =
+        budget === undefined
+          ? new Map(measured.map((r) => [r.id, options.rounds!]))
+          : allot(
+              new Map(measured.map((r) => [r.id, perRound.get(r.id)!])),
+              budget * 1000 - (performance.now() - started) - (forks - fork - 1) * overhead,
+            );
+      for (const row of measured) {
+        const forksLeft = budget === undefined ? forksOf(row.family) : Math.max(1, forksOf(row.family) - fork);
+        plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksLeft);
       }
       await takeRounds(measured, plan, samples, fork, log);
       if (fork === forks - 1 && options.profile) report.profiles.push(await profile(measured, options, tree.commit, log));
