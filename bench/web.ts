@@ -34,7 +34,7 @@ interface Row {
 }
 
 /** Milliseconds from navigation to every `selectors` present (each chart drawn). */
-async function timeTo(page: Page, url: string, selectors: string[]): Promise<number> {
+export async function timeTo(page: Page, url: string, selectors: string[]): Promise<number> {
   const t0 = performance.now();
   await page.goto(url);
   for (const s of selectors) await page.waitForSelector(s, { state: 'attached', timeout: 60_000 });
@@ -42,7 +42,7 @@ async function timeTo(page: Page, url: string, selectors: string[]): Promise<num
 }
 
 /** The same API reads, by the page's own fetch (parsed, not drawn). */
-async function timeFetches(page: Page, paths: string[]): Promise<number> {
+export async function timeFetches(page: Page, paths: string[]): Promise<number> {
   return page.evaluate(async (list) => {
     const t0 = performance.now();
     await Promise.all(list.map(async (p) => (await fetch(p, { headers: { accept: 'application/json' } })).json()));

@@ -29,6 +29,29 @@ test('compare HEAD: one row of the engine family, both sides sampled round by ro
   t.true(lines.some((l) => l.startsWith('A: HEAD')));
 });
 
+test('compare HEAD: the web family, a service and headless Chromium per side, page rows sampled as navigations to charts drawn', async (t) => {
+  // A small history: what is checked is that both sides open, sign in, draw and are sampled.
+  process.env.BENCH_COMPARE_WEB_ACTIVITIES = '5';
+  const report = await compare({
+    ref: 'HEAD',
+    names: ['web/curves-all-time', 'web/activity-api-fetch'],
+    rounds: 2,
+    forks: 1,
+    log: () => {},
+  });
+  t.deepEqual(report.failed, []);
+  t.deepEqual(
+    report.rows.map((r) => r.id),
+    ['web/curves-all-time', 'web/activity-api-fetch'],
+  );
+  for (const row of report.rows) {
+    t.is(row.family, 'web');
+    t.is(row.samplesA.length, 2);
+    t.true(row.samplesA.every((ms) => ms > 0) && row.samplesB.every((ms) => ms > 0), row.id);
+  }
+  t.regex(report.rows[0]!.label, /curves page, all time, 6 rides/);
+});
+
 test('compare: a ref that names no commit, and an unknown benchmark, are refused before anything runs', async (t) => {
   await t.throwsAsync(compare({ ref: 'no-such-ref-anywhere', names: ['engine'], rounds: 1, log: () => {} }), {
     message: /names no commit/,

@@ -18,12 +18,12 @@ import { exportOf, inParallel, logOpened, startTreeService } from './tree-servic
  */
 const ACTIVITIES = Number(process.env.BENCH_COMPARE_CURVES_ACTIVITIES ?? 300);
 const DAY = 86_400_000;
-const NEWEST = Date.UTC(2026, 9, 31, 7);
+export const NEWEST = Date.UTC(2026, 9, 31, 7);
 const AFTER = [0, 250, 500, 1000, 1500];
 /** The service as bench/curves.ts runs it: every request computes, a 2-thread engine pool. */
 const ENV = { CURVE_CACHE_SECONDS: '0', ENGINE_THREADS: '2', LOG_LEVEL: 'warn', COMPUTE_TIMEOUT_MS: '120000' };
 
-type StoreSynthetic = (service: TestService, userId: string, a: object) => Promise<string>;
+export type StoreSynthetic = (service: TestService, userId: string, a: object) => Promise<string>;
 interface StoredRow {
   buffer: Uint8Array;
   second: Uint8Array | null;
@@ -31,7 +31,7 @@ interface StoredRow {
 type Pack = (rows: StoredRow[], which: 'buffer' | 'second') => unknown;
 
 /** bench/curves.ts seedHistory's ride `i` of `count`, with the tree's curves, stored by the tree. */
-async function seedRide(service: TestService, userId: string, storeSynthetic: StoreSynthetic, count: number, i: number) {
+export async function seedRide(service: TestService, userId: string, storeSynthetic: StoreSynthetic, count: number, i: number) {
   const start = NEWEST - (count - 1 - i) * DAY;
   const samples = simulateRide({ start: new Date(start), seconds: 1800 + ((i * 7919) % 9000), seed: 1000 + i });
   const channels = rideChannels(samples);

@@ -5,6 +5,7 @@ import { engineFamily } from './engine.ts';
 import { httpFamily } from './http.ts';
 import { ingestFamily } from './ingest.ts';
 import { longitudinalFamily } from './longitudinal.ts';
+import { webFamily } from './web.ts';
 
 /** Every family of rows `npm run bench -- compare` knows, by the benchmark name it mirrors. */
 export const FAMILIES: Record<string, Family> = {
@@ -14,4 +15,5 @@ export const FAMILIES: Record<string, Family> = {
   ingest: ingestFamily,
   'backfill-stages': backfillStagesFamily,
   http: httpFamily,
+  web: webFamily,
 };

@@ -24,6 +24,8 @@ export async function exportOf<T>(tree: Tree, file: string, name: string): Promi
 export interface TreeService {
   service: TestService;
   userId: string;
+  /** The user's email (its password is the test helpers' TEST_PASSWORD): pages sign in with it. */
+  email: string;
   /** GET `path` with the user's token; the whole body read; throws unless 200. */
   get(path: string, accept?: string): Promise<{ body: ArrayBuffer; type: string | null }>;
   /**
@@ -42,7 +44,11 @@ export async function startTreeService(tree: Tree, env: Record<string, string>):
     'test/helpers/service.ts',
     'startTestService',
   );
-  const createTestUser = await exportOf<(service: TestService) => Promise<{ id: string }>>(tree, 'test/helpers/users.ts', 'createTestUser');
+  const createTestUser = await exportOf<(service: TestService) => Promise<{ id: string; email: string }>>(
+    tree,
+    'test/helpers/users.ts',
+    'createTestUser',
+  );
   const tokenFor = await exportOf<(service: TestService, user: { id: string }, scopes: string[]) => Promise<string>>(
     tree,
     'test/helpers/users.ts',
@@ -55,6 +61,7 @@ export async function startTreeService(tree: Tree, env: Record<string, string>):
     return {
       service,
       userId: user.id,
+      email: user.email,
       async get(path, accept) {
         const res = await fetch(service.url + path, {
           headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) },
