@@ -185,8 +185,15 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
               budget * 1000 - (performance.now() - started) - (forks - fork - 1) * overhead,
             );
       for (const row of measured) {
-        const forksLeft = budget === undefined ? forksOf(row.family) : Math.max(1, forksOf(row.family) - fork);
-        plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksLeft);
+        if (budget === undefined) {
+          plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksOf(row.family));
+          continue;
+        }
+        // The rounds already taken count towards MIN_ROUNDS and MAX_ROUNDS: the bounds hold for the whole run.
+        const forksLeft = Math.max(1, forksOf(row.family) - fork);
+        const taken = samples.get(row.id)!.a.length;
+        const left = Math.min(Math.max(totals.get(row.id)!, MIN_ROUNDS - taken), MAX_ROUNDS - taken);
+        plan.get(row.id)!.rounds = Math.max(0, Math.ceil(left / forksLeft));
       }
       await takeRounds(measured, plan, samples, fork, log);
       if (fork === forks - 1 && options.profile) report.profiles.push(await profile(measured, options, tree.commit, log));
