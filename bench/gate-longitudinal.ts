@@ -26,11 +26,14 @@ const SERVICE_RUNS = Number(process.env.BENCH_GATE_SERVICE_RUNS ?? 20);
 const SERVICE_ROW = 'longitudinal/by-duration-after-5';
 const SCRIPT_ROW = 'longitudinal/duckdb-numpy-script';
 
-export async function longitudinalGate(referenceRoot: string): Promise<Measured> {
+export async function longitudinalGate(referenceRoot: string, options: { oursFirst?: boolean } = {}): Promise<Measured> {
   const env = { FIXTURES_DIR: fixturesDir(), BENCH_COMPARE_LONGITUDINAL_ACTIVITIES: String(GATE_ACTIVITIES) };
   const sides = { reference: new Side('reference', referenceRoot, env), ours: new Side('ours', ROOT, env) };
   try {
-    for (const [name, side] of Object.entries(sides)) {
+    // The reference's service is set up first, unless `oursFirst` (the gate's second measurement).
+    const order = Object.entries(sides);
+    if (options.oursFirst) order.reverse();
+    for (const [name, side] of order) {
       const opened = await side.request<{ op: string; rows: { id: string }[]; failed: { message: string }[] }>({
         op: 'open',
         side: name,

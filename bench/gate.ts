@@ -26,7 +26,10 @@ import { formatTable, ROOT } from './report.ts';
  * Each check reports both speed-ups over the baseline (the baseline's time ÷ the code's, the median
  * of the rounds' ratios, as bench/compare/stats.ts computes them) and decides on the change against
  * the reference: this checkout's time ÷ the reference's, the median of the rounds' ratios. It fails
- * above √1.3 (+14 %), halfway in ratio between no change and a 30 % slowdown, which it must catch.
+ * above √1.3 (+14 %), halfway in ratio between no change and a 30 % slowdown, which it must catch,
+ * and only when a second measurement from scratch (fresh processes; the longitudinal services
+ * opened in the other order) reads it above too: the reference against itself read up to +9.0 % once
+ * in CI, and a real slowdown of 30 % reads above the limit every time.
  *
  * Why against a commit measured in the same run, and not against a speed-up recorded once: the
  * speed-up over the plain scan is not a constant of the code. On this kind of machine, with the
@@ -51,6 +54,8 @@ export type CheckId = 'kernel' | 'longitudinal';
 
 export interface GateCheck extends Measured {
   id: CheckId;
+  /** When the first measurement was above the limit: its change (the check is then the second's). */
+  first?: Measured['change'];
   limit: number;
   passed: boolean;
 }
@@ -103,9 +108,10 @@ export function readGateFile(): GateFile | undefined {
   }
 }
 
-const CHECKS: [CheckId, (referenceRoot: string) => Promise<Measured>][] = [
+/** Each check's measurement; `again`: the confirming one (the longitudinal check then opens this checkout's service first). */
+const CHECKS: [CheckId, (referenceRoot: string, again: boolean) => Promise<Measured>][] = [
   ['kernel', (root) => kernelGate(root)],
-  ['longitudinal', (root) => longitudinalGate(root)],
+  ['longitudinal', (root, again) => longitudinalGate(root, { oursFirst: again })],
 ];
 
 /** Every check against the reference commit of bench/gate.json (checked out in a worktree). */
@@ -116,8 +122,16 @@ export async function runGate(log: (line: string) => void): Promise<{ commit: st
   log(`gate reference: ${recorded.commit.slice(0, 12)} in ${tree.root}, node_modules ${tree.modules}`);
   const checks: GateCheck[] = [];
   for (const [id, measure] of CHECKS) {
-    const m = await measure(tree.root);
-    checks.push({ id, ...m, limit: LIMIT, passed: m.change.ratio <= LIMIT });
+    const m = await measure(tree.root, false);
+    if (m.change.ratio <= LIMIT) {
+      checks.push({ id, ...m, limit: LIMIT, passed: true });
+      continue;
+    }
+    // Above the limit: measured again from scratch (fresh processes, the other opening order); a
+    // slowdown fails only when both measurements read it.
+    log(`${id}: ${formatChange(m.change.ratio)} against the reference, above ${formatChange(LIMIT)}: measuring again`);
+    const again = await measure(tree.root, true);
+    checks.push({ id, ...again, first: m.change, limit: LIMIT, passed: again.change.ratio <= LIMIT });
   }
   return { commit: recorded.commit, checks };
 }
@@ -132,7 +146,7 @@ export async function recordGate(log: (line: string) => void): Promise<GateFile>
   const tree = checkout(ROOT, commit, log);
   const runs: Record<CheckId, Measured[]> = { kernel: [], longitudinal: [] };
   for (let i = 0; i < RECORD_RUNS; i++) {
-    for (const [id, measure] of CHECKS) runs[id].push(await measure(tree.root));
+    for (const [id, measure] of CHECKS) runs[id].push(await measure(tree.root, false));
     log(
       `run ${i + 1}: ${CHECKS.map(([id]) => `${id} ${formatChange(runs[id].at(-1)!.change.ratio)} (${runs[id].at(-1)!.speedup.ours.toFixed(2)}×)`).join(', ')}`,
     );
@@ -159,7 +173,7 @@ export async function recordGate(log: (line: string) => void): Promise<GateFile>
 export function formatGate(commit: string, checks: GateCheck[]): string {
   const ms = (x: number) => x.toFixed(x >= 100 ? 0 : 2);
   const table = checks.map((c) => [
-    c.label,
+    c.first ? `${c.label} (measured twice: first ${formatChange(c.first.ratio)})` : c.label,
     ms(c.change.medianB),
     ms(c.change.medianA),
     `${c.speedup.ours.toFixed(2)}×`,
