@@ -27,8 +27,8 @@ import { formatTable, ROOT } from './report.ts';
  * of the rounds' ratios, as bench/compare/stats.ts computes them) and decides on the change against
  * the reference: this checkout's time ÷ the reference's, the median of the rounds' ratios. It fails
  * above √1.3 (+14 %), halfway in ratio between no change and a 30 % slowdown, which it must catch,
- * and only when a second measurement from scratch (fresh processes; the longitudinal services
- * opened in the other order) reads it above too: the reference against itself read up to +9.0 % once
+ * and only when a second measurement (the kernel's rounds taken anew; the longitudinal check in
+ * fresh processes, its services opened in the other order) reads it above too: the reference against itself read up to +9.0 % once
  * in CI, and a real slowdown of 30 % reads above the limit every time.
  *
  * Why against a commit measured in the same run, and not against a speed-up recorded once: the
@@ -127,8 +127,8 @@ export async function runGate(log: (line: string) => void): Promise<{ commit: st
       checks.push({ id, ...m, limit: LIMIT, passed: true });
       continue;
     }
-    // Above the limit: measured again from scratch (fresh processes, the other opening order); a
-    // slowdown fails only when both measurements read it.
+    // Above the limit: measured again (the kernel's rounds anew; the longitudinal check in fresh
+    // processes, its services opened in the other order); a slowdown fails only when both read it.
     log(`${id}: ${formatChange(m.change.ratio)} against the reference, above ${formatChange(LIMIT)}: measuring again`);
     const again = await measure(tree.root, true);
     checks.push({ id, ...again, first: m.change, limit: LIMIT, passed: again.change.ratio <= LIMIT });
