@@ -5,11 +5,10 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createDb } from '../db/database.ts';
 import { findSource, insertSource } from '../db/sources.ts';
-import { activityId, storeActivities, type NewActivity } from '../db/activities.ts';
+import { activityId, storeActivities } from '../db/activities.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import { fanOutEvent, fanOutWithoutDeliveries } from '../db/events.ts';
 import { createUser } from '../db/users.ts';
-import type { StoredLap } from '../db/database.ts';
 import { parseFit } from '../engine/ingest/fit.ts';
 import { resample } from '../engine/ingest/resample.ts';
 import { lapStats, summarise } from '../engine/ingest/summary.ts';
@@ -27,6 +26,7 @@ import { infrastructure } from '../test/helpers/infra.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { fitFileParserDecode } from './ingest.ts';
 import { buildRideFit } from './synthetic.ts';
+import { activityRow, stagesBackfill } from './compare/families/backfill-stages-db.ts';
 import { formatTable, round2, writeReport } from './report.ts';
 
 /**
@@ -146,53 +146,20 @@ export async function benchBackfillStages() {
   const database = await createTestDatabase(infra.postgresUrl);
   const db = createDb(database.url, 4);
   try {
-    const user = await createUser(db, { email: 'stages@example.com', first_name: 'S', last_name: 'T', password_hash: 'x' });
-    const backfill = await db
-      .insertInto('backfills')
-      .values({ user_id: user.id, origin: 'api', filename: 'history.zip', status: 'loading' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const { backfillId, sourceFields } = await stagesBackfill(db, createUser, new Date(0));
     // Every file's source first, as the scan stores them: the completion check then sees files still waiting.
     const all = [...activities.slice(0, WARMUP), ...activities];
     const sources = [];
     for (const [k, a] of all.entries()) {
-      const { source } = await insertSource(db, {
-        id: crypto.randomUUID(),
-        user_id: user.id,
-        type: 'fit',
-        origin: 'backfill',
-        filename: `${k}.fit`,
-        content_sha256: `${k}`.padStart(64, '0'),
-        size_bytes: 1,
-        sport: null,
-        tags: [],
-        backfill_id: backfill.id,
-        recorded_at: new Date(a.start),
-      });
+      const { source } = await insertSource(db, { id: crypto.randomUUID(), ...sourceFields(`${k}.fit`), recorded_at: new Date(a.start) });
       sources.push(source);
     }
     for (const [k, a] of all.entries()) {
       const source = sources[k]!;
       await time('PostgreSQL: findSource', k, () => findSource(db, source.id));
-      const id = activityId(source.id, 0);
-      const row: NewActivity = {
-        id,
-        session_index: 0,
-        sport: a.sport,
-        start_time: new Date(a.start),
-        end_time: new Date(a.end),
-        utc_offset_seconds: a.utcOffsetSeconds,
-        metrics: a.metrics,
-        summary: a.summary,
-        laps: a.laps as unknown as StoredLap[],
-        distance: a.distance,
-        devices: a.devices,
-        samples: a.length,
-        implausible_samples: a.implausibleSamples,
-        curves: a.curves,
-      };
+      const row = activityRow(activityId(source.id, 0), a);
       await time('PostgreSQL: storeActivities transaction', k, () => storeActivities(db, source, [row], new Date()));
-      await time('PostgreSQL: completeBackfillIfDone', k, () => completeBackfillIfDone(db, backfill.id, new Date()));
+      await time('PostgreSQL: completeBackfillIfDone', k, () => completeBackfillIfDone(db, backfillId, new Date()));
       const events = await db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).execute();
       // The user authorized no application: what the relay does now (one UPDATE for the page),
       // and what a fan-out job per event did before (its transaction; the job's own cost apart).

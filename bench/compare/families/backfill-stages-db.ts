@@ -21,6 +21,52 @@ const POOL = 2000;
 
 type Source = Awaited<ReturnType<typeof Sources.findSource>> & {};
 
+/**
+ * The user and the `loading` backfill the stages write into (bench/backfill-stages.ts's and these
+ * rows'), and the fields of one of its files' source, recorded at `recordedAt`.
+ */
+export async function stagesBackfill(db: Database.Db, createUser: typeof Users.createUser, recordedAt: Date) {
+  const user = await createUser(db, { email: 'stages@example.com', first_name: 'S', last_name: 'T', password_hash: 'x' });
+  const backfill = await db
+    .insertInto('backfills')
+    .values({ user_id: user.id, origin: 'api', filename: 'history.zip', status: 'loading' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const sourceFields = (filename: string) => ({
+    user_id: user.id,
+    type: 'fit' as const,
+    origin: 'backfill' as const,
+    filename,
+    content_sha256: crypto.randomUUID().replaceAll('-', '').padEnd(64, '0'),
+    size_bytes: 1,
+    sport: null,
+    tags: [],
+    backfill_id: backfill.id,
+    recorded_at: recordedAt,
+  });
+  return { userId: user.id, backfillId: backfill.id, sourceFields };
+}
+
+/** The activity row the ingest job stores for session 0 of an ingested activity. */
+export function activityRow(id: string, a: IngestedActivity): Activities.NewActivity {
+  return {
+    id,
+    session_index: 0,
+    sport: a.sport,
+    start_time: new Date(a.start),
+    end_time: new Date(a.end),
+    utc_offset_seconds: a.utcOffsetSeconds,
+    metrics: a.metrics,
+    summary: a.summary,
+    laps: a.laps as unknown as Database.StoredLap[],
+    distance: a.distance,
+    devices: a.devices,
+    samples: a.length,
+    implausible_samples: a.implausibleSamples,
+    curves: a.curves,
+  };
+}
+
 export async function databaseRows(tree: Tree, activity: IngestedActivity): Promise<{ rows: Row[]; close: () => Promise<void> }> {
   const { infrastructure } = await tree.load<typeof Infra>('test/helpers/infra.ts');
   const { createTestDatabase } = await tree.load<typeof DatabaseHelpers>('test/helpers/database.ts');
@@ -37,52 +83,19 @@ export async function databaseRows(tree: Tree, activity: IngestedActivity): Prom
     await database.drop();
   };
   try {
-    const user = await createUser(db, { email: 'stages@example.com', first_name: 'S', last_name: 'T', password_hash: 'x' });
-    const backfill = await db
-      .insertInto('backfills')
-      .values({ user_id: user.id, origin: 'api', filename: 'history.zip', status: 'loading' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const fields = (k: string) => ({
-      user_id: user.id,
-      type: 'fit' as const,
-      origin: 'backfill' as const,
-      filename: `${k}.fit`,
-      content_sha256: crypto.randomUUID().replaceAll('-', '').padEnd(64, '0'),
-      size_bytes: 1,
-      sport: null,
-      tags: [],
-      backfill_id: backfill.id,
-      recorded_at: new Date(activity.start),
-    });
+    const { backfillId, sourceFields: fields } = await stagesBackfill(db, createUser, new Date(activity.start));
     // A file that stays waiting: the backfill is never complete.
-    const { source: waiting } = await insertSource(db, { id: crypto.randomUUID(), ...fields('waiting') });
+    const { source: waiting } = await insertSource(db, { id: crypto.randomUUID(), ...fields('waiting.fit') });
     const pool: Source[] = [];
     let made = 0;
     const refill = async () => {
       for (let i = 0; i < POOL; i += 500) {
-        const batch = Array.from({ length: 500 }, () => ({ id: crypto.randomUUID(), ...fields(String(made++)) }));
+        const batch = Array.from({ length: 500 }, () => ({ id: crypto.randomUUID(), ...fields(`${made++}.fit`) }));
         pool.push(...((await db.insertInto('sources').values(batch).returningAll().execute()) as Source[]));
       }
     };
     await refill();
 
-    const rowOf = (source: Source): Activities.NewActivity => ({
-      id: activityId(source.id, 0),
-      session_index: 0,
-      sport: activity.sport,
-      start_time: new Date(activity.start),
-      end_time: new Date(activity.end),
-      utc_offset_seconds: activity.utcOffsetSeconds,
-      metrics: activity.metrics,
-      summary: activity.summary,
-      laps: activity.laps as unknown as Database.StoredLap[],
-      distance: activity.distance,
-      devices: activity.devices,
-      samples: activity.length,
-      implausible_samples: activity.implausibleSamples,
-      curves: activity.curves,
-    });
     const rows: Row[] = [
       {
         id: 'backfill-stages/pg-find-source',
@@ -95,14 +108,15 @@ export async function databaseRows(tree: Tree, activity: IngestedActivity): Prom
         run: async () => {
           if (!pool.length) await refill();
           const source = pool.pop()!;
-          if (!(await storeActivities(db, source, [rowOf(source)], new Date()))) throw new Error(`source ${source.id} was not processing`);
+          if (!(await storeActivities(db, source, [activityRow(activityId(source.id, 0), activity)], new Date())))
+            throw new Error(`source ${source.id} was not processing`);
         },
       },
       {
         id: 'backfill-stages/pg-complete-backfill-if-done',
         label: 'PostgreSQL: completeBackfillIfDone (a file still waiting)',
         run: async () => {
-          if (await completeBackfillIfDone(db, backfill.id, new Date())) throw new Error('the backfill completed with a file waiting');
+          if (await completeBackfillIfDone(db, backfillId, new Date())) throw new Error('the backfill completed with a file waiting');
         },
       },
     ];
