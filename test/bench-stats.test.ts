@@ -1,7 +1,7 @@
 import test from 'ava';
 import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
 import { allot, MAX_ROUNDS, MIN_ROUNDS } from '../bench/compare/compare.ts';
-import { LIMIT } from '../bench/gate.ts';
+import { judged, LIMIT } from '../bench/gate.ts';
 import { interleaved, measured, permutations } from '../bench/gate-rounds.ts';
 import { prng } from './helpers/prng.ts';
 
@@ -230,4 +230,45 @@ test('the gate: the codes take turns through every order, warm-up rounds dropped
   t.true(Math.abs(slower.speedup.ours - 12 / 1.3) < 1e-9);
   // The limit: halfway, in ratio, between no change and a 30 % slowdown.
   t.true(Math.abs(LIMIT * LIMIT - 1.3) < 1e-12);
+});
+
+test('the gate measures a check again only when it reads above the limit, and fails it only when both measurements do', async (t) => {
+  const ref = [10, 11, 10, 12, 10, 11, 10];
+  const base = ref.map((x) => x * 12);
+  const reading = (slowdown: number) =>
+    measured(
+      'check',
+      ref.map((x) => x * slowdown),
+      ref,
+      base,
+    );
+  const run = async (...slowdowns: number[]) => {
+    const calls: boolean[] = [];
+    const lines: string[] = [];
+    const check = await judged(
+      'kernel',
+      async (again) => {
+        calls.push(again);
+        return reading(slowdowns[calls.length - 1]!);
+      },
+      (l) => lines.push(l),
+    );
+    return { check, calls, lines };
+  };
+  const quiet = await run(1.1);
+  t.deepEqual(quiet.calls, [false], 'within the limit: one measurement');
+  t.true(quiet.check.passed);
+  t.is(quiet.check.first, undefined);
+  t.deepEqual(quiet.lines, []);
+
+  const flake = await run(1.2, 1.02);
+  t.deepEqual(flake.calls, [false, true], 'above it: measured again');
+  t.true(flake.check.passed, 'the second measurement decides');
+  t.true(Math.abs(flake.check.first!.ratio - 1.2) < 1e-12);
+  t.true(Math.abs(flake.check.change.ratio - 1.02) < 1e-12);
+  t.regex(flake.lines[0]!, /^kernel: \+20\.0 % against the reference, above \+14\.0 %: measuring again$/);
+
+  const slower = await run(1.3, 1.28);
+  t.deepEqual(slower.calls, [false, true]);
+  t.false(slower.check.passed, 'a 30 % slowdown read twice fails');
 });
