@@ -1,9 +1,9 @@
 import os from 'node:os';
-import type { Page } from 'playwright-core';
 import { startTestService } from '../test/helpers/service.ts';
 import { createTestUser } from '../test/helpers/users.ts';
 import { launchBrowser, signIn } from '../test/helpers/browser.ts';
 import { seedHistory, seedRide } from './curves.ts';
+import { timeFetches, timeTo } from './web-timing.ts';
 import { distribution, formatTable, recordTarget, writeReport, type Distribution } from './report.ts';
 
 /**
@@ -31,23 +31,6 @@ interface Row {
   baseline: { name: string; result: Distribution };
   target?: string;
   met?: boolean;
-}
-
-/** Milliseconds from navigation to every `selectors` present (each chart drawn). */
-export async function timeTo(page: Page, url: string, selectors: string[]): Promise<number> {
-  const t0 = performance.now();
-  await page.goto(url);
-  for (const s of selectors) await page.waitForSelector(s, { state: 'attached', timeout: 60_000 });
-  return performance.now() - t0;
-}
-
-/** The same API reads, by the page's own fetch (parsed, not drawn). */
-export async function timeFetches(page: Page, paths: string[]): Promise<number> {
-  return page.evaluate(async (list) => {
-    const t0 = performance.now();
-    await Promise.all(list.map(async (p) => (await fetch(p, { headers: { accept: 'application/json' } })).json()));
-    return performance.now() - t0;
-  }, paths);
 }
 
 async function runs(n: number, once: () => Promise<number>): Promise<{ first: number; rest: Distribution }> {

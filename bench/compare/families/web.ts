@@ -1,7 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { launchBrowser, signIn } from '../../../test/helpers/browser.ts';
 import { curveInputs, rideChannels, simulateRide } from '../../synthetic.ts';
-import { timeFetches, timeTo } from '../../web.ts';
+import { timeFetches, timeTo } from '../../web-timing.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { NEWEST, type StoreSynthetic, seedRide } from './curves.ts';
 import { exportOf, inParallel, logOpened, startTreeService } from './tree-service.ts';
@@ -64,6 +63,8 @@ export const webFamily: Family = {
       });
       await ts.settle();
 
+      // Loaded here, not at start-up: every sampler process imports every family.
+      const { launchBrowser, signIn } = await import('../../../test/helpers/browser.ts');
       browser = await launchBrowser();
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
       await signIn(page, ts.service.url, ts.email);
