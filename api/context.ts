@@ -12,6 +12,7 @@ import type { EnginePool } from '../engine/pool.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
 import type { FrameWriter } from '../engine/frames/parquet-writer.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
+import type { LoopMonitor } from '../lib/event-loop.ts';
 
 /** The engine as the API uses it: the thread pool, the DuckDB sample store, the Parquet frame writer and the channel columns. */
 export interface ApiEngine {
@@ -34,6 +35,8 @@ export interface Deps {
   log: Logger;
   now: () => Date;
   engine: ApiEngine;
+  /** The process's event-loop delay (lib/event-loop.ts), measured once the API listens: /readyz is 503 while it reads blocked. */
+  loop: LoopMonitor;
 }
 
 /** Who is calling, set by the authentication middleware. */

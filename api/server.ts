@@ -18,6 +18,8 @@ import { createChannelColumns } from '../engine/samples/channel-columns.ts';
 import { columnsDir } from '../lib/storage.ts';
 import { advisoryLock } from '../db/locks.ts';
 import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
+import { createLoopMonitor } from '../lib/event-loop.ts';
+import { requestsInFlight } from './middleware/request-context.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {
@@ -40,7 +42,15 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   lifecycle.add('sample store', () => samples.close());
   const columns = createChannelColumns(samples, { dir: (userId) => columnsDir(config.DATA_DIR, userId), lock: advisoryLock(db) });
   const engine = { pool, samples, frames: createFrameWriter(samples), columns };
-  return { config, db, redis, queues, box, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine };
+  // Started by startApi once it listens; closed after the server (registered before it).
+  const loop = createLoopMonitor({
+    thresholdMs: config.EVENT_LOOP_BLOCKED_MS,
+    windowMs: config.EVENT_LOOP_WINDOW_MS,
+    log,
+    inFlight: requestsInFlight,
+  });
+  lifecycle.add('event loop monitor', () => loop.close());
+  return { config, db, redis, queues, box, keys, tokens: { issuer: config.BASE_URL, keys, now }, log, now, engine, loop };
 }
 
 /**
@@ -61,6 +71,9 @@ export async function startApi(deps: Deps, lifecycle: Lifecycle): Promise<{ serv
   });
   const { port } = server.address() as AddressInfo;
   lifecycle.add('http', () => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
+  // Measured from here: building the app (its OpenAPI document) keeps the loop busy for a few hundred
+  // milliseconds at start-up, before any request could wait on it.
+  deps.loop.start();
   const url = config.PORT === 0 ? `http://${config.HOST}:${port}` : config.BASE_URL;
   log.info('api listening', { url, host: config.HOST, port });
   return { server, url };

@@ -98,6 +98,13 @@ export const ConfigSchema = z
     ENGINE_THREADS: z.coerce.number().int().min(0).max(256).default(0),
     /** Longest a curve or time-series computation may run before the request is answered 503. */
     COMPUTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /**
+     * The event loop counts as blocked when a 100 ms timer comes this much later than due: one
+     * warning names the requests in flight, and /readyz answers 503 for EVENT_LOOP_WINDOW_MS after.
+     */
+    EVENT_LOOP_BLOCKED_MS: z.coerce.number().int().min(20).max(60_000).default(500),
+    /** How long /readyz stays 503 after the event loop was blocked; also the span of the delay it reports. */
+    EVENT_LOOP_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
     /** How long computed curve responses stay cached in Redis (0: no cache); a change to the user's activities invalidates them at once. */
     CURVE_CACHE_SECONDS: z.coerce
       .number()

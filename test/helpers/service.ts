@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.ts';
-import { createLogger, type LogLevel } from '../../lib/log.ts';
+import { createLogger, type Logger, type LogLevel } from '../../lib/log.ts';
 import { Lifecycle } from '../../lib/lifecycle.ts';
 import { createApiDeps, startApi } from '../../api/server.ts';
 import type { Deps } from '../../api/context.ts';
@@ -57,12 +57,23 @@ export async function testEnvironment(overrides: Record<string, string> = {}) {
   };
 }
 
-/** Start the API (and, with `workers: true`, the workers) in this process on a free port. */
-export async function startTestService(opts: { workers?: boolean; env?: Record<string, string> } = {}): Promise<TestService> {
+/**
+ * Start the API (and, with `workers: true`, the workers) in this process on a free port; `log`
+ * replaces the logger made from LOG_LEVEL (a test that reads what the service logged). The test's
+ * own work (its fixtures, its HTTP client) runs on the service's event loop here, so the loop counts
+ * as blocked only past a minute unless the test sets EVENT_LOOP_BLOCKED_MS (test/event-loop.test.ts).
+ */
+export async function startTestService(opts: { workers?: boolean; env?: Record<string, string>; log?: Logger } = {}): Promise<TestService> {
   const port = await freePort();
-  const environment = await testEnvironment({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, ...opts.env });
+  const environment = await testEnvironment({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    EVENT_LOOP_BLOCKED_MS: '60000',
+    ...opts.env,
+  });
   const config = loadConfig(environment.env);
-  const log = createLogger(config.LOG_LEVEL as LogLevel);
+  const log = opts.log ?? createLogger(config.LOG_LEVEL as LogLevel);
   const lifecycle = new Lifecycle(log);
   const clock = new TestClock();
   const deps = await createApiDeps(config, log, lifecycle, clock.now);
