@@ -2,6 +2,10 @@ import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { EngineTask, IngestTask, TaskResults } from './tasks.ts';
 import type { Channel } from './channels.ts';
+import { newStopWord, requestStop } from './stop.ts';
+
+/** How long a task asked to stop may run on before piscina stops it (./stop.ts: kernels check every few ms). */
+export const STOP_GRACE_MS = 1_000;
 
 /**
  * The engine's thread pool: CPU work never runs on the event loop. Under tsx the worker threads
@@ -29,16 +33,46 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     if (!closing) process.emitWarning(`engine thread failed: ${(error as Error)?.message ?? error}`);
   });
 
-  function run<T extends EngineTask>(task: T, signal?: AbortSignal): Promise<TaskResults[T['task']]> {
+  /**
+   * Run a task; when `signal` aborts, the task is stopped and the promise rejects with the signal's
+   * reason once it has. Stopped cooperatively (./stop.ts): the task's stop word is set, a queued
+   * task ends as soon as a thread takes it, a running one at its kernel's next check, and the thread
+   * stays. Only a task still running STOP_GRACE_MS later (a stage that does not check) is stopped by
+   * piscina: dropped from its queue, or its thread terminated and replaced. A task that never checks
+   * (ingest: the parsers) passes `graceMs` 0 and is stopped so at once.
+   */
+  function run<T extends EngineTask>(task: T, signal?: AbortSignal, graceMs = STOP_GRACE_MS): Promise<TaskResults[T['task']]> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const buffers: ArrayBuffer[] = [];
     const owned = transferable(task, buffers) as T;
-    return pool.run(owned, { transferList: buffers, ...(signal ? { signal } : {}) });
+    if (!signal || graceMs === 0) return pool.run(owned, { transferList: buffers, ...(signal ? { signal } : {}) });
+    const stop = newStopWord();
+    const hard = new AbortController();
+    const done: Promise<TaskResults[T['task']]> = pool.run({ ...owned, stop }, { transferList: buffers, signal: hard.signal });
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      requestStop(stop);
+      grace = setTimeout(() => hard.abort(signal.reason), graceMs);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    return done.then(
+      (result) => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(grace);
+        return result;
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(grace);
+        throw signal.aborted ? signal.reason : error;
+      },
+    );
   }
 
   return {
     run,
     /** The ingest task (engine/ingest/ingest.ts): one file's bytes → its activities, or a refusal. */
-    runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal),
+    runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal, 0),
     /** An activity's stored curves from its channels (engine/curves/activity-curves.ts). */
     runCurves: (channels: Partial<Record<Channel, Float64Array>>, signal?: AbortSignal) => run({ task: 'curves', channels }, signal),
     close: () => {
@@ -49,6 +83,10 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     maxThreads: threads,
     get threads() {
       return pool.threads.length;
+    },
+    /** The pool's threads by id: a thread replaced (terminated, then started anew) has a new id. */
+    get threadIds() {
+      return pool.threads.map((w) => w.threadId);
     },
   };
 }

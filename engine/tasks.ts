@@ -10,6 +10,7 @@ import { dailyAwdPercentiles, mergeStoredLevels } from './curves/stored-curves.t
 import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
 import { afterGridEntry, mergeAfterGrid, ridesThatCanMatter } from './curves/after-grid.ts';
+import { checkStop } from './stop.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
@@ -131,7 +132,10 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return longitudinalAfter({ ...task, samples: readColumnSlices(task.place) });
     case 'after-grid-build': {
       const power = readColumnSlices(task.place);
-      const entries = Array.from(power.from, (from, a) => afterGridEntry(power.values.subarray(from, from + power.length[a]!)));
+      const entries = Array.from(power.from, (from, a) => {
+        checkStop();
+        return afterGridEntry(power.values.subarray(from, from + power.length[a]!));
+      });
       const values = new Float64Array(entries.reduce((n, e) => n + e.length, 0));
       let at = 0;
       for (const e of entries) values.set(e, (at += e.length) - e.length);

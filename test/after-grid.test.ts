@@ -217,3 +217,11 @@ test('bracket: the grid points around a threshold', (t) => {
   t.deepEqual(bracket(12_345_000), { lo: 40, hi: -1 }, 'beyond the grid: an upper bound only');
   t.deepEqual(bracket(0.5), { lo: 0, hi: 1 });
 });
+
+test('bracket: a threshold past every float step answers at once, bounded by the grid, not by the value', (t) => {
+  // 1e20 kJ is 1e23 J: 4e17 steps, past 2^53, where k + 1 === k (the request that spun the event loop).
+  for (const huge of [1e23, 2 ** 53 * 250_000, 1e300, Number.MAX_VALUE, Number.POSITIVE_INFINITY])
+    t.deepEqual(bracket(huge), { lo: 40, hi: -1 }, String(huge));
+  t.deepEqual(bracket(10_250_000), { lo: 40, hi: -1 }, 'the first multiple of the step past the grid');
+  t.deepEqual(bracket(Number.NaN), { lo: 0, hi: 1 }, 'not a number: read as no work (the API refuses it first)');
+});

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Ctx, Deps } from '../context.ts';
-import { ServiceUnavailable } from '../errors.ts';
+import { HttpError, ServiceUnavailable } from '../errors.ts';
 import { dataVersion } from '../../db/curves.ts';
 import { frameToJson } from '../../engine/frames/json.ts';
 import { PARQUET_MEDIA_TYPE, parquetDisposition, wantsJson } from './content-negotiation.ts';
@@ -12,10 +12,15 @@ import { notModified, versionTag } from '../conditional.ts';
 /**
  * Computed responses (curves, frames): off the event loop, bounded in time, computed once.
  *
- * - Time limit: the computation gets an AbortSignal that fires after COMPUTE_TIMEOUT_MS (pool
- *   tasks are cancelled, DuckDB queries interrupted); the client then gets 503 with Retry-After.
+ * - Time limit: the computation gets an AbortSignal that fires after COMPUTE_TIMEOUT_MS, and the
+ *   client gets 503 with Retry-After at that moment, whatever stage the computation is in. The
+ *   signal stops the work itself: a pool task still queued is dropped and one running has its
+ *   thread terminated (piscina replaces it), a DuckDB query is interrupted, a column fill stops
+ *   between batches, and the stages between them check the signal before they start.
  * - Identical requests (same user, same data version, same path and query, same format) that
- *   arrive while one is being computed wait for it instead of computing again.
+ *   arrive while one is being computed wait for it instead of computing again. A computation
+ *   whose every waiting client has gone away (its connection closed before the answer) is
+ *   stopped the same way: nobody is left to read it.
  * - The encoded body is cached in Redis for CURVE_CACHE_SECONDS under a key holding the user's
  *   `data_version`, which every change to the user's activities bumps in the same transaction:
  *   after a change, no earlier result is found, and the earlier results are deleted when the first
@@ -31,7 +36,20 @@ export interface Computed {
   headers?: Record<string, string>;
 }
 
-const inflight = new Map<string, Promise<Computed>>();
+/** A computation under way: its answer, the requests waiting for it, and how to stop it. */
+interface Running {
+  result: Promise<Computed>;
+  waiting: number;
+  stop: AbortController;
+}
+const inflight = new Map<string, Running>();
+
+/** The client closed its connection before the answer: logged as nginx's 499, never sent (nobody reads it). */
+export class ClientGone extends HttpError {
+  constructor() {
+    super(499, 'The client closed the connection before the answer was ready');
+  }
+}
 
 export class ComputeTimeout extends ServiceUnavailable {
   constructor(ms: number) {
@@ -57,14 +75,20 @@ export async function sendComputed(ctx: Ctx, identity: unknown, compute: (signal
   if (!result) {
     let running = inflight.get(key);
     if (!running) {
-      running = withTimeout(deps, compute).then(async (r) => {
-        await store(deps, userId, version, key, r);
-        return r;
-      });
-      inflight.set(key, running);
-      void running.catch(() => undefined).finally(() => inflight.delete(key));
+      const stop = new AbortController();
+      const started: Running = {
+        stop,
+        waiting: 0,
+        result: withTimeout(deps, compute, stop.signal).then(async (r) => {
+          await store(deps, userId, version, key, r);
+          return r;
+        }),
+      };
+      running = started;
+      inflight.set(key, started);
+      void started.result.catch(() => undefined).finally(() => inflight.get(key) === started && inflight.delete(key));
     }
-    result = await running;
+    result = await waitFor(ctx, running, key);
   }
   ctx.type = result.type;
   for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
@@ -83,16 +107,72 @@ export function computedTag(ctx: Ctx, version: string, identity: unknown): strin
   return versionTag('computed', ctx.state.principal!.userId, version, ctx.path, identity);
 }
 
-/** Run `compute` with a signal that aborts after COMPUTE_TIMEOUT_MS; an abort becomes a 503. */
-export async function withTimeout<T>(deps: Deps, compute: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const ms = deps.config.COMPUTE_TIMEOUT_MS;
-  const signal = AbortSignal.timeout(ms);
+/**
+ * This request's wait for a computation: counted among its waiters while its client is there; the
+ * last waiter whose connection closes before the answer stops the computation (a retry that arrives
+ * later starts a new one: the stopped one is no longer shared).
+ */
+async function waitFor(ctx: Ctx, running: Running, key: string): Promise<Computed> {
+  running.waiting++;
+  let counted = true;
+  const leave = () => {
+    if (!counted) return;
+    counted = false;
+    running.waiting--;
+    if (running.waiting === 0 && !ctx.res.writableFinished) {
+      if (inflight.get(key) === running) inflight.delete(key);
+      running.stop.abort(new ClientGone());
+    }
+  };
+  const onClose = () => {
+    if (!ctx.res.writableFinished) leave();
+  };
+  ctx.res.once('close', onClose);
   try {
-    return await compute(signal);
-  } catch (error) {
-    if (signal.aborted) throw new ComputeTimeout(ms);
-    throw error;
+    return await running.result;
+  } finally {
+    ctx.res.off('close', onClose);
+    if (counted) {
+      counted = false;
+      running.waiting--;
+    }
   }
+}
+
+/**
+ * Run `compute` with a signal that aborts after COMPUTE_TIMEOUT_MS (or when `stop` aborts). The
+ * answer does not wait for a stage that is slow to notice: at the deadline this rejects at once with
+ * ComputeTimeout (a 503), and with ClientGone when `stop` fired; the signal meanwhile stops the work.
+ * A caller that must clean up after the work (a file it writes) does so inside `compute`.
+ */
+export async function withTimeout<T>(deps: Deps, compute: (signal: AbortSignal) => Promise<T>, stop?: AbortSignal): Promise<T> {
+  const ms = deps.config.COMPUTE_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(ms);
+  const signal = stop ? AbortSignal.any([deadline, stop]) : deadline;
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([compute(signal), aborted]);
+  } catch (error) {
+    if (deadline.aborted) throw new ComputeTimeout(ms);
+    if (stop?.aborted) throw new ClientGone();
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A signal that aborts when this request's client closes its connection before the answer is complete. */
+export function clientGone(ctx: Ctx): AbortSignal {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) gone.abort(new ClientGone());
+  };
+  ctx.res.once('close', onClose);
+  return gone.signal;
 }
 
 async function cached(deps: Deps, key: string): Promise<Computed | undefined> {
@@ -118,7 +198,14 @@ async function store(deps: Deps, userId: string, version: string, key: string, r
 }
 
 /** A frame as the client asked for it: Parquet (default) or column-oriented JSON (`format=json` or `Accept: application/json`). */
-export async function encodeFrame(deps: Deps, frame: Frame, json: boolean, headers?: Record<string, string>): Promise<Computed> {
+export async function encodeFrame(
+  deps: Deps,
+  frame: Frame,
+  json: boolean,
+  headers?: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<Computed> {
+  signal?.throwIfAborted(); // (a computation stopped meanwhile is not encoded)
   if (json)
     return { body: Buffer.from(frameToJson(frame), 'utf8'), type: 'application/json; charset=utf-8', ...(headers ? { headers } : {}) };
   const body = await deps.engine.frames.toParquetBuffer(frame, tmpDir(deps.config.DATA_DIR));

@@ -77,15 +77,40 @@ export const DateParam = onTheWire(
   { type: 'string', format: 'date' },
 );
 
-/** `after`: at most 5 non-negative numbers (kJ for power, metres for speed). */
+/**
+ * The largest fatigue state `after` may name, per metric: far above any real ride (100,000 kJ is
+ * 28 hours at 1,000 W, or four days at 300 W; 10,000 km is twice the longest one-file rides), and
+ * what keeps a client's number from reaching the engine as 1e20 or Infinity.
+ */
+export const AFTER_MAX = { power: 100_000, speed: 10_000_000 } as const satisfies Record<'power' | 'speed', number>;
+const AFTER_UNIT = { power: 'kJ', speed: 'm' } as const;
+
+/** The 422 item of `after` values beyond `metric`'s maximum (AFTER_MAX), or undefined. */
+export function afterBeyondMax(after: number[], metric: 'power' | 'speed') {
+  const beyond = after.find((x) => x > AFTER_MAX[metric]);
+  if (beyond === undefined) return undefined;
+  return {
+    loc: ['query', 'after'],
+    msg: `after ${beyond} ${AFTER_UNIT[metric]} is beyond the largest fatigue state of ${metric}, ${AFTER_MAX[metric]} ${AFTER_UNIT[metric]}`,
+    type: 'less_than_equal',
+  };
+}
+
+/** `after`: at most 5 non-negative numbers (kJ for power, metres for speed), none beyond AFTER_MAX. */
 export const AfterParam = queryArray(
   z
     .string()
     .regex(/^\d+(\.\d+)?$/, 'expected a non-negative number (kJ for power, metres for speed)')
-    .transform(Number),
+    .transform(Number)
+    .refine((x) => x <= Math.max(AFTER_MAX.power, AFTER_MAX.speed), {
+      message: `expected at most ${AFTER_MAX.power} kJ for power, ${AFTER_MAX.speed} m for speed`,
+      params: { type: 'less_than_equal' },
+    }),
   { count: 5, message: 'at most 5 after values are allowed' },
 )
   .optional()
   .describe(
-    'Fatigue states: accumulated work in kJ (metric=power) or distance in metres (metric=speed). At most 5 values; repeat the key or separate with commas.',
+    'Fatigue states: accumulated work in kJ (metric=power, at most ' +
+      `${AFTER_MAX.power.toLocaleString('en')} kJ) or distance in metres (metric=speed, at most ${AFTER_MAX.speed.toLocaleString('en')} m); ` +
+      'a larger value is a 422 naming `after`. At most 5 values; repeat the key or separate with commas.',
   );

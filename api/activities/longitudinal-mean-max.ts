@@ -26,6 +26,14 @@ import { columnActivities, runInChunks } from './column-chunks.ts';
  *   task per chunk of about equal samples, as many chunks as the pool has threads, each thread
  *   reading its chunk's bytes from the column file), merged in order. Should a compaction replace the
  *   column file between the two, the activities are placed again.
+ *
+ * Cost, and what a client's numbers can drive: `after` is at most 5 values, each at most AFTER_MAX
+ * (./curve-params.ts), refused before this runs. On the event loop the work is bounded by those 5 and
+ * by the rows of the range: sorting the values, the grid plan (gridPoint and bracket answer in O(1)
+ * whatever the value: bracket searches the grid's 41 points, not the number's multiples of 250 kJ)
+ * and the frame's assembly, proportional to the rows the kernels return. Everything proportional to
+ * samples (the work cuts, the kernels, the merges) runs in the engine pool under the request's
+ * signal: O(samples of the range × durations), never O(after).
  */
 
 /** Value-indexed, from the curves stored at ingestion. */

@@ -29,6 +29,8 @@ function fileNameProblem(name: string): string | undefined {
 }
 
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N} _.:/-]{0,63}$/u;
+/** The most tags an upload may give its activities (as a trace's and a query's tags). */
+export const MAX_TAGS = 50;
 
 /** An upload's answer for one file: its source, and whether that content was stored before. */
 export const UploadedSource = SourceOut.extend({
@@ -59,7 +61,9 @@ export async function storeUploads(deps: Deps, userId: string, body: MultipartBo
         .filter(Boolean),
     ),
   ];
-  for (const tag of tags)
+  if (tags.length > MAX_TAGS)
+    problems.push({ loc: ['body', 'tags'], msg: `at most ${MAX_TAGS} tags are allowed (got ${tags.length})`, type: 'too_big' });
+  for (const tag of tags.slice(0, MAX_TAGS))
     if (!TAG.test(tag))
       problems.push({
         loc: ['body', 'tags'],

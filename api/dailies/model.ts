@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDay } from '../../lib/time.ts';
 import { UnprocessableEntity } from '../errors.ts';
+import { onTheWire } from '../openapi-schema.ts';
 import type { DailiesBetween, StoredDaily } from '../../db/dailies.ts';
 
 /** The daily measures as clients see them (SPEC "Daily (DailyResponse)"; API.md Conventions and "Dailies."). */
@@ -17,6 +18,11 @@ export const DAILY_MEASURES = {
 } as const satisfies Record<string, { unit: string; min: number; max: number }>;
 
 export type DailyMeasure = keyof typeof DAILY_MEASURES;
+/** The widest of the ranges: the schema's own bounds (each measure's range is checked against its own, checkDailyValue). */
+const VALUE_RANGE = {
+  min: Math.min(...Object.values(DAILY_MEASURES).map((m) => m.min)),
+  max: Math.max(...Object.values(DAILY_MEASURES).map((m) => m.max)),
+};
 const MEASURE_NAMES = Object.keys(DAILY_MEASURES) as [DailyMeasure, ...DailyMeasure[]];
 
 /** `` `body_mass` (kg, 0–500), … ``: the table in words, for descriptions. */
@@ -53,7 +59,13 @@ export const DailyParams = z.object({ measure: DailyMeasureParam });
 export const DailyCreate = z
   .object({
     date: DayParam.describe('The calendar date the value belongs to, `YYYY-MM-DD`'),
-    value: z.number().describe(`In the measure's unit, within its range (inclusive; 422 outside): ${MEASURE_TABLE}`),
+    // (Each measure's own range is checked by checkDailyValue, whose 422 names the measure and its
+    // unit; the document shows the widest range as the schema's bounds.)
+    value: onTheWire(z.number().describe(`In the measure's unit, within its range (inclusive; 422 outside): ${MEASURE_TABLE}`), {
+      type: 'number',
+      minimum: VALUE_RANGE.min,
+      maximum: VALUE_RANGE.max,
+    }),
   })
   .meta({ id: 'DailyCreate' });
 

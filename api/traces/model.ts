@@ -2,12 +2,19 @@ import { z } from 'zod';
 import type { TraceFields } from '../../db/traces.ts';
 import { parseInstant } from '../../lib/time.ts';
 import { SportParam } from '../activities/query.ts';
+import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
 
 /** Trace requests (SPEC TraceCreateOrUpdate; API.md Traces). The trace as clients see it: api/resources/activities-traces.ts. */
 
-const INT32_MAX = 2 ** 31 - 1;
-const int = () => z.number().int().min(-INT32_MAX).max(INT32_MAX);
-const nonNegativeInt = () => z.number().int().min(0).max(INT32_MAX);
+/**
+ * Each measurement bounded by what an athlete can produce (a 422 naming the field beyond it): power,
+ * speed and heart rate by the activity samples' plausible ranges (engine/ingest/plausible.ts),
+ * lactate by 50 mmol/L (the highest measured blood lactates are near 30), VO2 by 150 mL/min/kg (the
+ * highest measured are under 100), RPE by 120 (Borg's 6–20, CR10 and CR100, whose top is 120).
+ */
+const { power: POWER, speed: SPEED, heart_rate: HEART_RATE } = PLAUSIBLE_RANGES;
+const bounded = (min: number, max: number) => z.number().min(min).max(max);
+const boundedInt = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** An instant with its offset: the offset is kept, so `timestamp_local` reads the client's clock. A naive date-time is refused. */
 const TraceTimestamp = z.string().transform((value, ctx) => {
@@ -28,13 +35,15 @@ export const TraceCreateOrUpdate = z
       example: '2026-05-18T17:32:00+02:00',
     }),
     test_id: z.string().min(1).max(100).nullish().describe('The test (e.g. a lactate step test) this measurement belongs to'),
-    lactate: z.number().nullish().describe('mmol/L'),
-    rpe: int().nullish().describe('Rating of perceived exertion (an integer on the scale the client uses)'),
+    lactate: bounded(0, 50).nullish().describe('mmol/L, 0–50'),
+    rpe: boundedInt(0, 120)
+      .nullish()
+      .describe('Rating of perceived exertion: an integer on the scale the client uses, 0–120 (Borg 6–20, CR10, CR100)'),
     notes: z.string().max(10_000).nullish(),
-    power: nonNegativeInt().nullish().describe('W'),
-    speed: z.number().min(0).nullish().describe('m/s'),
-    heart_rate: nonNegativeInt().nullish().describe('bpm'),
-    vo2: z.number().min(0).nullish().describe('mL/min/kg'),
+    power: boundedInt(POWER.min, POWER.max).nullish().describe(`W, ${POWER.min}–${POWER.max}`),
+    speed: bounded(SPEED.min, SPEED.max).nullish().describe(`m/s, ${SPEED.min}–${SPEED.max}`),
+    heart_rate: boundedInt(HEART_RATE.min, HEART_RATE.max).nullish().describe(`bpm, ${HEART_RATE.min}–${HEART_RATE.max}`),
+    vo2: bounded(0, 150).nullish().describe('mL/min/kg, 0–150'),
     tags: z.array(z.string().min(1).max(64)).max(50).optional().describe('At most 50 tags of 1–64 characters; duplicates are dropped'),
     sport: SportParam.nullish().describe('OpenSportTaxonomy (legacy names are normalised, e.g. cycling.trainer → cycling+stationary)'),
   })

@@ -16,6 +16,7 @@
 import { meanMaxAfter } from './mean-max.ts';
 import { workCuts, type DurationCurve, type Slices } from './longitudinal.ts';
 import { DEFAULT_DURATIONS } from './durations.ts';
+import { checkStop } from '../stop.ts';
 
 /** The column the entries are kept in (its name changes with the layout, so an old layout is never read). */
 export const AFTER_GRID_CHANNEL = 'power-after-v1';
@@ -95,6 +96,7 @@ export function mergeAfterGrid(entries: Slices, points: Int32Array, columns: Int
   }));
   const { values, from, length } = entries;
   for (let a = 0; a < from.length; a++) {
+    if ((a & 255) === 0) checkStop();
     const at = from[a]!;
     const reached = length[a]! > 0 ? values[at]! : 0;
     if (!(reached >= 0 && 1 + reached * 2 * D === length[a]!))
@@ -127,9 +129,12 @@ export function mergeAfterGrid(entries: Slices, points: Int32Array, columns: Int
  * within its part after `lo`) and at least its best after `hi`.
  */
 export function bracket(threshold: number, shape: GridShape = AFTER_GRID): { lo: number; hi: number } {
-  let k = Math.max(0, Math.floor(threshold / shape.step));
+  // k: the last point ≤ t, searched only among the grid's points (0 … points): the division is at
+  // most one off either way, so each loop turns at most once or twice, whatever t is. (Unclamped, a
+  // t past 2⁵³ steps made k + 1 === k and the second loop endless, on the event loop.)
+  let k = Math.min(shape.points, Math.max(0, Math.floor(threshold / shape.step) || 0));
   while (k > 0 && k * shape.step > threshold) k--;
-  while ((k + 1) * shape.step <= threshold) k++;
+  while (k < shape.points && (k + 1) * shape.step <= threshold) k++;
   const lo = Math.min(k, shape.points - 1);
   const hi = k * shape.step === threshold ? k : k + 1;
   return { lo, hi: hi < shape.points ? hi : -1 };
@@ -163,6 +168,7 @@ export function ridesThatCanMatter(
   const D = shape.durations.length;
   const needed = new Uint8Array(from.length);
   for (let a = 0; a < needed.length; a++) {
+    if ((a & 255) === 0) checkStop();
     const at = from[a]!;
     const reached = length[a]! > 0 ? values[at]! : 0;
     search: for (let j = 0; j < lo.length; j++) {

@@ -17,6 +17,7 @@
 import { meanMaxAfter } from './mean-max.ts';
 import { mergeCurves, mergeValueIndexed, valueIndexed } from './value-indexed.ts';
 import { LEVEL_EPSILON } from './levels.ts';
+import { checkStop } from '../stop.ts';
 
 /** Per intensity level k = 1..K (index k−1): the longest duration, its window's start (sample index) and its activity. */
 export interface LevelCurve {
@@ -88,6 +89,7 @@ function afterByDuration(activities: Float64Array[], thresholds: Float64Array, d
     owner: new Int32Array(durations.length).fill(-1),
   }));
   activities.forEach((x, a) => {
+    checkStop();
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return; // never reaches the smallest threshold
     // Only the durations the activity has (no window is longer than it), each threshold with its
@@ -128,6 +130,7 @@ function afterByIntensity(activities: Float64Array[], thresholds: Float64Array, 
     owner: new Int32Array(0),
   }));
   activities.forEach((x, a) => {
+    checkStop();
     const cuts = workCuts(x, thresholds);
     if (cuts[0] === x.length) return;
     const n = x.length;

@@ -88,6 +88,7 @@ import { scanAll, scanCoarse, wake } from './mean-max/settle.ts';
 import { capGains, type Sleepers, sleepers } from './mean-max/sleep.ts';
 import { extend, GEOMETRY, prepare } from './mean-max/state.ts';
 import { findTemplate } from './mean-max/template.ts';
+import { checkStop } from '../stop.ts';
 
 const { B, L } = GEOMETRY;
 
@@ -197,6 +198,7 @@ function run(
   const policy = new SearchPolicy(durations, n, finite);
   let prevD = 0;
   for (let k = 0; k < durations.length; k++) {
+    checkStop(); // (a pool task given up stops here: ../stop.ts)
     const d = durations[k]!;
     const hi = n - d; // the last start of a window of d
     if (ceil && !reachable(cuts, bars!, ceil, k, hi)) {

@@ -24,6 +24,7 @@ import { CurveEncoding, decodeArrays, decodeRuns, encodedLength, runScratch, typ
 import { awdPercentiles, sumAwd, type AwdPercentiles } from './awd.ts';
 import type { LevelCurve } from './longitudinal.ts';
 import { mergeValueIndexed } from './value-indexed.ts';
+import { checkStop } from '../stop.ts';
 
 class NotAStaircase extends Error {}
 
@@ -113,6 +114,7 @@ function mergeStaircases(duration: EncodedArrays, start: EncodedArrays): LevelCu
   let values: Int32Array | undefined;
   let ends: Int32Array | undefined;
   for (let a = 0; a < count; a++) {
+    if ((a & 255) === 0) checkStop();
     env.begin();
     const n = lengths[a]!;
     const to = duration.offsets[a + 1]!;

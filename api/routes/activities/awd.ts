@@ -36,13 +36,13 @@ export const activityAwdRoute = defineRoute(
     const activity = await ownActivity(ctx, params.activity_id);
     const metric = query.metric ?? (rootSport(activity.sport) === 'cycling' ? 'power' : 'speed');
     const json = jsonRequested(ctx, query.format);
-    await sendComputed(ctx, [activity.id, metric, json], async () => {
+    await sendComputed(ctx, [activity.id, metric, json], async (signal) => {
       let awd = activity.metrics.includes(metric) ? await activityAwd(ctx.deps.db, activity.id, metric) : new Int32Array(0);
       if (!awd) {
         const file = await readSamples(ctx, activity, [metric]);
         awd = accumulatedWorkDuration(file.channels[metric]!, LEVEL_STEP[metric]);
       }
-      return encodeFrame(ctx.deps, awdFrame(metric, awd, LEVEL_STEP[metric]), json);
+      return encodeFrame(ctx.deps, awdFrame(metric, awd, LEVEL_STEP[metric]), json, undefined, signal);
     });
   },
 );

@@ -41,9 +41,15 @@ export const activityDataRoute = defineRoute(
       ]);
     }
     const json = jsonRequested(ctx, query.format);
-    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json], async () => {
+    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json], async (signal) => {
       const file = await readSamples(ctx, activity, channelsFor(metrics, seg));
-      return encodeFrame(ctx.deps, { columns: timeSeriesColumns(file, activity.utc_offset_seconds, metrics, seg) }, json);
+      return encodeFrame(
+        ctx.deps,
+        { columns: timeSeriesColumns(file, activity.utc_offset_seconds, metrics, seg) },
+        json,
+        undefined,
+        signal,
+      );
     });
   },
 );

@@ -61,6 +61,7 @@ export const longitudinalAwdRoute = defineRoute(
         },
         json,
         deprecationHeaders(range.deprecated),
+        signal,
       );
     });
   },

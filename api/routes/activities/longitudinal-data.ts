@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
 import { FormatParam, MetricsParam, SegmentationOnParam, DEFAULT_METRICS, type TimeSeriesMetric } from '../../activities/curve-params.ts';
-import { computedTag, jsonRequested, userDataVersion, withTimeout } from '../../activities/computed.ts';
+import { clientGone, computedTag, jsonRequested, userDataVersion, withTimeout } from '../../activities/computed.ts';
 import { notModified } from '../../conditional.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { NOT_MODIFIED } from '../../conditional.ts';
@@ -61,9 +61,13 @@ export const longitudinalDataRoute = defineRoute(
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `longitudinal-${randomUUID()}.parquet`);
     try {
-      await withTimeout(deps, async (signal) => {
+      // (The file is removed when the work itself has stopped, not only when the answer is given: at
+      // the time limit the 503 goes out at once, while the COPY may still be interrupting.)
+      const write = async (signal: AbortSignal) => {
         if (!activities.length || query.segmentation_on) {
-          await deps.engine.frames.writeParquet(await segmentedFrame(ctx, activities, metrics, query.segmentation_on, signal), file);
+          const frame = await segmentedFrame(ctx, activities, metrics, query.segmentation_on, signal);
+          signal.throwIfAborted();
+          await deps.engine.frames.writeParquet(frame, file);
         } else {
           const sources = activities.map((a) => ({
             path: samplePath(deps.config.DATA_DIR, a.user_id, a.id),
@@ -75,7 +79,16 @@ export const longitudinalDataRoute = defineRoute(
           }));
           await copyTimeSeries(deps.engine.samples, sources, metrics, file, signal);
         }
-      });
+      };
+      await withTimeout(
+        deps,
+        (signal) =>
+          write(signal).catch(async (error) => {
+            await rm(file, { force: true });
+            throw error;
+          }),
+        clientGone(ctx),
+      );
     } catch (error) {
       await rm(file, { force: true });
       throw error;

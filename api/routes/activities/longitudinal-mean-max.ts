@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { UnprocessableEntity, type ValidationItem } from '../../errors.ts';
-import { AfterParam, DurationsParam, FormatParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
+import { AfterParam, afterBeyondMax, DurationsParam, FormatParam, MeanMaxMetricParam } from '../../activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { NOT_MODIFIED } from '../../conditional.ts';
@@ -61,6 +61,8 @@ export const longitudinalMeanMaxRoute = defineRoute(
         msg: 'by=duration requires metric=power (by=intensity is the only orientation for speed)',
         type: 'value_error.by',
       });
+    const tooLarge = after && afterBeyondMax(after, metric);
+    if (tooLarge) problems.push(tooLarge);
     const range = resolveRange(query, ctx.deps.now(), { defaultYear: after !== undefined });
     if (after && rangeDays(range) > YEAR_DAYS) {
       problems.push({
@@ -79,7 +81,7 @@ export const longitudinalMeanMaxRoute = defineRoute(
       const frame = after
         ? await afterWorkCurve(ctx.deps, userId, filter, { metric, after, by, durations: query.durations }, signal)
         : await storedLevelCurve(ctx.deps, userId, filter, metric, signal);
-      return encodeFrame(ctx.deps, frame, json, headers);
+      return encodeFrame(ctx.deps, frame, json, headers, signal);
     });
   },
 );

@@ -64,7 +64,7 @@ export const activityMeanMaxRoute = defineRoute(
           { name: 'start', type: 'timestamptz', values: Float64Array.from(start, (i) => (i < 0 ? Number.NaN : t0 + i * 1000)) },
         ],
       };
-      return encodeFrame(ctx.deps, frame, json);
+      return encodeFrame(ctx.deps, frame, json, undefined, signal);
     });
   },
 );

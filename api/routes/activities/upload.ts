@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../route.ts';
 import { readMultipart } from '../../activities/multipart.ts';
-import { MAX_FILES_PER_UPLOAD, storeUploads, UploadedSource } from '../../activities/upload.ts';
+import { MAX_FILES_PER_UPLOAD, MAX_TAGS, storeUploads, UploadedSource } from '../../activities/upload.ts';
 
 const UploadForm = z
   .object({
@@ -15,7 +15,11 @@ const UploadForm = z
       .nullable()
       .optional()
       .describe('Sport of CSV files without a `sport` column (required for them); for FIT files it replaces only `generic`'),
-    tags: z.array(z.string()).optional().describe('Tags for every activity of these files (repeat the field or separate with commas)'),
+    tags: z
+      .array(z.string())
+      .max(MAX_TAGS)
+      .optional()
+      .describe(`Tags for every activity of these files (repeat the field or separate with commas); at most ${MAX_TAGS}`),
   })
   .meta({ id: 'ActivityUpload' });
 
