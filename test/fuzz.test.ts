@@ -1,7 +1,13 @@
 // Fuzz: every operation of /openapi.json and every HTML form, each field given hostile values (NUL,
 // lone surrogates, long text, extreme numbers and dates, deep JSON, wrong types). No answer may be a
-// 5xx; values PostgreSQL cannot store must be refused; a 4xx must say why (`detail`, an OAuth
-// `error`, or a page). The choice of values is seeded, so every run sends the same requests.
+// 5xx; values PostgreSQL cannot store must be refused, and so must numbers beyond any bound in a
+// numeric parameter; a 4xx must say why (`detail`, an OAuth `error`, or a page). The choice of values
+// is seeded, so every run sends the same requests.
+//
+// The API operations go to an API process of their own (the test's event loop is not the service's)
+// while a probe in a third process asks its /healthz every 100 ms: no probe may wait more than 1 s
+// (one request must never stall the service) and no request may outlive the compute limit by more
+// than 1 s. The user has a ride in the last year, so the curve endpoints compute from data.
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -21,6 +27,10 @@ import {
   type FuzzRequest,
 } from './helpers/fuzz.ts';
 import { SCOPES } from '../api/auth/scopes.ts';
+import { startApiProcess, kill } from './helpers/worker-process.ts';
+import { startLoopProbe } from './helpers/loop-probe.ts';
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
 
 const SEED = 16;
 /** Per field: every value that must be refused or is always tried (extreme dates, long text), plus this many others chosen by the seed. */
@@ -32,6 +42,20 @@ let token: string;
 let appToken: string;
 let web: WebClient;
 let webEmail: string;
+/** The API process the API operations are sent to, and its compute limit. */
+let apiChild: { child: ChildProcess; url: string; output: () => string };
+const COMPUTE_LIMIT_MS = 3_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 function ride(stamp: string, seconds = 300) {
   const start = Date.parse(stamp);
@@ -49,8 +73,17 @@ test.before(async () => {
   token = await tokenFor(service, user, [...SCOPES]);
   const app = await createTestApplication(service, user, { name: 'Fuzz app', redirect_uris: ['https://app.example/callback'] });
   appToken = await tokenFor(service, user, ['data:read', 'data:write', 'profile'], app.id);
-  const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: ride('2024-05-01T10:00:00Z') }], { sport: 'cycling' });
-  if (source.status !== 'processed') throw new Error(JSON.stringify(source));
+  const [source, recent] = await uploadAndWait(
+    service,
+    token,
+    [
+      { name: 'ride.csv', bytes: ride('2024-05-01T10:00:00Z') },
+      // (in the last year: the default range of the curve endpoints holds it)
+      { name: 'recent.csv', bytes: ride(new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 19) + 'Z', 3600) },
+    ],
+    { sport: 'cycling' },
+  );
+  if (source.status !== 'processed' || recent.status !== 'processed') throw new Error(JSON.stringify([source, recent]));
   const trace = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2024-05-01T10:01:00Z', lactate: 2.1 });
   if (trace.status !== 201) throw new Error(JSON.stringify(trace.body));
   ids = {
@@ -62,8 +95,26 @@ test.before(async () => {
     client_id: app.id,
   };
   web = await signedInClient(service.url, webEmail);
+  const port = await freePort();
+  const child = await startApiProcess(service.config, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ENGINE_THREADS: '2',
+    COMPUTE_TIMEOUT_MS: String(COMPUTE_LIMIT_MS),
+    API_RATE_LIMIT: '1000000',
+    AUTH_FAILURE_LIMIT: '0',
+    // (warned and reported when it waits 500 ms; the probe's own limit is 1 s)
+    EVENT_LOOP_BLOCKED_MS: '500',
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+  apiChild = { child, url: `http://127.0.0.1:${port}`, output: () => output };
 });
-test.after.always(() => service?.close());
+test.after.always(async () => {
+  if (apiChild) await kill(apiChild.child);
+  await service?.close();
+});
 
 type Schema = {
   $ref?: string;
@@ -76,6 +127,7 @@ type Schema = {
   minimum?: number;
   default?: unknown;
   items?: Schema;
+  pattern?: string;
 };
 type Operation = {
   operationId: string;
@@ -106,6 +158,16 @@ function validValue(schema: Schema, resolve: (s: Schema) => Schema): unknown {
     return out;
   }
   return 'x';
+}
+
+/** Whether a parameter holds numbers: a numeric type, or (a list of) strings whose pattern takes digits only. */
+function isNumeric(schema: Schema | undefined, resolve: (s: Schema) => Schema): boolean {
+  if (!schema) return false;
+  const s = resolve(schema);
+  const types = [s.type].flat();
+  if (types.includes('integer') || types.includes('number')) return true;
+  if (types.includes('array')) return isNumeric(s.items, resolve);
+  return types.includes('string') && typeof s.pattern === 'string' && /^\^\\d/.test(s.pattern);
 }
 
 /** Bodies that pass validation, where the schema alone does not give one. */
@@ -201,9 +263,11 @@ function apiRequests(doc: {
         });
       };
       for (const p of op.parameters ?? []) {
+        const numeric = isNumeric(p.schema, resolve);
         for (const v of valuesFor(HOSTILE_TEXT, random)) {
-          if (p.in === 'path') send(`path ${p.name} = ${v.name}`, { params: { ...pathParams, [p.name]: v.value }, refused: !!v.refused });
-          if (p.in === 'query') send(`query ${p.name} = ${v.name}`, { query: { ...baseQuery, [p.name]: v.value }, refused: !!v.refused });
+          const refused = !!v.refused || (numeric && !!v.beyondAnyBound);
+          if (p.in === 'path') send(`path ${p.name} = ${v.name}`, { params: { ...pathParams, [p.name]: v.value }, refused });
+          if (p.in === 'query') send(`query ${p.name} = ${v.name}`, { query: { ...baseQuery, [p.name]: v.value }, refused });
         }
         if (p.in === 'query')
           send(`query ${p.name} repeated with NUL`, { query: { ...baseQuery, [p.name]: ['a', '\u0000'] }, refused: !isAuthorize });
@@ -242,9 +306,15 @@ function apiRequests(doc: {
 }
 
 /** Send every request, log the failures (the first 20 in full) and fail on any. */
-async function sendAndReport(t: ExecutionContext, requests: Parameters<typeof runAll>[1]): Promise<void> {
+async function sendAndReport(
+  t: ExecutionContext,
+  requests: Parameters<typeof runAll>[1],
+  baseUrl = service.url,
+  limitMs?: number,
+  options?: Parameters<typeof runAll>[4],
+): Promise<void> {
   const started = Date.now();
-  const failures = await runAll(service.url, requests);
+  const failures = await runAll(baseUrl, requests, 4, limitMs, options);
   t.log(`${requests.length} requests in ${Date.now() - started} ms`);
   if (failures.length) {
     t.log(`${failures.length} failures:\n${failures.map((f) => `${f.request.label} → ${f.status}: ${f.why}`).join('\n')}`);
@@ -253,11 +323,34 @@ async function sendAndReport(t: ExecutionContext, requests: Parameters<typeof ru
   t.is(failures.length, 0);
 }
 
-test('no API operation answers 5xx to hostile values, and text PostgreSQL cannot store is refused with a detail', async (t) => {
-  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as Parameters<typeof apiRequests>[0];
+test('no API operation answers 5xx to hostile values or stalls the service: text PostgreSQL cannot store and numbers beyond their bound are refused with a detail, /healthz answers within 1 s throughout', async (t) => {
+  const doc = (await (await fetch(`${apiChild.url}/openapi.json`)).json()) as Parameters<typeof apiRequests>[0];
   const requests = apiRequests(doc);
-  await sendAndReport(t, requests);
+  const probe = startLoopProbe(apiChild.url, 100);
+  // A stalled service stops the run at once, naming the requests it was serving.
+  const stop = new AbortController();
+  const inFlight = new Set<FuzzRequest>();
+  void probe.stalled.then((ms) => {
+    const serving = [...inFlight].map((r) => `${r.label}\n  ${r.method} ${r.url.slice(0, 200)}`).join('\n');
+    t.log(`the service stalled (/healthz unanswered for ${ms} ms) while serving:\n${serving}`);
+    stop.abort();
+  });
+  try {
+    await sendAndReport(t, requests, apiChild.url, COMPUTE_LIMIT_MS + 1_000, { inFlight, stop: stop.signal });
+  } finally {
+    const report = await probe.stop();
+    t.log(`probe: ${report.count} /healthz, the longest wait ${Math.round(report.worst)} ms`);
+    t.deepEqual(report.slow, [], 'probes that waited over 1 s (or were not answered 200)');
+    t.true(report.worst <= 1_000, `a probe waited ${Math.round(report.worst)} ms`);
+    t.true(report.count > 50, `only ${report.count} probes`);
+    // The service saw no block of its loop beyond 500 ms either (it logs each: lib/event-loop.ts).
+    t.notRegex(apiChild.output(), /event loop blocked/);
+  }
   t.true(requests.length > 1000);
+  t.true(
+    requests.some((r) => r.refused && /longitudinal_mean_max: query after = 300-digit/.test(r.label)),
+    'the fatigue state that spun the loop is among them',
+  );
 });
 
 /** The HTML forms, each with fields that pass, posted with the session cookie and a same-origin Origin. */

@@ -49,7 +49,7 @@ export function deepJsonText(depth: number): string {
 }
 
 /** Text values for query, path and form fields (decoded: the runner encodes them). */
-export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; always?: boolean }[] = [
+export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; always?: boolean; beyondAnyBound?: boolean }[] = [
   // Text PostgreSQL cannot store: every one of these must be refused with a 4xx.
   { name: 'NUL', value: '\u0000', refused: true },
   { name: 'NUL inside', value: 'a\u0000b', refused: true },
@@ -62,11 +62,24 @@ export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; alw
   { name: 'negative', value: '-1' },
   { name: 'zero', value: '0' },
   { name: 'fraction', value: '1.5' },
-  { name: 'huge number', value: '1e308' },
-  { name: 'huge integer', value: '99999999999999999999' },
+  // Numbers beyond any bound a numeric field has (`beyondAnyBound`: a numeric parameter must refuse
+  // them, with a 422 naming it): sent to every field, every run.
+  { name: 'huge number', value: '1e308', always: true, beyondAnyBound: true },
+  { name: 'huge integer', value: '99999999999999999999', always: true, beyondAnyBound: true },
+  { name: '24-digit integer', value: '999999999999999999999999', always: true, beyondAnyBound: true },
+  { name: '300-digit integer', value: '7'.repeat(300), always: true, beyondAnyBound: true },
+  { name: '300-digit decimal', value: `1${'0'.repeat(299)}.25`, always: true, beyondAnyBound: true },
   { name: 'int32 overflow', value: '2147483648' },
+  { name: 'tiny number', value: '1e-300' },
+  { name: 'tiny decimal', value: `0.${'0'.repeat(320)}1` },
+  { name: 'negative zero', value: '-0' },
   { name: 'NaN', value: 'NaN' },
+  { name: 'nan, lower case', value: 'nan' },
   { name: 'Infinity', value: '-Infinity' },
+  { name: '+Infinity', value: '+Infinity' },
+  { name: 'inf', value: 'inf' },
+  { name: 'hexadecimal', value: '0x7fffffff' },
+  { name: 'long list', value: Array.from({ length: 1500 }, (_, i) => String(i + 1)).join(',') },
   { name: 'first date', always: true, value: '0001-01-01' },
   { name: 'last date', always: true, value: '9999-12-31' },
   { name: 'year zero', value: '0000-01-01' },
@@ -104,6 +117,11 @@ export const HOSTILE_JSON: { name: string; value: unknown; text?: string; refuse
   { name: 'huge', value: 1e308 },
   { name: 'huge negative', value: -1e308 },
   { name: 'beyond 2^53', value: 2 ** 53 + 2 },
+  { name: '300-digit number', value: undefined, text: '7'.repeat(300), always: true },
+  { name: 'beyond a double (1e400)', value: undefined, text: '1e400', always: true },
+  { name: 'tiny', value: 1e-300 },
+  { name: 'negative zero', value: undefined, text: '-0' },
+  { name: 'many numbers', value: Array.from({ length: 5000 }, (_, i) => i) },
   { name: 'int32 overflow', value: 2 ** 31 },
   { name: 'first instant', always: true, value: '0001-01-01T00:00:00Z' },
   { name: 'last instant', always: true, value: '9999-12-31T23:59:59Z' },
@@ -174,7 +192,8 @@ export function judge(request: FuzzRequest, status: number, contentType: string,
   if (status >= 500) return 'a 5xx';
   // An OAuth error sent back to the client's redirect URI is a refusal too.
   const redirectedError = status >= 300 && status < 400 && /[?&]error=/.test(location);
-  if (request.refused && (status < 400 || status >= 500) && !redirectedError) return 'a value PostgreSQL cannot store was not refused';
+  if (request.refused && (status < 400 || status >= 500) && !redirectedError)
+    return 'a value that must be refused (text PostgreSQL cannot store, a number beyond its bound) was not';
   if (status < 400 || request.expect === 'any') return undefined;
   if (request.expect === 'html') return /text\/html/.test(contentType) && text.length > 0 ? undefined : 'a 4xx without a page';
   let body: unknown;
@@ -191,24 +210,35 @@ export function judge(request: FuzzRequest, status: number, contentType: string,
   return 'a 4xx without a `detail`';
 }
 
-/** Send every request, `concurrency` at a time; the answers that break the rules. */
-export async function runAll(baseUrl: string, requests: FuzzRequest[], concurrency = 4): Promise<FuzzFailure[]> {
+/**
+ * Send every request, `concurrency` at a time; the answers that break the rules. With `limitMs`, an
+ * answer that takes longer (headers and body) breaks them too.
+ */
+export async function runAll(
+  baseUrl: string,
+  requests: FuzzRequest[],
+  concurrency = 4,
+  limitMs = 20_000,
+  options: { inFlight?: Set<FuzzRequest>; stop?: AbortSignal } = {},
+): Promise<FuzzFailure[]> {
   const failures: FuzzFailure[] = [];
   let next = 0;
   async function lane() {
-    while (next < requests.length) {
+    while (next < requests.length && !options.stop?.aborted) {
       const request = requests[next++]!;
+      options.inFlight?.add(request);
       let status = 0;
       let contentType = '';
       let text = '';
       let location = '';
+      const sent = performance.now();
       try {
         const res = await fetch(baseUrl + request.url, {
           method: request.method,
           headers: request.headers,
           ...(request.body !== undefined ? { body: request.body } : {}),
           redirect: 'manual',
-          signal: AbortSignal.timeout(20_000),
+          signal: AbortSignal.any([AbortSignal.timeout(Math.max(20_000, limitMs + 5_000)), ...(options.stop ? [options.stop] : [])]),
         });
         status = res.status;
         contentType = res.headers.get('content-type') ?? '';
@@ -216,10 +246,16 @@ export async function runAll(baseUrl: string, requests: FuzzRequest[], concurren
         // A stream (NDJSON) would run for a minute: its status and headers are the answer.
         text = /ndjson/.test(contentType) ? (await res.body?.cancel(), '') : await res.text();
       } catch (err) {
+        options.inFlight?.delete(request);
         failures.push({ request, status: 0, why: `no answer (${(err as Error).message})`, answer: '' });
         continue;
       }
-      const why = judge(request, status, contentType, text, location);
+      options.inFlight?.delete(request);
+      const took = performance.now() - sent;
+      const why =
+        took > limitMs
+          ? `answered after ${Math.round(took)} ms (limit ${limitMs} ms)`
+          : judge(request, status, contentType, text, location);
       if (why) failures.push({ request, status, why, answer: text });
     }
   }
