@@ -62,7 +62,10 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         'lists are newest first. Validation errors answer 422 `{"detail":[{"loc","msg","type"}]}`; other ' +
         'errors `{"detail": "…"}`. Text that cannot be stored is refused in every field (422 with its `loc`): ' +
         'a NUL character (`string_nul`), a lone UTF-16 surrogate (`string_unicode`), JSON nested over 64 levels ' +
-        '(`value_error.depth`). A resource that is absent or belongs to another user is 404. Each credential ' +
+        '(`value_error.depth`). Every number has a bound (its `maximum`, or its description where the bound depends on another ' +
+        'parameter): past it the answer is 422 naming it, before any work starts. A computed answer (curves, frames, the model) ' +
+        'that takes longer than COMPUTE_TIMEOUT_MS (30 s by default) is 503 with `Retry-After`, and its computation is stopped; ' +
+        'so is one whose client closes the connection first. A resource that is absent or belongs to another user is 404. Each credential ' +
         "(an application's grant, a personal token, a web session) may make API_RATE_LIMIT requests (3,000 by default) per " +
         'API_RATE_WINDOW_SECONDS (60): every answer carries `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and ' +
         '`RateLimit-Reset`; past the limit 429 with `Retry-After`. Every ' +

@@ -336,6 +336,30 @@ test('a file name with a NUL or another control character is 422 naming the file
   t.is((await storedSources(user.id)).length, 0, 'the good file of each request was not stored');
 });
 
+test('an upload takes at most 50 tags (repeated or comma-separated): more is 422 naming tags, and nothing is stored', async (t) => {
+  const { user, token } = await athlete();
+  const file = { name: 'ride.csv', bytes: new TextEncoder().encode('timestamp,power\n2026-04-01T08:00:00Z,200\n') };
+  const many = Array.from({ length: 51 }, (_, i) => `t${i}`);
+  for (const tags of [
+    many.join(','),
+    [many.slice(0, 30).join(','), many.slice(30).join(',')],
+    Array.from({ length: 5000 }, (_, i) => `x${i}`).join(','),
+  ]) {
+    const res = await upload(service, token, [file], { sport: 'cycling', tags });
+    t.is(res.status, 422);
+    t.deepEqual(res.body.detail[0].loc, ['body', 'tags']);
+    t.regex(res.body.detail[0].msg, /at most 50 tags/);
+    t.is(res.body.detail.length, 1, 'one item, not one per tag');
+  }
+  // 51 tag fields: past the form's 50 fields, refused by the multipart reader itself.
+  const fields = await upload(service, token, [file], { sport: 'cycling', tags: many });
+  t.is(fields.status, 422);
+  t.regex(fields.body.detail[0].msg, /Too many or too large form fields/);
+  t.is((await storedSources(user.id)).length, 0);
+  const fifty = await upload(service, token, [file], { sport: 'cycling', tags: many.slice(0, 50).join(',') });
+  t.is(fifty.status, 202, JSON.stringify(fifty.body));
+});
+
 test("a malformed multipart body is 422 in our words, not the parser's", async (t) => {
   const { token } = await athlete();
   const { body } = multipartBody(

@@ -117,6 +117,16 @@ test('validation: each rule answers 422 naming the field, and nothing is stored'
     [{ ...ok, tags: 'lab' }, ['body', 'tags']],
     [{ ...ok, tags: [''] }, ['body', 'tags', 0]],
     [{ ...ok, notes: 12 }, ['body', 'notes']],
+    // Bounded by what an athlete can produce (the edges themselves are stored: the next test).
+    [{ ...ok, power: 3001 }, ['body', 'power']],
+    [{ ...ok, heart_rate: 251 }, ['body', 'heart_rate']],
+    [{ ...ok, speed: 100.5 }, ['body', 'speed']],
+    [{ ...ok, lactate: 50.1 }, ['body', 'lactate']],
+    [{ ...ok, lactate: -0.1 }, ['body', 'lactate']],
+    [{ ...ok, vo2: 150.1 }, ['body', 'vo2']],
+    [{ ...ok, rpe: -1 }, ['body', 'rpe']],
+    [{ ...ok, rpe: 121 }, ['body', 'rpe']],
+    [{ ...ok, rpe: 1e300 }, ['body', 'rpe']],
   ];
   for (const [body, loc, msg] of cases) {
     const res = await api(service, token, 'POST', '/api/v1/traces/', body);
@@ -129,6 +139,15 @@ test('validation: each rule answers 422 naming the field, and nothing is stored'
   t.is((await api(service, token, 'POST', '/api/v1/traces/', 'not json')).status, 422);
   t.is((await api(service, token, 'POST', '/api/v1/traces/', [ok])).status, 422);
   t.is((await storedTraces(user)).length, 0);
+});
+
+test('the bounds of each measurement are inclusive: the largest values are stored as sent', async (t) => {
+  const { token } = await athlete();
+  const top = { power: 3000, heart_rate: 250, speed: 100, lactate: 50, vo2: 150, rpe: 120 };
+  const res = await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z', ...top });
+  t.is(res.status, 201, JSON.stringify(res.body));
+  const read = await api(service, token, 'GET', `/api/v1/traces/${res.body.id}`);
+  for (const [field, value] of Object.entries(top)) t.is(read.body[field], value, field);
 });
 
 test('list: newest first, 100 by default, limit/offset, start/end as dates (local) or instants, sports with sub-sports, tags', async (t) => {
