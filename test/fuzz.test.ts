@@ -164,6 +164,7 @@ function validValue(schema: Schema, resolve: (s: Schema) => Schema): unknown {
 function isNumeric(schema: Schema | undefined, resolve: (s: Schema) => Schema): boolean {
   if (!schema) return false;
   const s = resolve(schema);
+  if (s.anyOf) return s.anyOf.some((x) => isNumeric(x, resolve));
   const types = [s.type].flat();
   if (types.includes('integer') || types.includes('number')) return true;
   if (types.includes('array')) return isNumeric(s.items, resolve);
@@ -182,9 +183,16 @@ const BASE_FORMS: Record<string, Record<string, string>> = {
   revoke: { token: 'not-a-token', client_id: '' },
 };
 
-/** The values tried for one field: all that must be refused or are always tried, and a seeded sample of the others. */
-function valuesFor<T extends { refused?: boolean; always?: boolean }>(all: T[], random: () => number): T[] {
-  const fixed = (v: T) => v.refused || v.always;
+/**
+ * The values tried for one field: all that must be refused or are always tried (and, for a numeric
+ * field, every number beyond any bound), and a seeded sample of the others.
+ */
+function valuesFor<T extends { refused?: boolean; always?: boolean; beyondAnyBound?: boolean }>(
+  all: T[],
+  random: () => number,
+  numeric = false,
+): T[] {
+  const fixed = (v: T) => v.refused || v.always || (numeric && v.beyondAnyBound);
   return [
     ...all.filter(fixed),
     ...sample(
@@ -264,7 +272,7 @@ function apiRequests(doc: {
       };
       for (const p of op.parameters ?? []) {
         const numeric = isNumeric(p.schema, resolve);
-        for (const v of valuesFor(HOSTILE_TEXT, random)) {
+        for (const v of valuesFor(HOSTILE_TEXT, random, numeric)) {
           const refused = !!v.refused || (numeric && !!v.beyondAnyBound);
           if (p.in === 'path') send(`path ${p.name} = ${v.name}`, { params: { ...pathParams, [p.name]: v.value }, refused });
           if (p.in === 'query') send(`query ${p.name} = ${v.name}`, { query: { ...baseQuery, [p.name]: v.value }, refused });
@@ -278,12 +286,13 @@ function apiRequests(doc: {
       if (baseBody !== undefined && typeof baseBody === 'object') {
         const fields = Object.keys(resolve(jsonSchema ?? {}).properties ?? baseBody ?? {});
         for (const field of fields) {
-          for (const v of valuesFor(HOSTILE_JSON, random)) {
+          const numeric = isNumeric(resolve(jsonSchema ?? {}).properties?.[field], resolve);
+          for (const v of valuesFor(HOSTILE_JSON, random, numeric)) {
             const text =
               v.text !== undefined
                 ? JSON.stringify({ ...baseBody, [field]: '__HOLE__' }).replace('"__HOLE__"', v.text)
                 : JSON.stringify({ ...baseBody, [field]: v.value });
-            send(`body ${field} = ${v.name}`, { body: text, refused: !!v.refused });
+            send(`body ${field} = ${v.name}`, { body: text, refused: !!v.refused || (numeric && !!v.beyondAnyBound) });
           }
         }
         for (const b of HOSTILE_BODIES)

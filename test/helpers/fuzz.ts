@@ -62,13 +62,13 @@ export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; alw
   { name: 'negative', value: '-1' },
   { name: 'zero', value: '0' },
   { name: 'fraction', value: '1.5' },
-  // Numbers beyond any bound a numeric field has (`beyondAnyBound`: a numeric parameter must refuse
-  // them, with a 422 naming it): sent to every field, every run.
-  { name: 'huge number', value: '1e308', always: true, beyondAnyBound: true },
-  { name: 'huge integer', value: '99999999999999999999', always: true, beyondAnyBound: true },
-  { name: '24-digit integer', value: '999999999999999999999999', always: true, beyondAnyBound: true },
-  { name: '300-digit integer', value: '7'.repeat(300), always: true, beyondAnyBound: true },
-  { name: '300-digit decimal', value: `1${'0'.repeat(299)}.25`, always: true, beyondAnyBound: true },
+  // Numbers beyond any bound a numeric field has (`beyondAnyBound`): every one goes to every numeric
+  // parameter, every run, and must be refused with a 422 naming it; other fields get a sample.
+  { name: 'huge number', value: '1e308', beyondAnyBound: true },
+  { name: 'huge integer', value: '99999999999999999999', beyondAnyBound: true },
+  { name: '24-digit integer', value: '999999999999999999999999', beyondAnyBound: true },
+  { name: '300-digit integer', value: '7'.repeat(300), beyondAnyBound: true },
+  { name: '300-digit decimal', value: `1${'0'.repeat(299)}.25`, beyondAnyBound: true },
   { name: 'int32 overflow', value: '2147483648' },
   { name: 'tiny number', value: '1e-300' },
   { name: 'tiny decimal', value: `0.${'0'.repeat(320)}1` },
@@ -79,7 +79,8 @@ export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; alw
   { name: '+Infinity', value: '+Infinity' },
   { name: 'inf', value: 'inf' },
   { name: 'hexadecimal', value: '0x7fffffff' },
-  { name: 'long list', value: Array.from({ length: 1500 }, (_, i) => String(i + 1)).join(',') },
+  // (600 items: 2.6 kB, 3.6 kB encoded; a page given three of them stays under Node's 16 kB of headers)
+  { name: 'long list', value: Array.from({ length: 600 }, (_, i) => String(i + 1)).join(',') },
   { name: 'first date', always: true, value: '0001-01-01' },
   { name: 'last date', always: true, value: '9999-12-31' },
   { name: 'year zero', value: '0000-01-01' },
@@ -100,7 +101,14 @@ export const HOSTILE_TEXT: { name: string; value: string; refused?: boolean; alw
 ];
 
 /** JSON values for body fields (the whole body too). */
-export const HOSTILE_JSON: { name: string; value: unknown; text?: string; refused?: boolean; always?: boolean }[] = [
+export const HOSTILE_JSON: {
+  name: string;
+  value: unknown;
+  text?: string;
+  refused?: boolean;
+  always?: boolean;
+  beyondAnyBound?: boolean;
+}[] = [
   { name: 'NUL', value: '\u0000', refused: true },
   { name: 'NUL inside', value: 'a\u0000b', refused: true },
   { name: 'lone high surrogate', value: '\ud800', refused: true },
@@ -114,11 +122,11 @@ export const HOSTILE_JSON: { name: string; value: unknown; text?: string; refuse
   { name: 'negative', value: -1 },
   { name: 'zero', value: 0 },
   { name: 'fraction', value: 1.5 },
-  { name: 'huge', value: 1e308 },
-  { name: 'huge negative', value: -1e308 },
+  { name: 'huge', value: 1e308, beyondAnyBound: true },
+  { name: 'huge negative', value: -1e308, beyondAnyBound: true },
   { name: 'beyond 2^53', value: 2 ** 53 + 2 },
-  { name: '300-digit number', value: undefined, text: '7'.repeat(300), always: true },
-  { name: 'beyond a double (1e400)', value: undefined, text: '1e400', always: true },
+  { name: '300-digit number', value: undefined, text: '7'.repeat(300), beyondAnyBound: true },
+  { name: 'beyond a double (1e400)', value: undefined, text: '1e400', beyondAnyBound: true },
   { name: 'tiny', value: 1e-300 },
   { name: 'negative zero', value: undefined, text: '-0' },
   { name: 'many numbers', value: Array.from({ length: 5000 }, (_, i) => i) },
