@@ -54,7 +54,7 @@ export async function seedActivityList(
 
   const newest = Date.UTC(2026, 9, 31, 7);
   const bytes = buildRideFit({ start: new Date(newest), seconds: 7200, seed: 7 });
-  const parsed = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+  const parsed = await ingestFile({ format: 'fit', bytes, sport: null });
   if (!parsed.ok) throw new Error(`the synthetic ride did not parse: ${parsed.message}`);
   const ride = parsed.activities[0]!;
 

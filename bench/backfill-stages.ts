@@ -102,7 +102,7 @@ export async function benchBackfillStages() {
       accumulatedWorkDuration(grid.channels.heart_rate!, LEVEL_STEP.heart_rate),
     );
     const r = await time('ingest task in-process (all of the above but peek/decode)', k, () =>
-      ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }),
+      ingestFile({ format: 'fit', bytes, sport: null }),
     );
     if (!r.ok) throw new Error(r.message);
     if (k >= WARMUP) activities.push(r.activities[0]!);
@@ -113,7 +113,7 @@ export async function benchBackfillStages() {
   try {
     for (const [k, bytes] of files.entries()) {
       const t = performance.now();
-      const inProcess = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+      const inProcess = await ingestFile({ format: 'fit', bytes, sport: null });
       const mid = performance.now();
       const r = await pool.runIngest({ format: 'fit', bytes: new Uint8Array(bytes), sport: null });
       const end = performance.now();

@@ -97,7 +97,7 @@ async function benchWorkload(workload: (typeof WORKLOADS)[number]) {
   const decodeSeconds = (performance.now() - t) / 1000;
   t = performance.now();
   for (const bytes of files) {
-    const r = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+    const r = await ingestFile({ format: 'fit', bytes, sport: null });
     if (!r.ok) throw new Error(`engine ingest: ${r.code} ${r.message}`);
   }
   const engineSeconds = (performance.now() - t) / 1000;

@@ -20,7 +20,7 @@ export async function deviceRows(): Promise<Row[]> {
     .filter((f) => f.toLowerCase().endsWith('.fit'))
     .sort()) {
     const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
-    rows.push(...(await compareFile(file, bytes, (b) => ingestFile({ task: 'ingest', format: 'fit', bytes: b, sport: null }))));
+    rows.push(...(await compareFile(file, bytes, (b) => ingestFile({ format: 'fit', bytes: b, sport: null }))));
   }
   return rows;
 }

@@ -109,7 +109,7 @@ export async function benchIngest() {
       const d = performance.now() - t;
       if (records !== SECONDS) throw new Error(`fit-file-parser read ${records} records, expected ${SECONDS}`);
       t = performance.now();
-      const result = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+      const result = await ingestFile({ format: 'fit', bytes, sport: null });
       const e = performance.now() - t;
       if (!result.ok) throw new Error(`engine ingest: ${result.code} ${result.message}`);
       t = performance.now();

@@ -1,6 +1,18 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import type { EngineTask, IngestTask, TaskResults } from './tasks.ts';
+import type {
+  AfterColumnTask,
+  AfterGridBuildTask,
+  AfterGridNeededTask,
+  AfterGridTask,
+  AfterTask,
+  DailyAwdTask,
+  EngineTask,
+  IngestTask,
+  MeanMaxTask,
+  MergeLevelsTask,
+  TaskResults,
+} from './tasks.ts';
 import type { Channel } from './channels.ts';
 import { newStopWord, requestStop } from './stop.ts';
 
@@ -69,12 +81,31 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     );
   }
 
+  // Each task through a function of its own, typed by its input (./tasks.ts): a caller names what it
+  // runs as a function a reader (or a tool) can follow, never as a string.
   return {
-    run,
     /** The ingest task (engine/ingest/ingest.ts): one file's bytes → its activities, or a refusal. */
-    runIngest: (task: Omit<IngestTask, 'task'>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal, 0),
+    runIngest: (task: Input<IngestTask>, signal?: AbortSignal) => run({ ...task, task: 'ingest' }, signal, 0),
     /** An activity's stored curves from its channels (engine/curves/activity-curves.ts). */
     runCurves: (channels: Partial<Record<Channel, Float64Array>>, signal?: AbortSignal) => run({ task: 'curves', channels }, signal),
+    /** Exact mean-max of one series at ascending durations (engine/curves/mean-max.ts). */
+    meanMax: (input: Input<MeanMaxTask>, signal?: AbortSignal) => run({ ...input, task: 'mean-max' }, signal),
+    /** The same by the plain scan (engine/curves/mean-max-plain.ts): the reference, for tests; it does not check for a stop. */
+    meanMaxPlain: (input: Input<MeanMaxTask>, signal?: AbortSignal) => run({ ...input, task: 'mean-max-plain' }, signal),
+    /** The longitudinal value-indexed curve from stored level curves (engine/curves/stored-curves.ts). */
+    mergeLevels: (input: Input<MergeLevelsTask>, signal?: AbortSignal) => run({ ...input, task: 'merge-levels' }, signal),
+    /** Longitudinal AWD: per-day sums, then the per-level maximum and quantiles (engine/curves/stored-curves.ts). */
+    dailyAwd: (input: Input<DailyAwdTask>, signal?: AbortSignal) => run({ ...input, task: 'daily-awd' }, signal),
+    /** Curves after accumulated work of one chunk of activities (engine/curves/longitudinal.ts). */
+    after: (input: Input<AfterTask>, signal?: AbortSignal) => run({ ...input, task: 'after' }, signal),
+    /** The same, the chunk's samples read by the thread from the user's channel column. */
+    afterColumn: (input: Input<AfterColumnTask>, signal?: AbortSignal) => run({ ...input, task: 'after-column' }, signal),
+    /** Fatigue-grid entries of some rides, from their power column (engine/curves/after-grid.ts). */
+    afterGridBuild: (input: Input<AfterGridBuildTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid-build' }, signal),
+    /** Fatigue curves at grid points and durations, merged from the rides' grid entries. */
+    afterGrid: (input: Input<AfterGridTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid' }, signal),
+    /** Which rides the grid cannot rule out between grid points: 1 to read from their samples. */
+    afterGridNeeded: (input: Input<AfterGridNeededTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid-needed' }, signal),
     close: () => {
       closing = true;
       return pool.destroy();
@@ -93,6 +124,9 @@ export function createEnginePool(opts: { threads?: number } = {}) {
 export type EnginePool = ReturnType<typeof createEnginePool>;
 
 type TypedArray = Float64Array | Int32Array | Uint8Array;
+
+/** A task's input: the task without its name. */
+type Input<T extends EngineTask> = Omit<T, 'task'>;
 
 /** The value with each typed array owning its whole buffer (copied when not), those buffers collected for transfer. */
 function transferable(value: unknown, buffers: ArrayBuffer[]): unknown {

@@ -272,8 +272,7 @@ test("the pool's threads read their chunk from the column file: the after-curves
       length: p.length.slice(),
       width: p.width.slice(),
     });
-    const got = await pool.run({
-      task: 'after-column',
+    const got = await pool.afterColumn({
       place: copy(place),
       ...input,
       thresholds: input.thresholds.slice(),
@@ -285,7 +284,7 @@ test("the pool's threads read their chunk from the column file: the after-curves
     copies.reduce((at, c, i) => ((from[i] = at), packed.set(c, at), at + c.length), 0);
     t.deepEqual(got, longitudinalAfter({ samples: { values: packed, from, length: Int32Array.from(copies, (c) => c.length) }, ...input }));
     // A file replaced meanwhile (a compaction) is a COLUMN_MOVED error the caller places again after.
-    const moved = await t.throwsAsync(pool.run({ task: 'after-column', place: copy(place, `${place.file}.gone`), ...input }));
+    const moved = await t.throwsAsync(pool.afterColumn({ place: copy(place, `${place.file}.gone`), ...input }));
     t.regex(moved!.message, /^COLUMN_MOVED: /);
   } finally {
     await pool.close();

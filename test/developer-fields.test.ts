@@ -80,7 +80,7 @@ test('Stryd through ingestFile: power is a metric with its summary and a power c
   const bytes = buildActivityFit({
     sessions: [{ sport: 'running', start: START, seconds: 600, record: watchRun, developerFields: stryd((i) => 240 + (i % 21)) }],
   });
-  const result: IngestResult = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+  const result: IngestResult = await ingestFile({ format: 'fit', bytes, sport: null });
   if (!result.ok) return t.fail(`${result.code}: ${result.message}`);
   const [run] = result.activities;
   t.true(run!.metrics.includes('power'), run!.metrics.join(', '));

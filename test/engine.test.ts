@@ -61,7 +61,7 @@ test('the piscina pool runs the kernel off the event loop and returns the same a
     const x = Array.from({ length: 3600 }, (_, i) => 200 + 100 * Math.sin(i / 37) + (i % 600 < 30 ? 400 : 0));
     const durations = [1, 5, 30, 60, 300, 1200, 3600, 4000];
     const expected = plain(x, durations);
-    const got = await pool.run({ task: 'mean-max-plain', samples: Float64Array.from(x), durations: Int32Array.from(durations) });
+    const got = await pool.meanMaxPlain({ samples: Float64Array.from(x), durations: Int32Array.from(durations) });
     t.deepEqual([...got.best], [...expected.best]);
     t.deepEqual([...got.start], [...expected.start]);
   } finally {

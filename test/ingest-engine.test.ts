@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import { afterGridEntry } from '../engine/curves/after-grid.ts';
-import type { IngestedActivity, IngestResult, IngestTask } from '../engine/ingest/ingested.ts';
+import type { IngestedActivity, IngestResult, IngestInput } from '../engine/ingest/ingested.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { parseFit } from '../engine/ingest/fit.ts';
 import { plausibleValue } from '../engine/ingest/plausible.ts';
@@ -19,7 +19,7 @@ const FILES = readdirSync(FIXTURES)
   .filter((f) => f.toLowerCase().endsWith('.fit'))
   .sort();
 const fixture = (name: string) => new Uint8Array(readFileSync(join(FIXTURES, name)));
-const fitTask = (bytes: Uint8Array, sport: string | null = null): IngestTask => ({ task: 'ingest', format: 'fit', bytes, sport });
+const fitTask = (bytes: Uint8Array, sport: string | null = null): IngestInput => ({ format: 'fit', bytes, sport });
 
 function activities(result: IngestResult): IngestedActivity[] {
   if (!result.ok) throw new Error(`refused: ${result.code}: ${result.message}`);
@@ -212,7 +212,6 @@ test('refusals are results with a code and a message, not exceptions', async (t)
   }
   t.like(
     await ingestFile({
-      task: 'ingest',
       format: 'csv',
       bytes: new TextEncoder().encode('timestamp,power\n2024-01-01T00:00:00,1\n'),
       sport: 'cycling',
@@ -222,7 +221,7 @@ test('refusals are results with a code and a message, not exceptions', async (t)
 });
 
 test('other errors are not swallowed', async (t) => {
-  await t.throwsAsync(ingestFile({ task: 'ingest', format: 'fit', bytes: undefined as unknown as Uint8Array, sport: null }), {
+  await t.throwsAsync(ingestFile({ format: 'fit', bytes: undefined as unknown as Uint8Array, sport: null }), {
     instanceOf: TypeError,
   });
 });
@@ -345,9 +344,7 @@ test('a CSV file: one activity on the 1 Hz grid', async (t) => {
     '2026-05-18T17:32:03+02:00,240,130,2',
     '2026-05-18T17:32:04+02:00,260,131,2',
   ].join('\n');
-  const [a, ...rest] = activities(
-    await ingestFile({ task: 'ingest', format: 'csv', bytes: new TextEncoder().encode(text), sport: 'cycling.trainer' }),
-  );
+  const [a, ...rest] = activities(await ingestFile({ format: 'csv', bytes: new TextEncoder().encode(text), sport: 'cycling.trainer' }));
   t.is(rest.length, 0);
   t.like(a, {
     sport: 'cycling+stationary',
@@ -379,7 +376,7 @@ test('the ingest task runs in the piscina pool: bytes transferred in, typed arra
   try {
     const direct = activities(await ingestFile(fitTask(fixture('4078723797.fit'))));
     const bytes = fixture('4078723797.fit');
-    const viaPool = await pool.run(fitTask(bytes));
+    const viaPool = await pool.runIngest(fitTask(bytes));
     t.is(bytes.byteLength, 0, 'the input buffer was transferred to the thread, not copied');
     const got = activities(viaPool);
     t.is(got.length, 1);
@@ -400,8 +397,7 @@ test('the ingest task runs in the piscina pool: bytes transferred in, typed arra
       await pool.runIngest({ format: 'csv', bytes: new TextEncoder().encode('timestamp,power\n2024-01-01T00:00:00Z,1\n'), sport: null }),
       { ok: false, code: 'csv_missing_sport' },
     );
-    const meanMax = await pool.run({
-      task: 'mean-max-plain' as const,
+    const meanMax = await pool.meanMaxPlain({
       samples: Float64Array.from([1, 3, 2]),
       durations: Int32Array.from([1, 2]),
     });

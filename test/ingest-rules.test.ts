@@ -21,12 +21,12 @@ function activities(result: IngestResult): IngestedActivity[] {
   return result.activities;
 }
 async function ingestFit(bytes: Uint8Array): Promise<IngestedActivity> {
-  const [a, ...rest] = activities(await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }));
+  const [a, ...rest] = activities(await ingestFile({ format: 'fit', bytes, sport: null }));
   if (rest.length > 0) throw new Error('one session expected');
   return a!;
 }
 async function ingestCsv(rows: string[], sport = 'cycling'): Promise<IngestedActivity> {
-  const [a] = activities(await ingestFile({ task: 'ingest', format: 'csv', bytes: new TextEncoder().encode(rows.join('\n')), sport }));
+  const [a] = activities(await ingestFile({ format: 'csv', bytes: new TextEncoder().encode(rows.join('\n')), sport }));
   return a!;
 }
 /** One cycling session at START with records at the given offsets (s). */

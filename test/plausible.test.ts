@@ -17,7 +17,6 @@ function activities(result: IngestResult): IngestedActivity[] {
 }
 
 const csvTask = (text: string, sport = 'cycling') => ({
-  task: 'ingest' as const,
   format: 'csv' as const,
   bytes: new TextEncoder().encode(text),
   sport,
@@ -143,7 +142,6 @@ test('a channel whose every sample is implausible is not a metric, but its count
 
   const [clean] = activities(
     await ingestFile({
-      task: 'ingest',
       format: 'fit',
       bytes: buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2024-05-01T08:00:00Z'), seconds: 60 }] }),
       sport: null,
@@ -169,7 +167,7 @@ test('FIT: spikes in records are dropped and counted; laps and curves are comput
       },
     ],
   });
-  const [a] = activities(await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }));
+  const [a] = activities(await ingestFile({ format: 'fit', bytes, sport: null }));
   t.deepEqual(a!.implausibleSamples, { power: 4, heart_rate: 1 });
   for (const s of spikes) t.true(Number.isNaN(a!.channels.power![s]!), `second ${s}`);
   t.true(Number.isNaN(a!.channels.heart_rate![200]!));

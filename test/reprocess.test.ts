@@ -95,7 +95,7 @@ async function seedOld(store: SampleStore, user: User, name: string, bytes: Uint
   const original = originalPath(dataDir, user.id, source.id, 'fit');
   await fs.mkdir(path.dirname(original), { recursive: true });
   writeFileSync(original, bytes);
-  const parsed = await ingestFile({ task: 'ingest', format: 'fit', bytes: bytes.slice(), sport: null });
+  const parsed = await ingestFile({ format: 'fit', bytes: bytes.slice(), sport: null });
   if (!parsed.ok) throw new Error(`${name}: ${parsed.code}`);
   const ids: string[] = [];
   for (const [index, a] of parsed.activities.entries()) {

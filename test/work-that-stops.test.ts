@@ -142,13 +142,13 @@ test('the engine pool: an aborted task rejects with the reason, its thread is ke
     const n = 400_000;
     const samples = () => Float64Array.from({ length: n }, (_, i) => 200 + 100 * Math.sin(i / 7) + ((i * 7919) % 97));
     const every = () => Int32Array.from({ length: n }, (_, i) => i + 1);
-    await pool.run({ task: 'mean-max', samples: samples(), durations: Int32Array.of(1, 5) }); // (the thread warm)
+    await pool.meanMax({ samples: samples(), durations: Int32Array.of(1, 5) }); // (the thread warm)
     const ids = pool.threadIds;
 
     // The exact kernel checks: it stops within a few ms of the abort.
     const reason = new Error('given up');
     const stop = new AbortController();
-    const running = pool.run({ task: 'mean-max', samples: samples(), durations: every() }, stop.signal);
+    const running = pool.meanMax({ samples: samples(), durations: every() }, stop.signal);
     await new Promise((r) => setTimeout(r, 150));
     const asked = performance.now();
     stop.abort(reason);
@@ -156,14 +156,14 @@ test('the engine pool: an aborted task rejects with the reason, its thread is ke
     t.true(performance.now() - asked < 200, `stopped ${Math.round(performance.now() - asked)} ms after the abort`);
     t.deepEqual(pool.threadIds, ids, 'the same thread');
     const quick = performance.now();
-    await pool.run({ task: 'mean-max', samples: samples(), durations: Int32Array.of(60) });
+    await pool.meanMax({ samples: samples(), durations: Int32Array.of(60) });
     t.true(performance.now() - quick < 300, `the next task took ${Math.round(performance.now() - quick)} ms`);
 
     // Queued behind a task, then given up: never run.
     const first = new AbortController();
-    const busy = pool.run({ task: 'mean-max', samples: samples(), durations: every() }, first.signal);
+    const busy = pool.meanMax({ samples: samples(), durations: every() }, first.signal);
     const queued = new AbortController();
-    const waiting = pool.run({ task: 'mean-max', samples: samples(), durations: every() }, queued.signal);
+    const waiting = pool.meanMax({ samples: samples(), durations: every() }, queued.signal);
     queued.abort(reason);
     first.abort(reason);
     t.is(await busy.catch((e: unknown) => e), reason);
@@ -171,7 +171,7 @@ test('the engine pool: an aborted task rejects with the reason, its thread is ke
 
     // The plain kernel (a reference, O(n x durations)) never checks: terminated after the grace.
     const plain = new AbortController();
-    const stubborn = pool.run({ task: 'mean-max-plain', samples: samples(), durations: every() }, plain.signal);
+    const stubborn = pool.meanMaxPlain({ samples: samples(), durations: every() }, plain.signal);
     await new Promise((r) => setTimeout(r, 100));
     const abortedAt = performance.now();
     plain.abort(reason);

@@ -44,7 +44,7 @@ export async function gridCurves(
   signal: AbortSignal,
 ): Promise<AfterOutput> {
   return placeGrid(deps, userId, activities, signal, (place) =>
-    deps.engine.pool.run({ task: 'after-grid', place, points: plan.points.slice(), columns: plan.columns.slice() }, signal),
+    deps.engine.pool.afterGrid({ place, points: plan.points.slice(), columns: plan.columns.slice() }, signal),
   );
 }
 
@@ -57,10 +57,7 @@ export async function ridesToRead(
   signal: AbortSignal,
 ): Promise<number[]> {
   const needed = await placeGrid(deps, userId, activities, signal, (place) =>
-    deps.engine.pool.run(
-      { task: 'after-grid-needed', place, lo: plan.lo.slice(), hi: plan.hi.slice(), columns: plan.columns.slice() },
-      signal,
-    ),
+    deps.engine.pool.afterGridNeeded({ place, lo: plan.lo.slice(), hi: plan.hi.slice(), columns: plan.columns.slice() }, signal),
   );
   return activities.flatMap((_, a) => (needed[a] ? [a] : []));
 }
@@ -82,7 +79,7 @@ function placeGrid<T>(
 /** The rides' grid entries, from their power (the power column, filled from the sample files where it lacks them). */
 async function buildEntries(deps: Deps, userId: string, batch: ColumnActivity[], signal?: AbortSignal): Promise<Float64Array[]> {
   const { outputs } = await runInChunks(deps, userId, 'power', batch, signal, (place) =>
-    deps.engine.pool.run({ task: 'after-grid-build', place }, signal),
+    deps.engine.pool.afterGridBuild({ place }, signal),
   );
   return outputs.flatMap(({ values, length }) => {
     let at = 0;

@@ -47,7 +47,7 @@ export async function storedLevelCurve(
   const rows = await curvesOf(deps.db, userId, filter, metric, 'levels');
   const duration = packStored(rows, 'buffer');
   const start = packStored(rows, 'second');
-  const curve = await deps.engine.pool.run({ task: 'merge-levels', duration, start }, signal);
+  const curve = await deps.engine.pool.mergeLevels({ duration, start }, signal);
   return levelFrame(metric, [curve], rows, null);
 }
 
@@ -109,9 +109,8 @@ async function sampleCurves(
 ): Promise<AfterOutput> {
   const { metric, thresholds, durations } = request;
   const { outputs, firsts } = await runInChunks(deps, userId, metric, columnActivities(deps, userId, activities), signal, (place) =>
-    deps.engine.pool.run(
+    deps.engine.pool.afterColumn(
       {
-        task: 'after-column',
         place,
         thresholds: thresholds.slice(),
         durations: durations ? durations.slice() : null,

@@ -10,7 +10,7 @@ import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
 import { computeCurves } from '../curves/activity-curves.ts';
 import { afterGridEntry } from '../curves/after-grid.ts';
-import type { IngestedActivity, IngestResult, IngestTask } from './ingested.ts';
+import type { IngestedActivity, IngestInput, IngestResult } from './ingested.ts';
 import { dropImplausible } from './plausible.ts';
 import { IngestError, type Recording } from './recording.ts';
 import { CHANNELS } from '../channels.ts';
@@ -19,7 +19,7 @@ import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 import { lapStats, summarise, timing, type SpanTotals } from './summary.ts';
 import { INGEST_RULES_VERSION } from './rules.ts';
 
-export async function ingestFile(task: IngestTask): Promise<IngestResult> {
+export async function ingestFile(task: IngestInput): Promise<IngestResult> {
   try {
     const recordings =
       task.format === 'fit' ? withFormSport(await parseFit(task.bytes), task.sport) : [await parseCsv(task.bytes, task.sport)];

@@ -87,3 +87,5 @@ export interface IngestTask {
   /** The upload's `sport` field: required for CSV without a sport column; for FIT it replaces only `generic`. */
   sport: string | null;
 }
+/** What ingestFile and the pool's runIngest take: the task without its name. */
+export type IngestInput = Omit<IngestTask, 'task'>;

@@ -223,7 +223,7 @@ export function quantile(values: number[], q: number): number {
 
 /** The activities of a file as the ingest step sees them (1 Hz grid, start, offset): the independent expectation of /data. */
 export async function ingested(bytes: Uint8Array, format: 'fit' | 'csv' = 'fit', sport: string | null = null): Promise<IngestedActivity[]> {
-  const result = await ingestFile({ task: 'ingest', format, bytes: Uint8Array.from(bytes), sport } as never);
+  const result = await ingestFile({ format, bytes: Uint8Array.from(bytes), sport } as never);
   if (!result.ok) throw new Error(`ingest: ${result.code} ${result.message}`);
   return result.activities;
 }

@@ -53,7 +53,7 @@ export function canonical(value: unknown): string {
 
 /** The activities a fresh ingest of a FIT original gives under the current rules. */
 export async function freshIngest(bytes: Uint8Array): Promise<IngestedActivity[]> {
-  const parsed = await ingestFile({ task: 'ingest', format: 'fit', bytes: bytes.slice(), sport: null });
+  const parsed = await ingestFile({ format: 'fit', bytes: bytes.slice(), sport: null });
   if (!parsed.ok) throw new Error(parsed.code);
   return parsed.activities;
 }

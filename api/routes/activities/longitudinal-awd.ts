@@ -48,7 +48,7 @@ export const longitudinalAwdRoute = defineRoute(
       // Days are the local dates of the activities' starts (whole days since the epoch, in local time).
       const day = Int32Array.from(rows, (r) => Math.floor((r.start + r.utcOffsetSeconds * 1000) / 86_400_000));
       const quantiles = Float64Array.from(Object.values(QUANTILES));
-      const p = await ctx.deps.engine.pool.run({ task: 'daily-awd', awd: packStored(rows, 'buffer'), day, quantiles }, signal);
+      const p = await ctx.deps.engine.pool.dailyAwd({ awd: packStored(rows, 'buffer'), day, quantiles }, signal);
       const step = LEVEL_STEP[metric];
       return encodeFrame(
         ctx.deps,

@@ -51,10 +51,7 @@ export const activityMeanMaxRoute = defineRoute(
           const seg = segment(samples, SEGMENT_TOLERANCE[metric]);
           samples = expandSegments(seg, segmentMeans(samples, seg), samples.length);
         }
-        ({ best, start } = await ctx.deps.engine.pool.run(
-          { task: 'mean-max', samples: zeroFilled(samples), durations: durations.slice() },
-          signal,
-        ));
+        ({ best, start } = await ctx.deps.engine.pool.meanMax({ samples: zeroFilled(samples), durations: durations.slice() }, signal));
       }
       const t0 = activity.start_time.getTime();
       const frame: Frame = {

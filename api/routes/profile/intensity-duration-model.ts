@@ -68,8 +68,8 @@ export const intensityDurationModelRoute = defineRoute(
     const filter = { fromDay: start, toDay: end, ...(query.sport ? { sports: [query.sport] } : {}) };
     await sendComputed(ctx, [filter, query.metric, String(query.index ?? '')], async (signal) => {
       const rows = await curvesOf(ctx.deps.db, ctx.state.principal!.userId, filter, query.metric, 'levels');
-      const envelope = await ctx.deps.engine.pool.run(
-        { task: 'merge-levels', duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') },
+      const envelope = await ctx.deps.engine.pool.mergeLevels(
+        { duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') },
         signal,
       );
       const points = efforts(envelope, LEVEL_STEP[query.metric]);

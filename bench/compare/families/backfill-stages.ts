@@ -68,7 +68,7 @@ export const backfillStagesFamily: Family = {
       const filled = zeroFilled(x);
       return { metric, x, filled, mm: meanMaxAll(filled) };
     });
-    const ingested = await ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null });
+    const ingested = await ingestFile({ format: 'fit', bytes, sport: null });
     if (!ingested.ok) throw new Error(`the tree's ingest task failed on the synthetic ride: ${ingested.code} ${ingested.message}`);
     const activity = ingested.activities[0]!;
 
@@ -111,7 +111,7 @@ export const backfillStagesFamily: Family = {
           accumulatedWorkDuration(grid.channels.heart_rate!, LEVEL_STEP.heart_rate);
         }),
         row('ingest-task', 'ingest task in-process (all of the above but peek/decode)', () =>
-          ingestFile({ task: 'ingest', format: 'fit', bytes, sport: null }),
+          ingestFile({ format: 'fit', bytes, sport: null }),
         ),
         row('engine-pool-ingest', 'the ingest task through a one-thread engine pool (hand-off, clone/transfer, task)', async () => {
           const r = await pool.runIngest({ format: 'fit', bytes: new Uint8Array(bytes), sport: null });
