@@ -9,7 +9,12 @@
  *
  *   tsx scripts/check-layout.ts [README]   (part of `npm run depcheck`; another README file to check, for a test)
  *
- * Prints each file the table does not name, and exits 1; prints a one-line summary and exits 0 otherwise.
+ * The other way round, every backticked name in the table that looks like a file (it ends in a source
+ * extension) must still be one: some tracked file's path ends with it. A file removed or renamed
+ * without its line fails, as a new file without one does.
+ *
+ * Prints each file the table does not name, and each name no file answers, and exits 1; prints a
+ * one-line summary and exits 0 otherwise.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -48,14 +53,26 @@ function rowOf(file: string, table: { path: string; named: Set<string> }[]) {
   return best;
 }
 
+/** Backticked names in the table that look like files (a source extension) but no tracked file's path ends with. */
+function staleNames(table: string[]): string[] {
+  const all = execFileSync('git', ['ls-files'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const names = new Set([...table.join('\n').matchAll(/`([^`\s]+\.(?:ts|js|mjs|cjs|css|json|sql|sh|py))`/g)].map((m) => m[1]!));
+  return [...names].filter((name) => !all.some((file) => file === name || file.endsWith(`/${name}`)));
+}
+
 const readmePath = process.argv[2] ?? 'README.md';
-const table = rows(layoutTable(readFileSync(readmePath, 'utf8')));
+const lines = layoutTable(readFileSync(readmePath, 'utf8'));
+const table = rows(lines);
 const files = trackedFiles();
 const missing = files.filter((file) => !rowOf(file, table)?.named.has(file.split('/').pop()!));
+const stale = staleNames(lines);
 if (missing.length) {
   console.error(
     `Files that ${readmePath}'s layout table does not name (add each, with a few words, to its folder's row):\n  ${missing.join('\n  ')}`,
   );
-  process.exit(1);
 }
+if (stale.length) {
+  console.error(`Names in ${readmePath}'s layout table that no file answers (removed or renamed? mend the row):\n  ${stale.join('\n  ')}`);
+}
+if (missing.length || stale.length) process.exit(1);
 console.log(`✔ ${readmePath}'s layout table names every file under ${FOLDERS.join('/, ')}/ (${files.length} files)`);
