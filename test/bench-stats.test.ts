@@ -1,5 +1,5 @@
 import test from 'ava';
-import { compareSamples, interpolatedQuantile, median, resolution, verdictOf } from '../bench/compare/stats.ts';
+import { compareSamples, holm, interpolatedQuantile, median, resolution, tableVerdicts, verdictOf } from '../bench/compare/stats.ts';
 import { allot, MAX_ROUNDS, MIN_ROUNDS } from '../bench/compare/compare.ts';
 import { judged, LIMIT } from '../bench/gate.ts';
 import { interleaved, measured, permutations } from '../bench/gate-rounds.ts';
@@ -271,4 +271,46 @@ test('the gate measures a check again only when it reads above the limit, and fa
   const slower = await run(1.3, 1.28);
   t.deepEqual(slower.calls, [false, true]);
   t.false(slower.check.passed, 'a 30 % slowdown read twice fails');
+});
+
+test("Holm's step-down: the k-th smallest p-value must pass alpha / (m − k); the first that fails stops it", (t) => {
+  t.deepEqual(holm([0.01, 0.04, 0.03, 0.005]), [true, false, false, true]); // 0.005 ≤ .0125, 0.01 ≤ .0167, 0.03 > .025
+  t.deepEqual(holm([0.01, 0.012, 0.2]), [true, true, false]); // 0.01 ≤ .0167, 0.012 ≤ .025
+  t.deepEqual(holm([0.04]), [true]);
+  t.deepEqual(holm([0.06]), [false]);
+  t.deepEqual(holm([]), []);
+});
+
+test('a table of 36 unchanged rows: judged one by one some are called changed, judged together by Holm none is; a 30 % slowdown of one row is still called', (t) => {
+  // 36 rows like the engine family's, A against itself: each row's 95 % interval excludes 1 now and
+  // then by chance (the rows of several seeds are tried until the table holds such a row).
+  let rows: ReturnType<typeof compareSamples>[] = [];
+  for (let seed = 1; seed <= 40; seed++) {
+    rows = Array.from({ length: 36 }, (_, k) => {
+      const { a, b } = machine(1000 * seed + k, 20, 1, 0.04, 0.15);
+      return compareSamples(a, b);
+    });
+    if (rows.some((r) => r.verdict !== 'no change')) break;
+  }
+  const alone = rows.filter((r) => r.verdict !== 'no change').length;
+  t.true(alone >= 1, 'some row is a false verdict when judged alone');
+  const thresholds = rows.map(() => 0);
+  t.deepEqual(
+    tableVerdicts(rows, thresholds).filter((v) => v !== 'no change'),
+    [],
+    `${alone} rows judged alone were called changed; together, none`,
+  );
+  // One row 30 % slower: called, and only it.
+  const { a, b } = machine(7, 20, 1.3, 0.04, 0.15);
+  const slowed = [...rows.slice(0, 35), compareSamples(a, b)];
+  const verdicts = tableVerdicts(slowed, thresholds);
+  t.is(verdicts[35], 'slower', `p ${slowed[35]!.p}`);
+  t.is(verdicts.filter((v) => v !== 'no change').length, 1);
+});
+
+test('p-values: identical samples 1, a clear change far below the first Holm level of a 60-row table', (t) => {
+  const { a } = machine(3, 20, 1);
+  t.is(compareSamples(a, [...a]).p, 1);
+  const { a: a2, b: b2 } = machine(4, 20, 1.3);
+  t.true(compareSamples(a2, b2).p < 0.05 / 60, String(compareSamples(a2, b2).p));
 });

@@ -5,7 +5,7 @@ import { fixturesDir } from '../../test/helpers/fixtures.ts';
 import { formatTable, ROOT } from '../report.ts';
 import { FAMILIES } from './families/index.ts';
 import { Side } from './side.ts';
-import { type Comparison, compareSamples, formatChange, resolution } from './stats.ts';
+import { type Comparison, compareSamples, formatChange, resolution, tableVerdicts } from './stats.ts';
 import { type Checkout, checkout, describeTree } from './tree.ts';
 
 /**
@@ -81,7 +81,7 @@ export interface CompareReport {
 }
 
 export const STATISTIC =
-  'ratio B/A = median over rounds of b_i/a_i; 95 % percentile bootstrap (2,000 resamples, seeded) over forks, then rounds within each; verdict when the interval excludes 1 and the change is at least the threshold';
+  'ratio B/A = median over rounds of b_i/a_i; 95 % percentile bootstrap (2,000 resamples, seeded) over forks, then rounds within each; verdicts over the whole table by Holm–Bonferroni on the bootstrap p-values (a 5 % chance of any false verdict in the table) and the change at least the threshold';
 
 interface Listed {
   id: string;
@@ -220,6 +220,12 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
       forkOf: fork,
     });
   }
+  // The rows judged together: Holm over the table (stats.ts), so that A against itself calls no row a change.
+  const verdicts = tableVerdicts(
+    report.rows,
+    report.rows.map((r) => r.threshold),
+  );
+  report.rows.forEach((r, i) => (r.verdict = verdicts[i]!));
   return report;
 }
 
@@ -368,13 +374,14 @@ const ms = (x: number) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(3) : x.t
 
 /** The comparison as a table, a line per row, and a summary. */
 export function formatCompare(report: CompareReport): string {
-  const header = ['row', 'A ms', 'B ms', 'B vs A', '95 % interval', '±', '≥', 'verdict'];
+  const header = ['row', 'A ms', 'B ms', 'B vs A', '95 % interval', 'p', '±', '≥', 'verdict'];
   const table = report.rows.map((r) => [
     r.id,
     ms(r.medianA),
     ms(r.medianB),
     formatChange(r.ratio),
     `${formatChange(r.low)} … ${formatChange(r.high)}`,
+    r.p < 0.001 ? '<0.001' : r.p.toFixed(3),
     `${(r.resolution * 100).toFixed(1)} %`,
     `${(r.threshold * 100).toFixed(0)} %`,
     r.verdict,
@@ -389,7 +396,7 @@ export function formatCompare(report: CompareReport): string {
     `statistic: ${report.statistic}; threshold ${report.threshold === null ? "each family's (≥ column)" : `${(report.threshold * 100).toFixed(1)} %`}`,
     '',
     formatTable(header, table),
-    `${report.rows.length} rows: ${count('faster')} faster, ${count('slower')} slower, ${count('no change')} no change beyond noise`,
+    `${report.rows.length} rows: ${count('faster')} faster, ${count('slower')} slower, ${count('no change')} no change beyond noise (Holm–Bonferroni over the ${report.rows.length} rows: at most a 5 % chance of any false verdict)`,
   ];
   if (report.onlyA.length) lines.push(`only on A (not compared): ${report.onlyA.join(', ')}`);
   if (report.onlyB.length) lines.push(`only on B (not compared): ${report.onlyB.join(', ')}`);

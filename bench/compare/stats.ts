@@ -22,6 +22,14 @@ import { prng } from '../../test/helpers/prng.ts';
  * `threshold` is the smallest change reported as one; it guards against the small steady bias two
  * processes can have between them (code laid out at other addresses), which enough rounds would
  * otherwise call significant.
+ *
+ * A table of rows is judged as a whole (`tableVerdicts`): 36 rows each judged at 95 % call about two
+ * of them changed when nothing changed. Each row also gets a p-value, the bootstrap's own answer to
+ * "no change" (twice the smaller share of its draws on either side of 1; where too few draws lie
+ * beyond 1 to resolve it, the normal tail of the draws' spread), and Holm's step-down method over
+ * the table keeps the chance of any false verdict in it at 5 %: the row with the smallest p-value
+ * must pass 0.05/m, the next 0.05/(m−1), and so on until one does not. A row passing it (and its
+ * threshold) is `faster` or `slower`; the others are `no change`.
  */
 
 export const RESAMPLES = 2000;
@@ -40,6 +48,9 @@ export interface Comparison {
   /** The 95 % bootstrap interval of `ratio`. */
   low: number;
   high: number;
+  /** The bootstrap's two-sided p-value of "no change" (the module's comment). */
+  p: number;
+  /** This row's verdict alone; `tableVerdicts` judges a table's rows together. */
   verdict: Verdict;
 }
 
@@ -88,7 +99,7 @@ export function compareSamples(a: readonly number[], b: readonly number[], optio
   const medianA = median(a);
   const medianB = median(b);
   if (n === 0 || logs.some((v) => !Number.isFinite(v))) {
-    return { rounds: n, medianA, medianB, ratio: Number.NaN, low: Number.NaN, high: Number.NaN, verdict: 'no change' };
+    return { rounds: n, medianA, medianB, ratio: Number.NaN, low: Number.NaN, high: Number.NaN, p: 1, verdict: 'no change' };
   }
   const estimate = median(logs);
   const rand = prng(options.seed ?? 1);
@@ -107,7 +118,89 @@ export function compareSamples(a: readonly number[], b: readonly number[], optio
   const low = Math.exp(interpolatedQuantile(draws, tail));
   const high = Math.exp(interpolatedQuantile(draws, 1 - tail));
   const ratio = Math.exp(estimate);
-  return { rounds: n, medianA, medianB, ratio, low, high, verdict: verdictOf(ratio, low, high, threshold) };
+  return { rounds: n, medianA, medianB, ratio, low, high, p: bootstrapP(draws, estimate), verdict: verdictOf(ratio, low, high, threshold) };
+}
+
+/** Draws beyond 0 needed on the rarer side for their share to be the p-value; fewer resolve nothing finer than 1/resamples. */
+const TAIL_DRAWS = 20;
+
+/**
+ * The two-sided p-value of "no change" from the sorted bootstrap draws of the log ratio: twice the
+ * share on the rarer side of 0, or, when fewer than TAIL_DRAWS lie there, the normal tail at the
+ * estimate's distance from 0 in standard deviations of the draws.
+ */
+function bootstrapP(draws: Float64Array, estimate: number): number {
+  let below = 0;
+  let above = 0;
+  for (const d of draws) {
+    if (d <= 0) below++;
+    if (d >= 0) above++;
+  }
+  const rarer = Math.min(below, above);
+  if (rarer >= TAIL_DRAWS) return Math.min(1, (2 * rarer) / draws.length);
+  let mean = 0;
+  for (const d of draws) mean += d;
+  mean /= draws.length;
+  let sq = 0;
+  for (const d of draws) sq += (d - mean) ** 2;
+  const sd = Math.sqrt(sq / Math.max(1, draws.length - 1));
+  if (!(sd > 0)) return estimate === 0 ? 1 : 0;
+  return Math.min(1, erfc(Math.abs(estimate) / sd / Math.SQRT2));
+}
+
+/** The complementary error function (Numerical Recipes' erfcc: relative error under 1.2e-7 everywhere). */
+function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? r : 2 - r;
+}
+
+/**
+ * Holm's step-down method: which of `ps` are significant with the chance of any false one at most
+ * `alpha`. Sorted ascending, the k-th smallest (k from 0) must be at most alpha / (m − k); the first
+ * that is not, and every larger one, are not significant.
+ */
+export function holm(ps: readonly number[], alpha = 1 - CONFIDENCE): boolean[] {
+  const m = ps.length;
+  const order = ps.map((p, i) => ({ p, i })).sort((x, y) => x.p - y.p);
+  const significant = new Array<boolean>(m).fill(false);
+  for (let k = 0; k < m; k++) {
+    if (!(order[k]!.p <= alpha / (m - k))) break;
+    significant[order[k]!.i] = true;
+  }
+  return significant;
+}
+
+/** The verdicts of a table's rows judged together (Holm over their p-values; each row's threshold still applies). */
+export function tableVerdicts(
+  rows: readonly Pick<Comparison, 'ratio' | 'p'>[],
+  thresholds: readonly number[],
+  alpha = 1 - CONFIDENCE,
+): Verdict[] {
+  const significant = holm(
+    rows.map((r) => r.p),
+    alpha,
+  );
+  return rows.map((r, i) => {
+    if (!significant[i]) return 'no change';
+    const threshold = thresholds[i] ?? 0;
+    if (r.ratio >= 1 + threshold && r.ratio > 1) return 'slower';
+    if (r.ratio <= 1 / (1 + threshold) && r.ratio < 1) return 'faster';
+    return 'no change';
+  });
 }
 
 /** The indices of each group's pairs (one group of all when none are given). */
