@@ -10,7 +10,7 @@
 // than 1 s. The user has a ride in the last year, so the curve endpoints compute from data.
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { freePort, startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor, TEST_PASSWORD } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { signedInClient, type WebClient } from './helpers/http.ts';
@@ -30,7 +30,6 @@ import { SCOPES } from '../api/auth/scopes.ts';
 import { startApiProcess, kill } from './helpers/worker-process.ts';
 import { startLoopProbe } from './helpers/loop-probe.ts';
 import type { ChildProcess } from 'node:child_process';
-import net from 'node:net';
 
 const SEED = 16;
 /** Per field: every value that must be refused or is always tried (extreme dates, long text), plus this many others chosen by the seed. */
@@ -45,17 +44,6 @@ let webEmail: string;
 /** The API process the API operations are sent to, and its compute limit. */
 let apiChild: { child: ChildProcess; url: string; output: () => string };
 const COMPUTE_LIMIT_MS = 3_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function ride(stamp: string, seconds = 300) {
   const start = Date.parse(stamp);
