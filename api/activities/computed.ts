@@ -14,9 +14,10 @@ import { notModified, versionTag } from '../conditional.ts';
  *
  * - Time limit: the computation gets an AbortSignal that fires after COMPUTE_TIMEOUT_MS, and the
  *   client gets 503 with Retry-After at that moment, whatever stage the computation is in. The
- *   signal stops the work itself: a pool task still queued is dropped and one running has its
- *   thread terminated (piscina replaces it), a DuckDB query is interrupted, a column fill stops
- *   between batches, and the stages between them check the signal before they start.
+ *   signal stops the work itself: a pool task ends at its kernel's next check and its thread takes
+ *   the next task (engine/stop.ts; one that does not stop within a second has its thread replaced),
+ *   a DuckDB query is interrupted, a column fill stops between batches, and the stages between
+ *   them check the signal before they start.
  * - Identical requests (same user, same data version, same path and query, same format) that
  *   arrive while one is being computed wait for it instead of computing again. A computation
  *   whose every waiting client has gone away (its connection closed before the answer) is
