@@ -5,7 +5,6 @@ import type {
   AfterGridBuildTask,
   AfterGridNeededTask,
   AfterGridTask,
-  AfterTask,
   DailyAwdTask,
   EngineTask,
   IngestTask,
@@ -96,9 +95,7 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     mergeLevels: (input: Input<MergeLevelsTask>, signal?: AbortSignal) => run({ ...input, task: 'merge-levels' }, signal),
     /** Longitudinal AWD: per-day sums, then the per-level maximum and quantiles (engine/curves/stored-curves.ts). */
     dailyAwd: (input: Input<DailyAwdTask>, signal?: AbortSignal) => run({ ...input, task: 'daily-awd' }, signal),
-    /** Curves after accumulated work of one chunk of activities (engine/curves/longitudinal.ts). */
-    after: (input: Input<AfterTask>, signal?: AbortSignal) => run({ ...input, task: 'after' }, signal),
-    /** The same, the chunk's samples read by the thread from the user's channel column. */
+    /** Curves after accumulated work of one chunk of activities (engine/curves/longitudinal.ts), their samples read by the thread from the user's channel column. */
     afterColumn: (input: Input<AfterColumnTask>, signal?: AbortSignal) => run({ ...input, task: 'after-column' }, signal),
     /** Fatigue-grid entries of some rides, from their power column (engine/curves/after-grid.ts). */
     afterGridBuild: (input: Input<AfterGridBuildTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid-build' }, signal),

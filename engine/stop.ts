@@ -2,7 +2,7 @@
  * Stopping a task while it runs, without losing its thread. The pool (./pool.ts) gives each task a
  * control word in shared memory; when the request it serves is given up (its time limit, its client
  * gone), the pool sets the word, and the kernels, which call `checkStop` at coarse steps (per
- * activity, per 64 durations), throw TaskStopped at the next one. The thread then takes the next
+ * activity or ride, per duration), throw TaskStopped at the next one. The thread then takes the next
  * task at once, warm: terminating it instead (piscina's own abort of a running task) left the pool
  * a thread short for the ~0.5 s a new one takes to load and compile, so the request after a 503
  * was queued behind that start.

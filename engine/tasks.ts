@@ -47,11 +47,7 @@ export interface DailyAwdTask {
   day: Int32Array;
   quantiles: Float64Array;
 }
-/** Longitudinal curves after accumulated work, for one chunk of activities. */
-export interface AfterTask extends AfterInput {
-  task: 'after';
-}
-/** The same, the chunk's samples read by the thread from the user's channel column (engine/samples/column-read.ts). */
+/** Longitudinal curves after accumulated work, for one chunk of activities, its samples read by the thread from the user's channel column (engine/samples/column-read.ts). */
 export interface AfterColumnTask extends Omit<AfterInput, 'samples'> {
   task: 'after-column';
   place: ColumnPlace;
@@ -89,7 +85,6 @@ export type EngineTask =
   | IngestTask
   | CurvesTask
   | MergeLevelsTask
-  | AfterTask
   | AfterColumnTask
   | AfterGridBuildTask
   | AfterGridTask
@@ -103,7 +98,6 @@ export interface TaskResults {
   ingest: IngestResult;
   curves: MetricCurves[];
   'merge-levels': LevelCurve;
-  after: AfterOutput;
   'after-column': AfterOutput;
   'after-grid-build': AfterGridEntries;
   'after-grid': AfterOutput;
@@ -126,8 +120,6 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return computeCurves(task.channels);
     case 'merge-levels':
       return mergeStoredLevels(task.duration, task.start);
-    case 'after':
-      return longitudinalAfter(task);
     case 'after-column':
       return longitudinalAfter({ ...task, samples: readColumnSlices(task.place) });
     case 'after-grid-build': {

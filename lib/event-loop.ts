@@ -68,6 +68,8 @@ export function createLoopMonitor({ thresholdMs, windowMs, log, inFlight, tickMs
       log.warn('event loop blocked', {
         delay_ms: Math.round(lateMs),
         threshold_ms: thresholdMs,
+        // (the window's 99th percentile of the delay: one block, or a loop slow throughout)
+        p99_ms: histogram.count > 0 ? p99(histogram) : lastP99Ms,
         in_flight: inFlight(IN_FLIGHT_LOGGED),
       });
     }

@@ -108,6 +108,7 @@ test.serial('a blocked loop logs one warning naming the request in flight, and /
   t.true((warning.delay_ms as number) >= LEAST_DELAY_MS, `delay_ms ${warning.delay_ms}`);
   t.true((warning.delay_ms as number) < BLOCK_MS + 500, `delay_ms ${warning.delay_ms}`);
   t.is(warning.threshold_ms, THRESHOLD_MS);
+  t.is(typeof warning.p99_ms, 'number', "the window's 99th percentile of the delay");
   const inFlight = warning.in_flight as { method: string; path: string; request_id: string; running_ms: number }[];
   t.deepEqual(
     inFlight.map(({ running_ms: _, ...r }) => r),
