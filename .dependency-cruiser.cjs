@@ -12,23 +12,32 @@ const upward = layers.slice(0, -1).map((layer, i) => ({
 
 /** [name, from, to, why]: `from` may not import `to`. */
 const floors = [
+  // api/: the shell (app.ts, server.ts) over two sibling sides, the JSON API (rest/) and the web app
+  // (web/), both standing on the HTTP plumbing (http/), all standing on the services (services/).
   [
-    'middleware-renders-no-page',
-    '^api/middleware/',
-    '^api/web/',
-    'api/middleware/ is beneath the web pages: the error handler renders pages through the function app.ts gives it (api/web/error-page.ts)',
+    'services-import-no-http',
+    '^api/services/',
+    '^api/(http|rest|web)/|^api/[^/]+[.]ts$',
+    'api/services/ is what the JSON API, the web app, the CLI and the workers share: it imports nothing above it in api/',
   ],
   [
-    'web-imports-no-route',
-    '^api/web/',
-    '^api/routes/',
-    'web pages call what the routes call (api/activities/, api/auth/, …), never a route module',
+    'services-use-no-koa',
+    '^api/services/',
+    '(^|/)node_modules/(@types/)?(koa|@koa|koa-[^/]+|formidable)/',
+    'api/services/ imports no Koa or HTTP-body module, so bin/cli.ts and the workers use it without an HTTP stack',
   ],
   [
-    'guards-beneath-middleware',
-    '^api/auth/',
-    '^api/(middleware|web)/',
-    'api/auth/ (tokens, sessions, guards such as origin-check) imports nothing from api/middleware/ or api/web/',
+    'http-beneath-both-sides',
+    '^api/http/',
+    '^api/(rest|web)/|^api/[^/]+[.]ts$',
+    'api/http/ (context, guards, middleware) is beneath both sides: the error handler renders pages through the function app.ts gives it',
+  ],
+  ['rest-imports-no-page', '^api/rest/', '^api/web/', 'the JSON API and the web app are siblings: neither imports the other'],
+  [
+    'web-imports-no-rest',
+    '^api/web/',
+    '^api/rest/',
+    'the JSON API and the web app are siblings: pages call api/services/, never a route module',
   ],
   [
     'curves-beneath-ingest',

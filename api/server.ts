@@ -6,12 +6,12 @@ import { POOL_CLOSE_TIMEOUT_MS, type Lifecycle } from '../lib/lifecycle.ts';
 import { createDb } from '../db/database.ts';
 import { createRedis, waitForRedis } from '../workers/connections.ts';
 import { closeQueues, createQueues } from '../workers/queues.ts';
-import { KeyStore } from './auth/keys.ts';
+import { KeyStore } from './services/auth/keys.ts';
 import { loadSecretBox } from '../lib/secret-box.ts';
 import { sealWebhookSecrets } from '../db/applications.ts';
-import type { Deps } from './context.ts';
+import type { Deps } from './services/deps.ts';
 import { createApp } from './app.ts';
-import { ensureDocsClient } from './docs-client.ts';
+import { ensureDocsClient } from './rest/docs-client.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { createChannelColumns } from '../engine/samples/channel-columns.ts';
@@ -19,7 +19,7 @@ import { columnsDir } from '../lib/storage.ts';
 import { advisoryLock } from '../db/locks.ts';
 import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
 import { createLoopMonitor } from '../lib/event-loop.ts';
-import { requestsInFlight } from './middleware/request-context.ts';
+import { requestsInFlight } from './http/middleware/request-context.ts';
 
 /** Build the API's dependencies; every connection it opens is registered for shutdown. */
 export async function createApiDeps(config: Config, log: Logger, lifecycle: Lifecycle, now: () => Date = () => new Date()): Promise<Deps> {

@@ -1,5 +1,5 @@
 /**
- * Floors inside `api/` and `engine/`, checked in general rather than case by case: no two sub-folders
+ * Floors inside `api/`, `engine/`, `api/services/` and `api/rest/`, checked in general rather than case by case: no two sub-folders
  * of one of them may import each other (directly, module to module), so that each folder sits on the
  * ones it uses and none of those leans back on it. dependency-cruiser's own rules (the layers between
  * the top folders, cycles between modules, and the named floors in .dependency-cruiser.cjs) cannot say
@@ -11,28 +11,32 @@
  */
 import { readFileSync } from 'node:fs';
 
-const FLOORED = ['api', 'engine'];
+/** Folders whose sub-folders are floors: `api/services/curves` and `api/services/activities` are checked as a pair, as `api/rest` and `api/web` are. */
+const FLOORED = ['api', 'engine', 'api/services', 'api/rest'];
 
 interface Graph {
   modules: { source: string; dependencies: { resolved: string }[] }[];
 }
 
-/** `api/auth` for `api/auth/tokens.ts`; undefined for a file directly under a floored folder, or outside them. */
-function subFolder(file: string): string | undefined {
-  const parts = file.split('/');
-  return FLOORED.includes(parts[0]!) && parts.length > 2 ? `${parts[0]}/${parts[1]}` : undefined;
+/** `api/rest` for `api/rest/openapi.ts` under `api`; undefined for a file directly under `floor`, or outside it. */
+function subFolder(file: string, floor: string): string | undefined {
+  if (!file.startsWith(`${floor}/`)) return undefined;
+  const rest = file.slice(floor.length + 1).split('/');
+  return rest.length > 1 ? `${floor}/${rest[0]}` : undefined;
 }
 
 const graph = JSON.parse(readFileSync(0, 'utf8')) as Graph;
 const edges = new Map<string, string[]>();
-for (const m of graph.modules) {
-  const from = subFolder(m.source);
-  if (!from) continue;
-  for (const d of m.dependencies) {
-    const to = subFolder(d.resolved);
-    if (!to || to === from || to.split('/')[0] !== from.split('/')[0]) continue;
-    const key = `${from} → ${to}`;
-    edges.set(key, [...(edges.get(key) ?? []), `${m.source} → ${d.resolved}`]);
+for (const floor of FLOORED) {
+  for (const m of graph.modules) {
+    const from = subFolder(m.source, floor);
+    if (!from) continue;
+    for (const d of m.dependencies) {
+      const to = subFolder(d.resolved, floor);
+      if (!to || to === from) continue;
+      const key = `${from} → ${to}`;
+      edges.set(key, [...(edges.get(key) ?? []), `${m.source} → ${d.resolved}`]);
+    }
   }
 }
 

@@ -4,7 +4,7 @@
  * reader finds any module's folder and what it is for, and a new module gets its line when it is added.
  * Migrations (db/migrations/) are named as a folder. A file counts as named when its base name is the
  * last path segment of some backticked name (`cache-store.ts`, `activities/data.ts`) in the row of its
- * folder: the row whose path (first cell, `api/activities/`) is the longest that the file's path starts
+ * folder: the row whose path (first cell, `api/rest/activities/`) is the longest that the file's path starts
  * with. So a new `model.ts` must be named in its own folder's row, not merely somewhere in the table.
  *
  *   tsx scripts/check-layout.ts [README]   (part of `npm run depcheck`; another README file to check, for a test)

@@ -1,5 +1,5 @@
 /**
- * Failed credentials are rate limited per client address (api/auth/failure-limit.ts; TRUST_PROXY, so
+ * Failed credentials are rate limited per client address (api/http/failure-limit.ts; TRUST_PROXY, so
  * each request's address is its X-Forwarded-For): the token endpoint's refused requests and bearer
  * tokens that are not ours, with RateLimit headers; successes never count, and another address (an
  * IPv6 client is its /64) is another budget.
@@ -7,7 +7,7 @@
 import test from 'ava';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser } from './helpers/users.ts';
-import { createPersonalToken } from '../api/oauth/issue.ts';
+import { createPersonalToken } from '../api/services/oauth/issue.ts';
 
 const LIMIT = 5;
 let service: TestService;

@@ -1,9 +1,9 @@
 import test from 'ava';
 import http from 'node:http';
 import { createApp, apiRoutes } from '../api/app.ts';
-import { defineRoute } from '../api/route.ts';
-import type { Ctx } from '../api/context.ts';
-import { mintAccessToken } from '../api/auth/tokens.ts';
+import { defineRoute } from '../api/http/route.ts';
+import type { Ctx } from '../api/http/context.ts';
+import { mintAccessToken } from '../api/services/auth/tokens.ts';
 import { deleteApplication } from '../db/applications.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';

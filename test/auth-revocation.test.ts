@@ -4,9 +4,9 @@ import { createTestApplication, createTestUser, tokenFor } from './helpers/users
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { postToken, signedIn } from './helpers/oauth.ts';
 import { KeepAliveConnection, type KeepAliveResponse } from './helpers/keep-alive.ts';
-import { mintAccessToken } from '../api/auth/tokens.ts';
+import { mintAccessToken } from '../api/services/auth/tokens.ts';
 import { createGrant, recordConsent } from '../db/grants.ts';
-import { tokenResponse } from '../api/oauth/issue.ts';
+import { tokenResponse } from '../api/services/oauth/issue.ts';
 import type { User } from '../db/database.ts';
 
 /**

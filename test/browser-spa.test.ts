@@ -6,7 +6,7 @@ import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { signedIn } from './helpers/oauth.ts';
 import { startSpaServer, type SpaServer } from './helpers/spa-server.ts';
-import { clientSidePrivacyUrl } from '../api/applications/model.ts';
+import { clientSidePrivacyUrl } from '../api/services/applications/model.ts';
 
 const suite = browserSuite(test, { workers: true });
 

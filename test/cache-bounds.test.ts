@@ -5,7 +5,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
-import { cacheKey, storeCacheEntry } from '../api/activities/cache-store.ts';
+import { cacheKey, storeCacheEntry } from '../api/services/activities/cache-store.ts';
 
 /**
  * The Redis caches stay bounded (issue 16: a soak left 35 k curve and 15 k page keys behind, 1 GB):

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { addressKey } from '../api/auth/client-address.ts';
+import { addressKey } from '../api/services/auth/client-address.ts';
 
 test('addressKey: IPv4 as is, IPv4-mapped IPv6 as its IPv4, IPv6 as its /64 however it is written', (t) => {
   t.is(addressKey('203.0.113.7'), '203.0.113.7');

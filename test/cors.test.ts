@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import { createApp, apiRoutes } from '../api/app.ts';
-import { defineRoute } from '../api/route.ts';
+import { defineRoute } from '../api/http/route.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { signedIn } from './helpers/oauth.ts';

@@ -2,8 +2,8 @@ import test from 'ava';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api } from './helpers/activities.ts';
-import { addDays, dailyRange, dailySeries, linearEstimate } from '../api/dailies/model.ts';
-import { todayUtc } from '../api/activities/range.ts';
+import { addDays, dailyRange, dailySeries, linearEstimate } from '../api/services/dailies/model.ts';
+import { todayUtc } from '../api/services/curves/range.ts';
 import { listDailies } from '../db/dailies.ts';
 import type { User } from '../db/database.ts';
 

@@ -15,7 +15,7 @@ import { tmpDir } from '../lib/storage.ts';
  * once there is room, an upload that fits is accepted. It was a 500 (ENOSPC) or, when the failed
  * write came after the request had been read to its end (about every other run with four test
  * files at once), a 202 with the truncated file stored as the source: formidable listed it as
- * complete (api/activities/multipart.ts).
+ * complete (api/rest/activities/multipart.ts).
  */
 const asRoot = process.getuid?.() === 0;
 

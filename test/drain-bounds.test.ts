@@ -3,7 +3,7 @@ import net from 'node:net';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 /**
- * The drain that keeps a connection usable after an early refusal (api/middleware/drain-unread.ts)
+ * The drain that keeps a connection usable after an early refusal (api/http/middleware/drain-unread.ts)
  * is bounded: a client that goes on sending past REJECTED_BODY_DRAIN_BYTES, or past
  * REJECTED_BODY_DRAIN_SECONDS, has its connection closed instead of holding it (and the process's
  * attention) for as long as it likes. The refusal itself is still read first.

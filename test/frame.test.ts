@@ -8,7 +8,7 @@ import { createFrameWriter, pandasMetadata, type FrameWriter } from '../engine/f
 import { frameLength, type Frame, type FrameColumn } from '../engine/frames/frame.ts';
 import { frameToJson } from '../engine/frames/json.ts';
 import { parquetToJsonStream } from '../engine/frames/parquet-to-json.ts';
-import { PARQUET_MEDIA_TYPE, wantsJson } from '../api/activities/content-negotiation.ts';
+import { PARQUET_MEDIA_TYPE, wantsJson } from '../api/rest/activities/content-negotiation.ts';
 import { createSampleStore, sqlString, type SampleStore } from '../engine/samples/sample-file.ts';
 
 let dir: string;

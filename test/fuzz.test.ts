@@ -26,7 +26,7 @@ import {
   seeded,
   type FuzzRequest,
 } from './helpers/fuzz.ts';
-import { SCOPES } from '../api/auth/scopes.ts';
+import { SCOPES } from '../api/services/auth/scopes.ts';
 import { startApiProcess, kill } from './helpers/worker-process.ts';
 import { startLoopProbe } from './helpers/loop-probe.ts';
 import type { ChildProcess } from 'node:child_process';

@@ -2,7 +2,7 @@ import test from 'ava';
 import http from 'node:http';
 import { z } from 'zod';
 import { createApp, apiRoutes } from '../api/app.ts';
-import { defineRoute } from '../api/route.ts';
+import { defineRoute } from '../api/http/route.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 

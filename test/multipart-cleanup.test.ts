@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { removeUploadDir } from '../api/activities/multipart.ts';
+import { removeUploadDir } from '../api/rest/activities/multipart.ts';
 import { tmpDir } from '../lib/storage.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';

@@ -1,5 +1,5 @@
 /**
- * The API reference's own client (`api-docs`, api/docs-client.ts) with a loopback BASE_URL, as the
+ * The API reference's own client (`api-docs`, api/rest/docs-client.ts) with a loopback BASE_URL, as the
  * default self-hosted set-up has it: the native-app rule "loopback http, any port" must not reach
  * it, nor a silent prompt=none, nor a refresh token. The attack it closes: a user who once
  * authorized /docs visits any page that navigates to /oauth/authorize with another local port's
@@ -10,7 +10,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
 import { authorizeAndDecide, authorizePath, pkcePair, postToken, signedIn } from './helpers/oauth.ts';
 import { createGrant } from '../db/grants.ts';
-import { DOCS_CLIENT_ID, docsRedirectUri } from '../api/docs-client.ts';
+import { DOCS_CLIENT_ID, docsRedirectUri } from '../api/rest/docs-client.ts';
 
 let service: TestService;
 test.before(async () => {

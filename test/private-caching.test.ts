@@ -12,7 +12,7 @@ import { createTestApplication, createTestUser, tokenFor } from './helpers/users
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { signedInClient, type WebClient } from './helpers/http.ts';
 import { createApp } from '../api/app.ts';
-import { SCOPES } from '../api/auth/scopes.ts';
+import { SCOPES } from '../api/services/auth/scopes.ts';
 
 let service: TestService;
 let token: string;

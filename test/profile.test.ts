@@ -8,7 +8,7 @@ import test from 'ava';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
-import { templateWeek, WEEKDAYS, type TemplateWeek } from '../api/routes/profile/template-week.ts';
+import { templateWeek, WEEKDAYS, type TemplateWeek } from '../api/rest/routes/profile/template-week.ts';
 import type { TrainingDayRow } from '../db/profile.ts';
 import type { User } from '../db/database.ts';
 

@@ -13,7 +13,7 @@ import { fixturesDir } from './helpers/fixtures.ts';
  * A file part without its own Content-Type is a file; a refused upload (11 files: 422; a file over
  * the limit, a chunked JSON body over the body limit, an archive over its limit: 413, read by requests
  * after sending its whole body) leaves the pooled connection usable for the next request. Without the
- * drain (api/middleware/drain-unread.ts) the request after the chunked JSON waited out its timeout. (.ci/run makes sure python3 has requests.)
+ * drain (api/http/middleware/drain-unread.ts) the request after the chunked JSON waited out its timeout. (.ci/run makes sure python3 has requests.)
  */
 let service: TestService;
 test.before(async () => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { matchRedirectUri, redirectUriProblem } from '../api/oauth/redirect-uris.ts';
+import { matchRedirectUri, redirectUriProblem } from '../api/services/oauth/redirect-uris.ts';
 
 test('registration accepts https, loopback http on any port and private-use schemes', (t) => {
   for (const uri of [

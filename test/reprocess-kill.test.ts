@@ -18,7 +18,7 @@ import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { computeCurves } from '../engine/curves/activity-curves.ts';
 import { samplePath } from '../lib/storage.ts';
-import { MAX_FILES_PER_UPLOAD } from '../api/activities/upload.ts';
+import { MAX_FILES_PER_UPLOAD } from '../api/services/activities/upload.ts';
 import { activityRow } from '../workers/ingest.ts';
 
 // `cli reprocess` with the workers in their own process (`npm run worker`), which is killed with

@@ -21,7 +21,7 @@ import { insertSource } from '../db/sources.ts';
 import { countOlderIngestRules } from '../db/reprocess.ts';
 import { activityId } from '../db/activities.ts';
 import { curveRows } from '../db/curves.ts';
-import { hashPassword } from '../api/auth/passwords.ts';
+import { hashPassword } from '../api/services/auth/passwords.ts';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';

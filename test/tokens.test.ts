@@ -125,7 +125,7 @@ test('rotating the signing key keeps old tokens valid until they expire', async 
 });
 
 test('signing keys persist: a second key store loads the same keys', async (t) => {
-  const { KeyStore } = await import('../api/auth/keys.ts');
+  const { KeyStore } = await import('../api/services/auth/keys.ts');
   const other = new KeyStore(service.deps.db, service.deps.box);
   await other.init();
   t.deepEqual((await other.jwks()).keys.map((k) => k.kid).sort(), (await service.deps.keys.jwks()).keys.map((k) => k.kid).sort());

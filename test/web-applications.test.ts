@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { findUserByEmail } from '../db/users.ts';
 import { webhookSecretContext } from '../db/applications.ts';
 import { createGrant, recordConsent } from '../db/grants.ts';
-import { tokenResponse } from '../api/oauth/issue.ts';
+import { tokenResponse } from '../api/services/oauth/issue.ts';
 import { webhookUrlProblem } from '../lib/webhook-url.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { WebClient, signUp } from './helpers/http.ts';

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import { html } from './html.ts';
 import { field, formError, page } from './layout.ts';
 import { createUser, DuplicateEmailError, findUserByEmail } from '../../db/users.ts';
-import { decoyHash, hashPassword, PASSWORD_RULES, passwordProblem, verifyPassword } from '../auth/passwords.ts';
-import { SignInThrottle, SignUpThrottle } from '../auth/throttle.ts';
-import { currentWebUser, endWebSession, safeNext, startWebSession } from '../auth/web-session.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { decoyHash, hashPassword, PASSWORD_RULES, passwordProblem, verifyPassword } from '../services/auth/passwords.ts';
+import { SignInThrottle, SignUpThrottle } from '../services/auth/throttle.ts';
+import { currentWebUser, endWebSession, safeNext, startWebSession } from '../http/web-session.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { deleteSession } from '../../db/sessions.ts';
 import { fieldErrors, formBody, storable, type FieldErrors, type FormValues } from './forms.ts';
 

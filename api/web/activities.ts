@@ -1,11 +1,11 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { ActivityRow } from '../../db/database.ts';
 import { findActivity, listActivities } from '../../db/activities.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { rootSport } from '../../lib/sports.ts';
 import { formatInstant, formatLocal } from '../../lib/time.ts';
-import { removeActivity } from '../activities/remove-activity.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { removeActivity } from '../services/activities/remove-activity.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { html, type Html } from './html.ts';
 import { dataChecks } from './activity-checks.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';

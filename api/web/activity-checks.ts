@@ -13,7 +13,7 @@ import { formatDistance, formatSpeed, type Units } from './static/units.js';
 
 const plural = (n: number, one: string, many: string) => `${grouped(n)} ${n === 1 ? one : many}`;
 
-/** Why records of the file were left out (api/resources/activities-traces.ts DroppedRecords), one line per reason. */
+/** Why records of the file were left out (api/services/resources/activities-traces.ts DroppedRecords), one line per reason. */
 const DROPPED_REASONS: Record<string, { one: string; many: string }> = {
   duplicate_timestamp: {
     one: "its timestamp repeats another record's (the last one in the file is kept)",
@@ -70,7 +70,7 @@ function recordChecks(a: ActivityRow): Html {
   return html`<p id="record-checks-clean" class="muted">${clean.charAt(0).toUpperCase()}${clean.slice(1)}.</p>`;
 }
 
-/** Our value beside the device's (FIT session fields, api/resources/activities-traces.ts DeviceSummary): how each is read and shown, and why they may differ. */
+/** Our value beside the device's (FIT session fields, api/services/resources/activities-traces.ts DeviceSummary): how each is read and shown, and why they may differ. */
 const DEVICE_COMPARISONS: {
   key: string;
   label: string;

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { defineRoute } from '../route.ts';
-import type { Ctx } from '../context.ts';
+import { defineRoute } from '../http/route.ts';
+import type { Ctx } from '../http/context.ts';
 import type { Application, User } from '../../db/database.ts';
 import { findApplication, hasClientSecrets } from '../../db/applications.ts';
 import { createAuthorizationCode, findConsent, recordConsent } from '../../db/grants.ts';
-import { currentWebUser } from '../auth/web-session.ts';
-import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
-import { AuthorizeError } from '../oauth/errors.ts';
+import { currentWebUser } from '../http/web-session.ts';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../services/auth/scopes.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
+import { AuthorizeError } from '../services/oauth/errors.ts';
 import {
   answerUri,
   parseAuthorizationRequest,
@@ -16,9 +16,9 @@ import {
   trustedRedirectUri,
   UntrustedRequestError,
   type AuthorizationRequest,
-} from '../oauth/authorization-request.ts';
-import { matchRedirectUri } from '../oauth/redirect-uris.ts';
-import { isPrivate } from '../applications/model.ts';
+} from '../services/oauth/authorization-request.ts';
+import { matchRedirectUri } from '../services/oauth/redirect-uris.ts';
+import { isPrivate } from '../services/applications/model.ts';
 import { html } from './html.ts';
 import { errorPage, page } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';

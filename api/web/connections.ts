@@ -1,8 +1,8 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import { findApplication } from '../../db/applications.ts';
 import { deleteConsent, listConnectedApplications, type ConnectedApplication } from '../../db/grants.ts';
-import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../services/auth/scopes.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { html } from './html.ts';
 import { page, settingsNav } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';

@@ -1,4 +1,4 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { headerOf, requireWebUser, sendHtml } from './web-common.ts';

@@ -1,12 +1,12 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { DailyRow, Db, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { activitiesContaining, deleteTrace, listTraces, type ContainingActivity } from '../../db/traces.ts';
 import { deleteDaily, listDailies } from '../../db/dailies.ts';
-import { DAILY_MEASURES, EARLIEST_DAY, type DailyMeasure } from '../dailies/model.ts';
+import { DAILY_MEASURES, EARLIEST_DAY, type DailyMeasure } from '../services/dailies/model.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { formatInstant, formatLocal, parseDay } from '../../lib/time.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';

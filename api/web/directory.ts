@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { Application } from '../../db/database.ts';
 import { findApplicationBySlug, listPublishedApplications } from '../../db/applications.ts';
-import { currentWebUser } from '../auth/web-session.ts';
-import { isPrivate, pageUrl, slugProblem } from '../applications/model.ts';
+import { currentWebUser } from '../http/web-session.ts';
+import { isPrivate, pageUrl, slugProblem } from '../services/applications/model.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { APP_ICON_SCRIPT, appIcon } from './app-icon.ts';

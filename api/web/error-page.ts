@@ -1,10 +1,10 @@
-import type { Ctx } from '../context.ts';
-import { currentWebUser } from '../auth/web-session.ts';
+import type { Ctx } from '../http/context.ts';
+import { currentWebUser } from '../http/web-session.ts';
 import { errorPage } from './layout.ts';
 import { displayName } from './web-common.ts';
 
 /**
- * An error as a page (what api/middleware/error-handler.ts answers a browser), with the signed-in
+ * An error as a page (what api/http/middleware/error-handler.ts answers a browser), with the signed-in
  * user's name and Sign out in its header when the request carries a valid session. The user is not
  * looked up when a dependency is down (the lookup would fail the same way); a failed lookup shows the
  * signed-out header.

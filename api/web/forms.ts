@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import { textProblem } from '../../lib/text.ts';
 
 export type FormValues = Record<string, string>;

@@ -1,5 +1,5 @@
-import type { Ctx } from '../context.ts';
-import { currentWebUser } from '../auth/web-session.ts';
+import type { Ctx } from '../http/context.ts';
+import { currentWebUser } from '../http/web-session.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { headerOf, sendHtml } from './web-common.ts';

@@ -1,5 +1,5 @@
 import type { Router } from '@koa/router';
-import type { AppContextExtras, AppState } from '../context.ts';
+import type { AppContextExtras, AppState } from '../http/context.ts';
 import { showSignIn, showSignUp, signOut, submitSignIn, submitSignUp } from './accounts.ts';
 import { decide } from './authorize.ts';
 import { changePassword, saveName, saveUnits, showSettings } from './settings.ts';
@@ -24,7 +24,7 @@ import { home } from './home.ts';
 
 /**
  * The web pages and their forms, by path: what a reader looks up to find a page's module. Server-
- * rendered, same-origin only (their forms check the Origin, api/auth/origin-check.ts); the API's
+ * rendered, same-origin only (their forms check the Origin, api/http/origin-check.ts); the API's
  * operations are registered from their specs in api/app.ts (GET /oauth/authorize among them).
  */
 export function addWebPages(router: Router<AppState, AppContextExtras>): void {

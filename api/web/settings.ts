@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { User } from '../../db/database.ts';
 import { html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
 import { updateUserName, updateUserPassword, updateUserUnits } from '../../db/users.ts';
 import { UNIT_SYSTEMS, type Units } from './static/units.js';
 import { deleteOtherSessions } from '../../db/sessions.ts';
-import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword, passwordProblem, verifyPassword } from '../services/auth/passwords.ts';
 import { headerOf, requireWebUser } from './web-common.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { SignUpForm } from './accounts.ts';
 import { fieldErrors, formBody, storable, type FieldErrors } from './forms.ts';
 

@@ -10,7 +10,7 @@
  * id alone opens nothing, for another user or on another page.
  */
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 
 export const SHOWN_ONCE_TTL_SECONDS = 300;
 

@@ -1,9 +1,9 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { Grant } from '../../db/database.ts';
 import { deleteGrant, findGrant, listPersonalTokens } from '../../db/grants.ts';
-import { createPersonalToken } from '../oauth/issue.ts';
-import { SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import { assertSameOrigin } from '../auth/origin-check.ts';
+import { createPersonalToken } from '../services/oauth/issue.ts';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../services/auth/scopes.ts';
+import { assertSameOrigin } from '../http/origin-check.ts';
 import { html } from './html.ts';
 import { field, formError, page, settingsNav } from './layout.ts';
 import { formBody, type FieldErrors, type FormValues } from './forms.ts';

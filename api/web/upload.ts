@@ -1,5 +1,5 @@
-import type { Ctx } from '../context.ts';
-import { MAX_FILES_PER_UPLOAD } from '../activities/upload.ts';
+import type { Ctx } from '../http/context.ts';
+import { MAX_FILES_PER_UPLOAD } from '../services/activities/upload.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { headerOf, requireWebUser, sendHtml } from './web-common.ts';

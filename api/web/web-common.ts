@@ -1,6 +1,6 @@
-import type { Ctx } from '../context.ts';
+import type { Ctx } from '../http/context.ts';
 import type { User } from '../../db/database.ts';
-import { currentWebUser } from '../auth/web-session.ts';
+import { currentWebUser } from '../http/web-session.ts';
 import { html, type Html } from './html.ts';
 import { errorPage } from './layout.ts';
 

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../lib/config.ts';
 import { createLogger, type Logger, type LogLevel } from '../../lib/log.ts';
 import { Lifecycle } from '../../lib/lifecycle.ts';
 import { createApiDeps, startApi } from '../../api/server.ts';
-import type { Deps } from '../../api/context.ts';
+import type { Deps } from '../../api/services/deps.ts';
 import { startWorkers } from '../../workers/runner.ts';
 import { infrastructure } from './infra.ts';
 import { createTestDatabase } from './database.ts';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Application, User } from '../../db/database.ts';
 import { createUser } from '../../db/users.ts';
-import { hashPassword } from '../../api/auth/passwords.ts';
-import { createPersonalToken, tokenResponse } from '../../api/oauth/issue.ts';
+import { hashPassword } from '../../api/services/auth/passwords.ts';
+import { createPersonalToken, tokenResponse } from '../../api/services/oauth/issue.ts';
 import { createGrant } from '../../db/grants.ts';
 import { createApplication, type NewApplication } from '../../db/applications.ts';
-import type { Scope } from '../../api/auth/scopes.ts';
+import type { Scope } from '../../api/services/auth/scopes.ts';
 import type { TestService } from './service.ts';
 
 export const TEST_PASSWORD = 'correct horse battery staple';

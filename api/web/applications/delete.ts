@@ -1,5 +1,5 @@
 // POST /settings/applications/:id/delete.
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import { deleteApplication } from '../../../db/applications.ts';
 import { ownedApplication } from './owned.ts';
 

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import type { Application } from '../../../db/database.ts';
 import { listClientSecrets } from '../../../db/applications.ts';
 import { deliveryLog } from '../../../db/events.ts';

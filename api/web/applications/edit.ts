@@ -1,9 +1,9 @@
 // GET and POST /settings/applications/:id: the edit page, and saving its Settings form (edit, publish,
 // page slug, webhook endpoints, a new webhook secret).
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import { SlugTakenError, updateApplication, type ApplicationChanges, webhookSecretContext } from '../../../db/applications.ts';
 import { newSecret, SECRET_PREFIX } from '../../../lib/secrets.ts';
-import { pageUrl, registeredRedirectUris } from '../../applications/model.ts';
+import { pageUrl, registeredRedirectUris } from '../../services/applications/model.ts';
 import { formBody } from '../forms.ts';
 import { queryNotice, sendHtml } from '../web-common.ts';
 import { validateApplication } from './form.ts';

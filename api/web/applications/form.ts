@@ -1,8 +1,8 @@
 // The application form (create and edit): its fields' rules and the validation of a posted form.
 import { z } from 'zod';
 import type { Config } from '../../../lib/config.ts';
-import { slugProblem } from '../../applications/model.ts';
-import { redirectUriProblem } from '../../oauth/redirect-uris.ts';
+import { slugProblem } from '../../services/applications/model.ts';
+import { redirectUriProblem } from '../../services/oauth/redirect-uris.ts';
 import { LOOPBACK_HOSTS } from '../../../lib/ip-address.ts';
 import { MAX_URL_LENGTH, webhookUrlProblem } from '../../../lib/webhook-url.ts';
 import { fieldErrors, storable, type FieldErrors, type FormValues } from '../forms.ts';

@@ -1,8 +1,8 @@
 // GET and POST /settings/applications: the user's applications, and creating one.
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import { createApplication, listOwnedApplications, SlugTakenError, updateApplication } from '../../../db/applications.ts';
-import { assertSameOrigin } from '../../auth/origin-check.ts';
-import { registeredRedirectUris } from '../../applications/model.ts';
+import { assertSameOrigin } from '../../http/origin-check.ts';
+import { registeredRedirectUris } from '../../services/applications/model.ts';
 import { formBody } from '../forms.ts';
 import { queryNotice, requireWebUser, sendHtml } from '../web-common.ts';
 import { validateApplication } from './form.ts';

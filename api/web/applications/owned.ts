@@ -1,7 +1,7 @@
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import type { Application } from '../../../db/database.ts';
 import { findOwnedApplication } from '../../../db/applications.ts';
-import { assertSameOrigin } from '../../auth/origin-check.ts';
+import { assertSameOrigin } from '../../http/origin-check.ts';
 import { notFound, requireWebUser, type WebUser } from '../web-common.ts';
 
 /** The signed-in user and their application named in the path; undefined after answering (sign-in or 404). */

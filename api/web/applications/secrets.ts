@@ -1,6 +1,6 @@
 // POST /settings/applications/:id/secrets and …/secrets/:secretId/revoke: client secrets.
 import { z } from 'zod';
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import { createClientSecret, deleteClientSecret } from '../../../db/applications.ts';
 import { fieldErrors, formBody, storable } from '../forms.ts';
 import { notFound, sendHtml } from '../web-common.ts';

@@ -1,6 +1,6 @@
 // POST /settings/applications/:id/webhooks/test: "Send test event". (Webhook endpoints and a new
 // webhook secret are saved with the Settings form, edit.ts; the delivery log is views/webhooks.ts.)
-import type { Ctx } from '../../context.ts';
+import type { Ctx } from '../../http/context.ts';
 import { abandonDelivery, createTestEvent } from '../../../db/events.ts';
 import { enqueueDeliveries } from '../../../workers/queues.ts';
 import { sendHtml } from '../web-common.ts';

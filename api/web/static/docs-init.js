@@ -10,7 +10,7 @@ window.addEventListener('load', () => {
     oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
   });
   // Authorize runs the authorization code flow with PKCE as the built-in public client `api-docs`
-  // (api/docs-client.ts): no secret, the consent screen every time.
+  // (api/rest/docs-client.ts): no secret, the consent screen every time.
   window.ui.initOAuth({
     clientId: 'api-docs',
     usePkceWithAuthorizationCodeGrant: true,

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { sql } from 'kysely';
-import type * as Keys from '../../../api/auth/keys.ts';
-import type * as Passwords from '../../../api/auth/passwords.ts';
-import type * as Issue from '../../../api/oauth/issue.ts';
+import type * as Keys from '../../../api/services/auth/keys.ts';
+import type * as Passwords from '../../../api/services/auth/passwords.ts';
+import type * as Issue from '../../../api/services/oauth/issue.ts';
 import type * as Activities from '../../../db/activities.ts';
 import type * as AppMetadata from '../../../db/app-metadata.ts';
 import type * as Applications from '../../../db/applications.ts';
@@ -54,10 +54,10 @@ export async function prepareDatabase(
   const { ensureDatabase, migrateToLatest } = await tree.load<typeof Migrate>('db/migrate.ts');
   const { createDb } = await tree.load<typeof Database>('db/database.ts');
   const { createUser, findUserByEmail } = await tree.load<typeof Users>('db/users.ts');
-  const { hashPassword } = await tree.load<typeof Passwords>('api/auth/passwords.ts');
-  const { KeyStore } = await tree.load<typeof Keys>('api/auth/keys.ts');
+  const { hashPassword } = await tree.load<typeof Passwords>('api/services/auth/passwords.ts');
+  const { KeyStore } = await tree.load<typeof Keys>('api/services/auth/keys.ts');
   const { loadSecretBox } = await tree.load<typeof SecretBox>('lib/secret-box.ts');
-  const { createPersonalToken, tokenResponse } = await tree.load<typeof Issue>('api/oauth/issue.ts');
+  const { createPersonalToken, tokenResponse } = await tree.load<typeof Issue>('api/services/oauth/issue.ts');
   const { createApplication } = await tree.load<typeof Applications>('db/applications.ts');
   const { createGrant } = await tree.load<typeof Grants>('db/grants.ts');
   const product = {

@@ -3,7 +3,7 @@
 import type { Application, ClientSecret } from '../../../../db/database.ts';
 import type { Config } from '../../../../lib/config.ts';
 import type { DeliveryLogRow } from '../../../../db/events.ts';
-import { isClientSideApp, isPrivate, pageUrl } from '../../../applications/model.ts';
+import { isClientSideApp, isPrivate, pageUrl } from '../../../services/applications/model.ts';
 import { html } from '../../html.ts';
 import { formError, page } from '../../layout.ts';
 import type { FieldErrors, FormValues } from '../../forms.ts';

@@ -1,8 +1,8 @@
 // The inputs of the application form, shared by the create form (list page) and the edit page.
 import type { Application } from '../../../../db/database.ts';
 import type { Config } from '../../../../lib/config.ts';
-import { clientSidePrivacyUrl } from '../../../applications/model.ts';
-import { DEFAULT_REDIRECT_URIS } from '../../../oauth/redirect-uris.ts';
+import { clientSidePrivacyUrl } from '../../../services/applications/model.ts';
+import { DEFAULT_REDIRECT_URIS } from '../../../services/oauth/redirect-uris.ts';
 import { html, type Html } from '../../html.ts';
 import { field } from '../../layout.ts';
 import type { FieldErrors, FormValues } from '../../forms.ts';

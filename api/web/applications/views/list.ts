@@ -1,7 +1,7 @@
 // The list page, /settings/applications: the user's applications and the create form.
 import type { Application } from '../../../../db/database.ts';
 import type { Config } from '../../../../lib/config.ts';
-import { isPrivate } from '../../../applications/model.ts';
+import { isPrivate } from '../../../services/applications/model.ts';
 import { html } from '../../html.ts';
 import { formError, page, settingsNav } from '../../layout.ts';
 import type { FieldErrors, FormValues } from '../../forms.ts';

@@ -1,0 +1,16 @@
+import type { Route } from '../../../http/route.ts';
+import { intensityDurationModelRoute } from './intensity-duration-model.ts';
+import { profileTagsRoute } from './tags.ts';
+import { profileSportsRoute } from './sports.ts';
+import { templateWeekRoute } from './template-week.ts';
+import { deleteProfileAppMetadataRoute, getProfileAppMetadataRoute, putProfileAppMetadataRoute } from './app-metadata.ts';
+
+export const profileRoutes: Route[] = [
+  profileTagsRoute,
+  profileSportsRoute,
+  templateWeekRoute,
+  intensityDurationModelRoute,
+  getProfileAppMetadataRoute,
+  putProfileAppMetadataRoute,
+  deleteProfileAppMetadataRoute,
+];

@@ -1,0 +1,66 @@
+import type { ActivityRow, Db, TraceRow } from '../../../db/database.ts';
+import { activityDetailsOut, traceOut, type ActivityDetailsOut, type TraceDetailsOut } from '../resources/activities-traces.ts';
+import type { ActivitySummaryRow } from '../../../db/activities.ts';
+import { appMetadataOf } from '../../../db/app-metadata.ts';
+import { activitiesContaining, tracesWithin } from '../../../db/traces.ts';
+
+/**
+ * Traces and activities refer to each other by time (API.md Traces): a trace within an activity's
+ * span carries that activity and its lap; an activity lists the traces within it. Each side reads
+ * the other in one query per request, with the calling application's metadata on both.
+ */
+
+/** Traces as clients see them: each with its containing activity, lap and the caller's metadata. */
+export async function linkedTraces(db: Db, userId: string, clientId: string | undefined, rows: TraceRow[]): Promise<TraceDetailsOut[]> {
+  const containing = await activitiesContaining(db, userId, rows);
+  const [traceMetadata, activityMetadata] = await Promise.all([
+    appMetadataOf(
+      db,
+      'trace',
+      clientId,
+      rows.map((r) => r.id),
+    ),
+    appMetadataOf(db, 'activity', clientId, [...new Set([...containing.values()].map((c) => c.activity.id))]),
+  ]);
+  return rows.map((row) => {
+    const link = containing.get(row.id);
+    return traceOut(row, {
+      activity: link && { row: link.activity, appMetadata: activityMetadata.get(link.activity.id) ?? null, lap: link.lap },
+      appMetadata: traceMetadata.get(row.id) ?? null,
+    });
+  });
+}
+
+/** An activity as lists show it, with the reading application's metadata on it. */
+export type ActivityWithMetadata = ActivitySummaryRow & { app_metadata: Record<string, unknown> | null };
+
+/**
+ * The traces within each activity, oldest first. Inside an activity, each trace's `activity` is
+ * that activity (so a trace within two overlapping activities appears in both).
+ */
+export async function tracesOfActivities(
+  db: Db,
+  userId: string,
+  clientId: string | undefined,
+  activities: ActivityWithMetadata[],
+): Promise<Map<string, TraceDetailsOut[]>> {
+  const within = await tracesWithin(db, userId, clientId, activities);
+  const out = new Map<string, TraceDetailsOut[]>();
+  for (const { app_metadata, ...activity } of activities) {
+    const traces = within.get(activity.id) ?? [];
+    out.set(
+      activity.id,
+      traces.map(({ app_metadata: traceMetadata, lap, ...trace }) =>
+        traceOut(trace, { activity: { row: activity, appMetadata: app_metadata, lap }, appMetadata: traceMetadata }),
+      ),
+    );
+  }
+  return out;
+}
+
+/** One activity as clients read it (ActivityDetails): laps, the traces within it, the caller's metadata. */
+export async function linkedActivity(db: Db, userId: string, clientId: string | undefined, row: ActivityRow): Promise<ActivityDetailsOut> {
+  const metadata = (await appMetadataOf(db, 'activity', clientId, [row.id])).get(row.id) ?? null;
+  const traces = await tracesOfActivities(db, userId, clientId, [{ ...row, app_metadata: metadata }]);
+  return activityDetailsOut(row, metadata, traces.get(row.id) ?? []);
+}
