@@ -1,7 +1,7 @@
 import { preparedQuery, type Db } from './database.ts';
 import { isUuid } from '../lib/ids.ts';
 
-/** What an access token is bound to (api/auth/tokens.ts): a grant, or a web session. */
+/** What an access token is bound to (api/services/auth/tokens.ts): a grant, or a web session. */
 export type Credential =
   | { kind: 'grant'; id: string; userId: string /** The token's client; null for a personal token. */; applicationId: string | null }
   | { kind: 'session'; id: string; userId: string; now: Date };
@@ -35,8 +35,8 @@ const pending = new WeakMap<Db, Waiter[]>();
  * Checked on every request, never remembered: the token's grant (an application's authorization or
  * a personal token) must still exist for its user and its client, or its web session for its user
  * and not have expired at `now`. Answers the user's `read_version` (db/read-version.ts) and
- * `data_version` (db/curves.ts), so that a cached read (api/activities/read-cache.ts) and a computed
- * answer (api/activities/computed.ts) need no query of their own; undefined when the grant was
+ * `data_version` (db/curves.ts), so that a cached read (api/rest/activities/read-cache.ts) and a computed
+ * answer (api/rest/activities/computed.ts) need no query of their own; undefined when the grant was
  * revoked, the session ended, or neither is ours.
  *
  * The checks asked for in one turn of the event loop go to PostgreSQL together, in one query sent

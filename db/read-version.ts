@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from './database.ts';
 
 /**
- * `users.read_version` keys the cached activity reads (api/activities/read-cache.ts). Every change
+ * `users.read_version` keys the cached activity reads (api/rest/activities/read-cache.ts). Every change
  * to what they show bumps it in the change's own transaction: activities stored or deleted, traces
  * (linked to activities by time) created, replaced or deleted, and applications' metadata on an
  * activity or a trace. A page cached under an older version is then never found again.

@@ -125,7 +125,7 @@ export const ConfigSchema = z
     /**
      * Both Redis caches (computed curves, polled pages) together hold at most this many megabytes:
      * past it the entries closest to expiry go first. Each user's entries of a superseded data
-     * version are dropped when a newer one is stored (api/activities/cache-store.ts).
+     * version are dropped when a newer one is stored (api/services/activities/cache-store.ts).
      */
     CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(256),
     /** At most this many cached entries per user and cache (a page or a curve per query). */

@@ -18,7 +18,7 @@
  * epoch ms are kept in Parquet (rounded to µs) and truncated to ms in JSON (as Date does).
  *
  * Written by ./parquet-writer.ts and ./json.ts; a stored Parquet file is streamed as JSON by
- * ./parquet-to-json.ts. Which of the two a request gets is decided in the API (api/activities/content-negotiation.ts).
+ * ./parquet-to-json.ts. Which of the two a request gets is decided in the API (api/rest/activities/content-negotiation.ts).
  */
 
 export type FrameColumn =
