@@ -213,7 +213,7 @@ test("openid-client: an application with a secret, as a public client (PKCE) and
   const mobile = await login(asPublic);
   t.truthy((await oidc.refreshTokenGrant(asPublic, mobile.refresh_token!)).access_token);
   // Exchanged with the secret: without it the refresh token is refused (401 invalid_client with a
-  // Basic challenge, API.md, which the library reports as a challenge error).
+  // Basic challenge, docs/app-developers.md, which the library reports as a challenge error).
   const server = await login(asConfidential);
   const refused = await t.throwsAsync(oidc.refreshTokenGrant(asPublic, server.refresh_token!));
   t.true(refused instanceof oidc.WWWAuthenticateChallengeError);
