@@ -1,5 +1,5 @@
 # The service image: API (default command) or workers (`npm run worker`), configured by environment
-# variables (see README). TypeScript runs through tsx, so there is no build step.
+# variables (see docs/operators.md, Configuration). TypeScript runs through tsx, so there is no build step.
 FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8000 DATA_DIR=/data

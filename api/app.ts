@@ -56,7 +56,7 @@ export function createApp(deps: Deps, routes: Route[] = apiRoutes): Koa<AppState
   const router = new Router<AppState, AppContextExtras>();
   for (const route of routes) {
     const methods = Array.isArray(route.spec.method) ? route.spec.method : [route.spec.method];
-    // SPEC writes list paths with a trailing slash (`/api/v1/activities/`); the path without it answers the same.
+    // List paths are written with a trailing slash (`/api/v1/activities/`); the path without it answers the same.
     const paths =
       route.spec.path.length > 1 && route.spec.path.endsWith('/') ? [route.spec.path, route.spec.path.slice(0, -1)] : [route.spec.path];
     for (const method of methods) for (const path of paths) router[method](routerPath(path), ...(route.middleware as Mw[]));

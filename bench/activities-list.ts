@@ -21,7 +21,8 @@ export interface SeedProduct {
 }
 
 /**
- * The history behind DESIGN.md §7's `GET /api/v1/activities` (limit 50) row: `count` activities
+ * The history behind the http target's `GET /api/v1/activities` (limit 50) row (docs/architecture.md, "Benchmarks"
+ * (Targets)): `count` activities
  * on distinct days, each the row ingestion stores for a synthetic 2 h ride (summary of every
  * channel, 12 laps, curves), a trace within every other one, and the reading application's
  * metadata on every activity and trace, so that a page exercises all the list's reads (the

@@ -17,7 +17,7 @@ function rssOf(pid: number): number {
  * The measured side of the backfill benchmark (bench/backfill.ts starts it as a child process, so
  * that nothing of the generator or the baseline is measured): the API in this process and the
  * workers in their own process (`bin/worker.ts`, as `npm run worker` runs them in production; its
- * RSS, engine threads included, is the figure DESIGN.md §7 bounds),
+ * RSS, engine threads included, is the figure the backfill target bounds (docs/architecture.md, "Benchmarks" (Targets))),
  * one POST /api/v1/activities/backfill of BENCH_ZIP, the backfills row polled every 20 ms until it
  * is completed, process.memoryUsage() sampled every 100 ms, then the checks. Prints one line
  * `BENCH_RESULT <json>`.

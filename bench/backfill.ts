@@ -8,8 +8,8 @@ import { syntheticHistory } from './synthetic.ts';
 import { formatTable, ROOT, round2, writeReport, recordTarget } from './report.ts';
 
 /**
- * Backfill throughput (issue 15: ≥ 20 files/s of 2 h rides on 2 cores, worker RSS ≤ 500 MB; DESIGN.md
- * §7 asked for ≥ 8 files/s): a synthetic history of BENCH_BACKFILL_FILES (default 500) rides on
+ * Backfill throughput (issue 15: ≥ 20 files/s of 2 h rides on 2 cores, worker RSS ≤ 500 MB; the
+ * first target was ≥ 8 files/s): a synthetic history of BENCH_BACKFILL_FILES (default 500) rides on
  * distinct days over two years, zipped, POSTed to /api/v1/activities/backfill of a service with
  * workers (INGEST_CONCURRENCY=2, ENGINE_THREADS=2 unless BENCH_INGEST_CONCURRENCY /
  * BENCH_ENGINE_THREADS say otherwise) in a child process (bench/backfill-service.ts), timed until

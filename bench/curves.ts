@@ -36,7 +36,7 @@ function distribution(ms: number[]): Distribution {
 }
 
 /**
- * The curve engine's rows of DESIGN.md §7 that need a history: a synthetic history of
+ * The curve engine's rows of the targets (docs/architecture.md, "Benchmarks" (Targets)) that need a history: a synthetic history of
  * BENCH_CURVES_ACTIVITIES (default 1,000) rides of 30 min to 3 h on distinct days (~2.7 years),
  * stored the way ingestion stores them (sample files through DuckDB, rows and curves in one
  * transaction), then:
@@ -402,7 +402,7 @@ interface StoredSize {
   sampleBytes: number;
 }
 
-/** What the seeded history's stored curves take on disk beside its sample files (DESIGN.md §7: ≤ 20 %). */
+/** What the seeded history's stored curves take on disk beside its sample files (target ≤ 20 %: docs/architecture.md, "Benchmarks"). */
 async function storedSize(service: TestService, userId: string, ids: string[]): Promise<StoredSize> {
   const { db, config } = service.deps;
   await sql`VACUUM activity_curves`.execute(db);

@@ -1,6 +1,6 @@
 /**
  * The exact mean-max kernel (engine/curves/mean-max.ts) beside the plain prefix-sum scan
- * (engine/curves/mean-max-plain.ts), measured in the same run on the same inputs (DESIGN.md §7):
+ * (engine/curves/mean-max-plain.ts), measured in the same run on the same inputs (docs/architecture.md, "Benchmarks" (Targets)):
  *
  * - every duration 1..n of a synthetic 4 h ride at 1 Hz (target p50 ≤ 5 ms);
  * - the 19 default durations of the same ride (target ≤ 1 ms);

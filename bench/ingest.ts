@@ -12,7 +12,7 @@ import { describeCpu, measureCpu, type CpuSplit } from './cpu.ts';
 import { distribution, formatTable, round2, writeReport, type Distribution, recordTarget } from './report.ts';
 
 /**
- * Ingestion latency of one file (DESIGN.md §7: a 2 h FIT file, upload → processed, p50 ≤ 1 s):
+ * Ingestion latency of one file (docs/architecture.md, "Benchmarks" (Targets): a 2 h FIT file, upload → processed, p50 ≤ 1 s):
  * a service with workers in this process (test/helpers/service.ts: real PostgreSQL and Redis),
  * N sequential uploads of a synthetic 2 h 1 Hz ride (distinct start times, so no deduplication),
  * each polled on GET /api/v1/sources/{id} every 10 ms until processed. Baseline: decoding the same

@@ -29,7 +29,7 @@ import { storeSynthetic } from './curves.ts';
 import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 
 /**
- * `npm run bench -- many-users` (issue 25; DESIGN.md §7's rows for many athletes): fatigue curves
+ * `npm run bench -- many-users` (issue 25; the many-users rows of docs/architecture.md, "Benchmarks" (Targets)): fatigue curves
  * (`longitudinal-mean-max`, power, 5 `after` values, one year, default durations, the curve cache off)
  * for a uniformly random athlete of U on every request, 12 keep-alive connections, the API in its own
  * process at its default settings, its RSS read from /proc every second.
@@ -111,7 +111,7 @@ function permutation<T>(items: readonly T[], k: number): T[] {
 }
 const factorial = (n: number): number => (n <= 1 ? 1 : n * factorial(n - 1));
 
-/** Targets: DESIGN.md §7. */
+/** Targets: docs/architecture.md, "Benchmarks" (Targets). */
 const TARGET = {
   p50_ms: 150,
   p99_ms: 600,

@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { bumpReadVersionOf } from './read-version.ts';
 
 /**
- * Each application's own free-form object on an activity, a trace or the profile (API.md
+ * Each application's own free-form object on an activity, a trace or the profile (docs/app-developers.md,
  * "App metadata"): one row per (owner, application), so applications never see each other's.
  */
 const TABLES = {

@@ -1,7 +1,7 @@
 import type { DailyRow, Db } from './database.ts';
 
 /**
- * Daily measures (SPEC "Dailies"): one value per user, measure and calendar date (`day`, read as
+ * Daily measures (docs/api-clients.md, "Dailies"): one value per user, measure and calendar date (`day`, read as
  * `YYYY-MM-DD`). Every function is scoped by the user id, so one user never reads or removes
  * another's values.
  */

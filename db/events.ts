@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db, EventRow, WebhookDelivery } from './database.ts';
 
 /**
- * Domain events (API.md "Webhooks"). Each change writes its event into the `events` outbox in its
+ * Domain events (docs/app-developers.md, "Webhooks"). Each change writes its event into the `events` outbox in its
  * own transaction, so the event exists exactly when the change committed: a retried job that finds
  * the work done writes none. NOTIFY (delivered on commit) wakes the relay, which moves new events
  * onto the BullMQ webhooks queue (workers/event-relay.ts), or marks them fanned out at once when

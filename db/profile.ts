@@ -3,7 +3,7 @@ import type { Db } from './database.ts';
 import { activityFilter } from './filters.ts';
 
 /**
- * What the profile endpoints read from a user's data (API.md "Profile"): the tags and sports used
+ * What the profile endpoints read from a user's data (docs/api-clients.md, "Profile"): the tags and sports used
  * on their activities and traces, and the per-day training of the template week.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The sample channels an activity can carry (API.md Metric values that are time series), in the
+ * The sample channels an activity can carry (docs/api-clients.md, "Conventions": Channels), in the
  * order every sample file and frame writes them. Units: W, bpm, m/s, rpm, m, degrees, °C, %,
  * breaths/min. The vocabulary every part of the engine shares: ingestion produces these channels,
  * the sample files store them, the curves read them.

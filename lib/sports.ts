@@ -1,5 +1,5 @@
 /**
- * OpenSportTaxonomy sports (API.md "Conventions"): a dotted code path plus alphabetically sorted
+ * OpenSportTaxonomy sports (docs/api-clients.md, "Conventions"): a dotted code path plus alphabetically sorted
  * `+modifier`s, e.g. `cycling.road`, `cycling+stationary+virtual`, `xc_skiing.skate+roller`.
  * Known legacy names are normalised on input; a filter sport matches its sub-sports.
  */

@@ -1,5 +1,5 @@
 /**
- * The wire formats of time (API.md Conventions): instants in UTC with `Z`, local wall-clock times
+ * The wire formats of time (docs/api-clients.md, "Conventions"): instants in UTC with `Z`, local wall-clock times
  * without an offset, durations in ISO 8601. Milliseconds appear only when they are not zero.
  */
 

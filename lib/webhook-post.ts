@@ -28,7 +28,7 @@ export const systemWebhookClock: WebhookClock = {
 };
 
 /**
- * One webhook HTTP request (API.md "Webhooks"): POST `body` to a target that `resolveWebhookTarget`
+ * One webhook HTTP request (docs/app-developers.md, "Webhooks"): POST `body` to a target that `resolveWebhookTarget`
  * has checked, and report what happened. Never throws for network problems.
  *
  * - The connection goes to `target.address`, the address that was checked, whatever DNS says now;

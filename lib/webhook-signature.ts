@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * The `X-Signature` header of a webhook delivery (API.md "Webhooks"):
+ * The `X-Signature` header of a webhook delivery (docs/app-developers.md, "Webhooks"):
  * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
  *
  * A receiver recomputes the HMAC over `"<t>." + the exact bytes it received`, compares it in constant

@@ -4,7 +4,7 @@ import { isLoopbackAddress, isPublicAddress, LOOPBACK_HOSTS, unbracket } from '.
 import { webhookUrlProblem } from './webhook-url.ts';
 
 /**
- * Where a webhook may be delivered (API.md "Webhooks": https only, loopback http only when configured
+ * Where a webhook may be delivered (docs/app-developers.md, "Webhooks": https only, loopback http only when configured
  * for development, private-network targets refused).
  *
  * The save-time rule (`webhookUrlProblem`) sees only the URL, so a host name that resolves to

@@ -1,7 +1,7 @@
 import { isIpLiteral, isPublicAddress, LOOPBACK_HOSTS, unbracket } from './ip-address.ts';
 
 /**
- * Which URLs may receive an application's webhooks (API.md "Webhooks"): https to a public host;
+ * Which URLs may receive an application's webhooks (docs/app-developers.md, "Webhooks"): https to a public host;
  * loopback http only when WEBHOOK_ALLOW_HTTP_LOOPBACK is set (development). Checked on save, where
  * only IP literals can be judged: delivery (`resolveWebhookTarget`) checks the resolved addresses again.
  */

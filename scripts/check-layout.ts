@@ -1,5 +1,5 @@
 /**
- * README.md's layout table (`| path | what lives there |`) must stay true: every tracked source file
+ * docs/architecture.md's layout table (`| path | what lives there |`, section Layout) must stay true: every tracked source file
  * under lib/, engine/, db/, workers/, api/, bin/ and scripts/ is named there, in backticks, so that a
  * reader finds any module's folder and what it is for, and a new module gets its line when it is added.
  * Migrations (db/migrations/) are named as a folder. A file counts as named when its base name is the
@@ -7,7 +7,7 @@
  * folder: the row whose path (first cell, `api/rest/activities/`) is the longest that the file's path starts
  * with. So a new `model.ts` must be named in its own folder's row, not merely somewhere in the table.
  *
- *   tsx scripts/check-layout.ts [README]   (part of `npm run depcheck`; another README file to check, for a test)
+ *   tsx scripts/check-layout.ts [FILE]   (part of `npm run depcheck`; another file to check instead, for a test)
  *
  * The other way round, every backticked name in the table that looks like a file (it ends in a source
  * extension) must still be one: some tracked file's path ends with it. A file removed or renamed
@@ -26,7 +26,7 @@ const HEADER = '| path | what lives there |';
 function layoutTable(readme: string): string[] {
   const lines = readme.split('\n');
   const start = lines.findIndex((line) => line.trim() === HEADER);
-  if (start < 0) throw new Error(`README.md has no layout table (a line "${HEADER}")`);
+  if (start < 0) throw new Error(`no layout table (a line "${HEADER}")`);
   const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
   return lines.slice(start, end < 0 ? undefined : end);
 }
@@ -60,7 +60,7 @@ function staleNames(table: string[]): string[] {
   return [...names].filter((name) => !all.some((file) => file === name || file.endsWith(`/${name}`)));
 }
 
-const readmePath = process.argv[2] ?? 'README.md';
+const readmePath = process.argv[2] ?? 'docs/architecture.md';
 const lines = layoutTable(readFileSync(readmePath, 'utf8'));
 const table = rows(lines);
 const files = trackedFiles();

@@ -145,7 +145,7 @@ test('details: local times from the recorded offset, laps with statistics, dista
       power: { max: 202, mean: 201, work: 0.603 },
     },
   ]);
-  // Beyond SPEC (additive): timer and moving time, the file's own values (none for CSV), dropped records, the rules' version.
+  // Fields of our own (additive): timer and moving time, the file's own values (none for CSV), dropped records, the rules' version.
   t.like(res.body, { timer_duration: 'PT3S', moving_duration: 'PT3S', device_summary: null, dropped_records: {}, ingest_version: 2 });
 
   const fit = readFileSync(join(fixturesDir(), 'fit', 'Karoo-Botley_BW_Swanmore_Wickham-2025-05-09-1238.fit'));

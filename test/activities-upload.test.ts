@@ -80,7 +80,8 @@ test('every FIT fixture is ingested through the API and agrees with fitsdk: spor
           `${at}: lap starts`,
         );
       for (const lap of a.laps) t.is(lap.start_local, formatLocal(Date.parse(lap.start), exp.utcOffsetSeconds));
-      // A pool swim's speed, cadence and distance come from its length messages (README: How a recording becomes the 1 Hz grid).
+      // A pool swim's speed, cadence and distance come from its length messages (docs/api-clients.md: How a recording
+      // becomes the 1 Hz grid).
       t.deepEqual([...a.metrics].sort(), [...new Set([...Object.keys(exp.channels), ...exp.lengthChannels])].sort(), `${at}: metrics`);
       for (const [channel, values] of Object.entries(exp.channels)) {
         if ((exp.lengthChannels as string[]).includes(channel)) continue;

@@ -1,4 +1,4 @@
-// scripts/check-layout.ts, run as `npm run depcheck` runs it, on the real README and on copies made
+// scripts/check-layout.ts, run as `npm run depcheck` runs it, on the real docs/architecture.md and on copies made
 // wrong both ways: a file the table leaves out, and a name left in the table after its file is gone.
 import test from 'ava';
 import { execFile } from 'node:child_process';
@@ -16,9 +16,9 @@ function check(readme?: string): Promise<{ code: number; out: string }> {
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'tds-layout-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
-const real = readFileSync('README.md', 'utf8');
+const real = readFileSync('docs/architecture.md', 'utf8');
 
-test('the README as it is passes', async (t) => {
+test('docs/architecture.md as it is passes', async (t) => {
   const { code, out } = await check();
   t.is(code, 0, out);
   t.regex(out, /names every file/);

@@ -3,7 +3,7 @@
  * `/accumulated-work-duration`, in Parquet (read back with hyparquet, an independent reader) and in
  * JSON (`format=json`, `Accept: application/json`). Expectations are computed independently: the
  * 1 Hz grid from the ingest step run on the same bytes, mean-max from the plain reference
- * definition, AWD and segmentation checks from their definitions in API.md.
+ * definition, AWD and segmentation checks from their definitions in docs/api-clients.md.
  */
 import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';

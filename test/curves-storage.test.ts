@@ -3,7 +3,7 @@
  *
  * - their size: 2 h rides uploaded as a client would, the table's growth on disk (heap, TOAST and
  *   index: pg_total_relation_size) and each row's arrays (pg_column_size) at most 20 % of the
- *   rides' Parquet sample files (DESIGN.md §7, issue 25);
+ *   rides' Parquet sample files (docs/architecture.md, "Benchmarks" (Targets), issue 25);
  * - rows written before the compact encoding (raw little-endian Int32, `encoding` 0, as the old code
  *   wrote them) still answer the longitudinal mean-max, the longitudinal AWD, the intensity-duration
  *   model and the per-activity AWD as the compact rows do and as the plain definitions say; the

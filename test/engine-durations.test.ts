@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { DEFAULT_DURATIONS, allDurations, parseDurations } from '../engine/curves/durations.ts';
 
-/** The `all` grid, as API.md words it, tested point by point. */
+/** The `all` grid, as docs/api-clients.md words it, tested point by point. */
 function onAllGrid(d: number): boolean {
   if (d <= 180) return true;
   if (d <= 600) return d % 5 === 0;
@@ -11,7 +11,7 @@ function onAllGrid(d: number): boolean {
   return d % 60 === 0;
 }
 
-test('the default grid of API.md', (t) => {
+test('the default grid of docs/api-clients.md', (t) => {
   t.deepEqual([...DEFAULT_DURATIONS], [1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 21600]);
   t.true(Object.isFrozen(DEFAULT_DURATIONS));
 });

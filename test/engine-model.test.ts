@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { type CriticalPowerParameters, fitCriticalPower, modelCurve } from '../engine/curves/intensity-duration-model.ts';
 
-/** The 3-parameter critical power model as DESIGN §4 writes it. */
+/** The 3-parameter critical power model as docs/architecture.md writes it. */
 function plainModel(p: CriticalPowerParameters, t: number): number {
   return (p.wPrime * p.pmax + t * p.cp * (p.pmax - p.cp)) / (p.wPrime + t * (p.pmax - p.cp));
 }
@@ -30,7 +30,7 @@ const parameters = fc
   )
   .map(({ cp, wPrime, ratio }) => ({ cp, wPrime, pmax: cp * ratio }));
 
-test('modelCurve is the model of DESIGN §4: Pmax at t = 0, CP as t → ∞', (t) => {
+test('modelCurve is the model of docs/architecture.md: Pmax at t = 0, CP as t → ∞', (t) => {
   const p = { cp: 250, wPrime: 20_000, pmax: 1000 };
   const durations = [0, 1, 5, 60, 300, 1200, 3600, 1e9];
   const got = modelCurve(p, durations);

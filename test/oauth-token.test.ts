@@ -139,7 +139,7 @@ test('a wrong client secret is 401 invalid_client with a Basic challenge; an emp
 
 test('an application with a secret: a PKCE code needs no secret (SPEC), but a refresh token from a code exchanged with the secret needs the secret', async (t) => {
   const s = await setup({ secret: true });
-  // Its mobile part: PKCE and client_id alone, as SPEC allows; that grant's refresh token is public.
+  // Its mobile part: PKCE and client_id alone, as the API allows; that grant's refresh token is public.
   const pkce = await codeFor(s, { scope: 'data:read offline_access' });
   const mobile = await postToken(service.url, {
     grant_type: 'authorization_code',
@@ -209,11 +209,11 @@ test("openid-client: an application with a secret, as a public client (PKCE) and
     const back = await authorizeAndDecide(s.web, Object.fromEntries(url.searchParams));
     return oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier });
   };
-  // SPEC: a secret is not needed when PKCE is used; that grant refreshes as a public client.
+  // A secret is not needed when PKCE is used; that grant refreshes as a public client.
   const mobile = await login(asPublic);
   t.truthy((await oidc.refreshTokenGrant(asPublic, mobile.refresh_token!)).access_token);
   // Exchanged with the secret: without it the refresh token is refused (401 invalid_client with a
-  // Basic challenge, API.md, which the library reports as a challenge error).
+  // Basic challenge, docs/app-developers.md, which the library reports as a challenge error).
   const server = await login(asConfidential);
   const refused = await t.throwsAsync(oidc.refreshTokenGrant(asPublic, server.refresh_token!));
   t.true(refused instanceof oidc.WWWAuthenticateChallengeError);

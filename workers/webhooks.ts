@@ -22,7 +22,7 @@ export interface WebhookDeps {
   retry: { baseMs: number; maxDelayMs: number };
 }
 
-/** The body of a delivery (API.md "Webhooks"), serialised once: it is what the signature covers. */
+/** The body of a delivery (docs/app-developers.md, "Webhooks"), serialised once: it is what the signature covers. */
 export function webhookBody(e: { user_id: string; event_type: string; resource_id: string; occurred_at: Date }): string {
   return JSON.stringify({
     user_id: e.user_id,

@@ -33,7 +33,7 @@ export interface RouteSpec {
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
-  /** Status of a validation failure: 422, or 400 where SPEC says so. */
+  /** Status of a validation failure: 422, or 400 where the API has always said so (an application page's slug). */
   validationStatus?: 400 | 422;
   /**
    * A form-encoded body the handler validates itself (the OAuth endpoints answer RFC 6749 errors,

@@ -4,7 +4,7 @@ import { defineRoute, type ResponseSpec, type Route } from '../http/route.ts';
 import { PayloadTooLarge, UnprocessableEntity } from '../services/errors.ts';
 import { deleteAppMetadata, putAppMetadata, type AppMetadataOwner } from '../../db/app-metadata.ts';
 
-/** API.md "App metadata": at most 1 KB on activities and traces, 4 KB on the profile, 32 levels deep. */
+/** docs/app-developers.md, "App metadata": at most 1 KB on activities and traces, 4 KB on the profile, 32 levels deep. */
 export const APP_METADATA_MAX_BYTES = 1024;
 export const PROFILE_APP_METADATA_MAX_BYTES = 4096;
 export const APP_METADATA_MAX_DEPTH = 32;

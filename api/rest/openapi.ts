@@ -107,7 +107,7 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
   };
 }
 
-/** What an application's webhook endpoint receives (API.md "Webhooks"; workers/webhooks.ts sends it). */
+/** What an application's webhook endpoint receives (docs/app-developers.md, "Webhooks"; workers/webhooks.ts sends it). */
 export const WebhookEvent = z
   .object({
     user_id: z.string().describe('The user whose data changed (the `sub` of their tokens)'),

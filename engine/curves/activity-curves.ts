@@ -12,7 +12,7 @@
  * - power, speed and heart rate: the accumulated work duration, seconds at or above each level
  *   (engine/curves/awd.ts).
  *
- * Gaps in the 1 Hz grid (NaN) count as 0 for mean-max — no work is done in a pause, DESIGN.md §4 —
+ * Gaps in the 1 Hz grid (NaN) count as 0 for mean-max — no work is done in a pause, docs/architecture.md, "The engine's algorithms" —
  * and are not counted by AWD. A metric the activity does not record has no row.
  */
 import { accumulatedWorkDuration } from './awd.ts';

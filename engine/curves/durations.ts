@@ -1,5 +1,5 @@
 /**
- * Duration grids for mean-max frames (API.md, "Activities"), in whole seconds.
+ * Duration grids for mean-max frames (docs/api-clients.md, "Curves and time series"), in whole seconds.
  *
  * - DEFAULT_DURATIONS: the grid used when a request names none (callers leave out the durations
  *   longer than the data).

@@ -11,7 +11,8 @@
  *   (meanMaxAfter, one pass for every threshold). Activities are visited oldest first; each
  *   threshold's running best of the activities seen so far is its floor, below which a window
  *   cannot matter (by intensity: the least mean of the next level above the running best of every
- *   longer duration, levelFloor), which prunes most windows of most activities (DESIGN.md §4). A chunk of activities is one pool task;
+ *   longer duration, levelFloor), which prunes most windows of most activities (docs/architecture.md,
+ *   "The engine's algorithms"). A chunk of activities is one pool task;
  *   chunks are merged in order (mergeChunks), so the answer does not depend on how they were split.
  */
 import { meanMaxAfter } from './mean-max.ts';

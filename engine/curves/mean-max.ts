@@ -1,6 +1,7 @@
 /**
  * Mean-max, exact and fast: the plain prefix-sum scan's answers (engine/curves/mean-max-plain.ts), bit for
- * bit, found by branch and bound instead of by visiting every window (DESIGN.md §4).
+ * bit, found by branch and bound instead of by visiting every window (docs/architecture.md, "The
+ * engine's algorithms").
  *
  * Same arithmetic as the plain scan: P[0] = 0, P[i+1] = P[i] + x[i] (sequential Float64 additions
  * over the whole series, whatever `from` is); a window's sum is P[i+d] − P[i]; the best is the
@@ -39,9 +40,10 @@
  * and the windows starting in [cuts[j], cuts[j+1]), and only those are searched (with their own
  * sleeping blocks), from the last cut backwards.
  *
- * NaN in the samples is NOT handled: callers zero-fill gaps first (a pause is zero work, DESIGN.md
- * §4). Should the prefix sums be non-finite all the same (NaN, ±Infinity, overflow), every duration
- * is scanned in full, which still gives the plain scan's answer.
+ * NaN in the samples is NOT handled: callers zero-fill gaps first (a pause is zero work,
+ * docs/architecture.md, "The engine's algorithms"). Should the prefix sums be non-finite all the
+ * same (NaN, ±Infinity, overflow), every duration is scanned in full, which still gives the plain
+ * scan's answer.
  *
  * Cost. Over every duration 1..n this is the maximum consecutive subsums problem (MCSP), which is
  * equivalent under subquadratic reductions to (min,+) convolution (Cygan, Mucha, Węgrzycki and

@@ -1,5 +1,5 @@
 /**
- * The frames of curve responses (API.md "Activities"), built from the kernels' typed arrays:
+ * The frames of curve responses (docs/api-clients.md, "Curves and time series"), built from the kernels' typed arrays:
  *
  * - levelFrame: value-indexed mean-max, one row per intensity level an activity reaches (one block
  *   per `after` value, with an `after` column; without `after` the metric column is the pandas index);
@@ -113,7 +113,7 @@ export function durationFrame(
   };
 }
 
-/** Level values k·step for k = K..1 (descending, API.md), as a DOUBLE column. */
+/** Level values k·step for k = K..1 (descending, docs/api-clients.md), as a DOUBLE column. */
 export function descendingLevels(count: number, step: number): Float64Array {
   const out = new Float64Array(count);
   for (let r = 0; r < count; r++) out[r] = levelValue(count - r, step);

@@ -1,5 +1,5 @@
 /**
- * Data frames as the API serves them (API.md "Activities"): Parquet (zstd) by default, column-oriented
+ * Data frames as the API serves them (docs/api-clients.md, "Curves and time series"): Parquet (zstd) by default, column-oriented
  * JSON (`{"timestamp":[…],"power":[…]}`) on request.
  *
  * A Frame is a list of equally long typed columns:

@@ -1,5 +1,5 @@
 /**
- * CSV activity files → a Recording (engine/ingest/recording.ts). API.md Upload: a `timestamp` column (ISO
+ * CSV activity files → a Recording (engine/ingest/recording.ts). docs/api-clients.md, "Activities": a `timestamp` column (ISO
  * 8601 with a UTC offset), metric columns named as Metric values, `sport` from the upload's form
  * field or a `sport` column; here also an optional `lap` column.
  *

@@ -3,7 +3,7 @@
  * session's records (in SI units) and laps. Pure CPU work with no I/O and no shared state, so it
  * can run in the piscina pool.
  *
- * Decoding is fit-file-parser's (DESIGN.md §3): `force: false` makes it verify the header and file
+ * Decoding is fit-file-parser's (docs/architecture.md, "Data flow"): `force: false` makes it verify the header and file
  * CRCs and reject a truncated or corrupt file instead of returning what it could read. Its unit
  * options give m/s, m and °C; latitude/longitude come out in degrees (it converts semicircles).
  * It does not expand FIT component fields, so `speed`/`altitude` are read when the enhanced

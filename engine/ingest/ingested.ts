@@ -9,7 +9,7 @@ import type { Channel } from '../channels.ts';
  * transferable typed arrays; the worker stores it (sample file, activity rows).
  */
 
-/** Statistics of one channel over a span (SPEC ActivitySummarySummary members; absent when not computable). */
+/** Statistics of one channel over a span (ActivityStatistics members: docs/api-clients.md, "Summaries"; absent when not computable). */
 export interface ChannelStats {
   start?: number;
   end?: number;
@@ -24,7 +24,7 @@ export interface ChannelStats {
   work?: number;
 }
 
-/** Per SPEC: altitude {gain,loss,max,mean,min}; cadence, power, speed {max,mean}; distance {sum};
+/** Per the API's schema: altitude {gain,loss,max,mean,min}; cadence, power, speed {max,mean}; distance {sum};
  * core_temperature, heart_rate, smo2, temperature {end,max,mean,min,start}. */
 export type Summary = Partial<
   Record<'altitude' | 'cadence' | 'core_temperature' | 'distance' | 'heart_rate' | 'power' | 'smo2' | 'speed' | 'temperature', ChannelStats>

@@ -1,7 +1,7 @@
 import { IngestError } from './recording.ts';
 
 /**
- * How much one activity may hold (API.md Upload; README "Limits"): a file beyond them fails on its
+ * How much one activity may hold (docs/api-clients.md, "Activities": Limits per activity): a file beyond them fails on its
  * own with a clear code instead of holding an ingest slot and gigabytes for minutes.
  *
  * - MAX_ACTIVITY_SECONDS: 8 days on the 1 Hz grid (691,200 samples per channel), so that a

@@ -1,6 +1,6 @@
 /**
  * A cheap look at when an activity file was recorded, to order a history import newest first
- * without parsing every file (API.md "Backfill"). No allocation beyond a few small objects, no
+ * without parsing every file (docs/api-clients.md, "Activities": History import). No allocation beyond a few small objects, no
  * I/O; never throws: anything unexpected gives null (the file is then ordered by the caller's
  * fallback and fails or succeeds on its own when ingested).
  *

@@ -94,7 +94,7 @@ export interface Recording {
   dropped?: DroppedRecords;
 }
 
-/** A file that cannot become an activity: `code` is what the source reports (API.md Upload). */
+/** A file that cannot become an activity: `code` is what the source reports (docs/api-clients.md, "Activities": failure codes). */
 export class IngestError extends Error {
   constructor(
     readonly code: string,

@@ -33,7 +33,7 @@ import { MAX_ACTIVITY_SECONDS, tooLong } from './limits.ts';
  * Paused seconds (a sample recorded there included, except the cumulative `distance`, whose value
  * at a rest is what was covered before it) and gaps longer than MAX_FILL_SECONDS stay empty
  * (NaN), as do the seconds after the last sample.
- * Curves count empty seconds as 0 (DESIGN.md §4); summaries skip them.
+ * Curves count empty seconds as 0 (docs/architecture.md, "The engine's algorithms"); summaries skip them.
  *
  * O(n + length) per channel: one pass over the samples, one over the grid.
  */

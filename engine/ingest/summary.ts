@@ -3,8 +3,8 @@ import type { Lap } from './recording.ts';
 import { STANDSTILL_SPEED, type Grid, type GridChannels } from './resample.ts';
 
 /**
- * Summaries and laps of a 1 Hz grid (SPEC "ActivitySummarySummary" and "Lap"): per member the
- * statistics SPEC lists, over the grid seconds [from, to), by the conventions of the field (ingest
+ * Summaries and laps of a 1 Hz grid (ActivityStatistics and Lap; docs/api-clients.md, "Summaries"): per member the
+ * statistics the schema lists, over the grid seconds [from, to), by the conventions of the field (ingest
  * rules version 2, engine/ingest/rules.ts):
  *
  *   altitude           gain, loss  the device's own totals (FIT session / lap total_ascent and
@@ -106,7 +106,7 @@ const level: Statistics = ({ grid, from, to }, member) => {
 };
 const distance: Statistics = ({ distance }) => (distance === undefined ? undefined : { sum: distance });
 
-/** SPEC's members, in its (alphabetical) order, and the statistics each has. */
+/** The schema's members, in its (alphabetical) order, and the statistics each has. */
 const MEMBERS: [Member, Statistics][] = [
   ['altitude', altitude],
   ['cadence', cadence],

@@ -2,7 +2,7 @@
  * Channel columns: one user's samples of one channel, every activity's, in one file on disk, so a
  * curve with `after` reads only the bytes of the activities in its range (no Parquet file opened, no
  * whole history copied), from the OS page cache that every process on the host shares. The sample
- * files stay the source of truth (DESIGN.md §2 "Sample store"); a column is derived from them and
+ * files stay the source of truth (docs/architecture.md, "Channel columns"); a column is derived from them and
  * can always be rebuilt: deleting `dir(userId)` costs only a rebuild, activity by activity, as
  * requests need them.
  *

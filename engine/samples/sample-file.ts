@@ -1,7 +1,7 @@
 /**
- * The sample store's files (DESIGN.md §2 "Sample store"): one Parquet file per activity, zstd, on a
- * regular 1 Hz grid, read (and scanned, `withConnection`) through one in-memory DuckDB instance per
- * process and written through a second one that runs on one thread (see Writing).
+ * The sample store's files (docs/architecture.md, "Data flow"; docs/api-clients.md, "What is stored"):
+ * one Parquet file per activity, zstd, on a regular 1 Hz grid, read (and scanned, `withConnection`)
+ * through one in-memory DuckDB instance per process and written through a second one that runs on one thread (see Writing).
  *
  * File layout (SAMPLE_COLUMNS), one row per second from the activity's start, in time order:
  *

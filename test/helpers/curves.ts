@@ -161,7 +161,7 @@ export function plainMeanMaxAll(samples: Float64Array) {
   );
 }
 
-/** The `durations=all` grid, written from API.md: every second to 180 s, then every 5 s to 600, 10 s to 1800, 30 s to 3600, 60 s beyond; ≤ max. */
+/** The `durations=all` grid, as docs/api-clients.md has it: every second to 180 s, then every 5 s to 600, 10 s to 1800, 30 s to 3600, 60 s beyond; ≤ max. */
 export function allGrid(max: number): number[] {
   const out: number[] = [];
   for (let d = 1; d <= max; ) {

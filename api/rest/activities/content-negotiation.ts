@@ -1,5 +1,5 @@
 /**
- * Which representation a frame response gets (API.md "Activities"): Parquet by default, JSON on request.
+ * Which representation a frame response gets (docs/api-clients.md, "Curves and time series"): Parquet by default, JSON on request.
  * The engine writes both (engine/frames/); only the API reads HTTP headers.
  */
 
@@ -31,7 +31,7 @@ function quality(ranges: { type: string; subtype: string; q: number }[], mediaTy
 }
 
 /**
- * API.md's rule for frame responses: JSON when `format=json`, or when the Accept header prefers
+ * The rule for frame responses (docs/api-clients.md): JSON when `format=json`, or when the Accept header prefers
  * application/json (a higher quality) over Parquet (application/vnd.apache.parquet or
  * application/octet-stream); `format=parquet` forces Parquet; otherwise (no header, ties, `*∕*`) Parquet.
  */

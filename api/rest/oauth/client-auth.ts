@@ -76,8 +76,9 @@ export async function authenticateClient(ctx: Ctx, creds: ClientCredentials): Pr
  * The client of a token request, authenticated, when the request names one (client_id or Basic);
  * undefined when it names none, which only some grants accept (a personal token's refresh). Which
  * grants need the secret is the grants' decision: a code without PKCE (pkce.ts), and the refresh
- * token of a grant whose code was exchanged with the secret (grant-refresh-token.ts). SPEC: "a
- * secret is not needed when PKCE is used", so an application's mobile or browser part (no secret)
+ * token of a grant whose code was exchanged with the secret (grant-refresh-token.ts). A
+ * secret is not needed when PKCE is used (docs/app-developers.md, "OAuth 2.0"
+ * step 5), so an application's mobile or browser part (no secret)
  * and its server (with one) can share it.
  */
 export async function authenticateClientIfNamed(ctx: Ctx, form: OAuthForm): Promise<AuthenticatedClient | undefined> {

@@ -33,7 +33,7 @@ async function exchangeCode(ctx: Ctx, client: AuthenticatedClient | undefined, p
   if (code.used_at) return refuseReplay(ctx, code.grant_id);
   if (code.application_id !== client.app.id) throw new InvalidGrant('The authorization code was issued to another client');
   if (code.expires_at <= now) throw new InvalidGrant('The authorization code has expired');
-  // API.md: redirect_uri is optional in the exchange (existing clients omit it); when present it must match.
+  // docs/app-developers.md, "OAuth 2.0": redirect_uri is optional in the exchange (existing clients omit it); when present it must match.
   if (presented.redirectUri !== undefined && presented.redirectUri !== code.redirect_uri) {
     throw new InvalidGrant('redirect_uri does not match the authorization request');
   }

@@ -31,7 +31,7 @@ async function refresh(
   const scopes = scope === undefined ? (grant.scopes as Scope[]) : narrowScopes(grant.scopes as Scope[], scope);
   await touchGrant(db, grant.id, ctx.deps.now());
   const response = await tokenResponse(tokens, { ...grant, scopes });
-  // Not rotated (API.md): existing clients keep using the refresh token they have.
+  // Not rotated (docs/app-developers.md, "OAuth 2.0"): existing clients keep using the refresh token they have.
   return { ...response, refresh_token: refreshToken };
 }
 

@@ -7,7 +7,7 @@ import { queryArray } from './query.ts';
 import { onTheWire } from '../openapi-schema.ts';
 
 /**
- * Query parameters of the curve and time-series endpoints (SPEC "Activities", API.md): each a zod
+ * Query parameters of the curve and time-series endpoints (docs/api-clients.md, "Curves and time series"): each a zod
  * schema, so validation, handler types and OpenAPI come from one place.
  */
 

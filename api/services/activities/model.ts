@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Source } from '../../../db/database.ts';
 import { formatInstant } from '../../../lib/time.ts';
 
-/** Sources as clients see them (API.md Upload). Activities themselves: api/services/resources/activities-traces.ts. */
+/** Sources as clients see them (docs/api-clients.md, "Activities": Upload). Activities themselves: api/services/resources/activities-traces.ts. */
 
 export const SourceError = z.object({ code: z.string(), message: z.string() }).meta({ id: 'SourceError' });
 

@@ -4,7 +4,7 @@ import { parseDay, parseInstant } from '../../../lib/time.ts';
 import { onTheWire } from '../openapi-schema.ts';
 
 /**
- * Query parameter shapes shared by the activity endpoints (API.md Conventions): arrays repeat the
+ * Query parameter shapes shared by the activity endpoints (docs/api-clients.md, "Conventions"): arrays repeat the
  * key or separate values with commas; `start`/`end` take a date (whole local days, inclusive) or an
  * instant with an offset.
  */

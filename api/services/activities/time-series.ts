@@ -4,7 +4,7 @@ import { SEGMENT_TOLERANCE, segment, segmentMeans, type Segmentation } from '../
 import type { TimeSeriesMetric } from './curve-params.ts';
 
 /**
- * An activity's samples as time-series columns (API.md): `timestamp` (UTC), `timestamp_local`
+ * An activity's samples as time-series columns (docs/api-clients.md, "Curves and time series"): `timestamp` (UTC), `timestamp_local`
  * (naive wall time), then the metrics in the order asked. At 1 Hz every row is one second
  * (`duration` 1); with `segmentation_on`, each row is a segment (engine/frames/segmentation.ts) starting
  * at its timestamp, `duration` its length, and every channel the mean of its samples there.

@@ -8,7 +8,7 @@ export function clientSidePrivacyUrl(config: Config): string {
   return `${config.BASE_URL}/privacy/client-side`;
 }
 
-/** Private until description, URL, image and privacy statement are all set (SPEC "States and transitions"). */
+/** Private until description, URL, image and privacy statement are all set (docs/app-developers.md, "OAuth 2.0" step 1). */
 export function isPrivate(app: Pick<Application, 'description' | 'url' | 'image' | 'privacy_statement'>): boolean {
   return !app.description || !app.url || !app.image || !app.privacy_statement;
 }

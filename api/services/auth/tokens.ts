@@ -6,7 +6,7 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '../../../lib/lifetimes.ts';
 import { Scope } from './scopes.ts';
 
 /**
- * The claims of our access tokens (API.md "Authentication"): iss, sub, aud (client id; absent on
+ * The claims of our access tokens (docs/app-developers.md, "Access tokens"): iss, sub, aud (client id; absent on
  * personal and web-session tokens), exp, iat, jti, scopes. Every token is bound to something that
  * can end it: `sid` to a web-session row (signing out ends it), `gid` to a grant row (an
  * application's authorization or a personal token; revoking it ends the token at once).

@@ -4,7 +4,7 @@ import { UnprocessableEntity } from '../errors.ts';
 import { onTheWire } from '../openapi-schema.ts';
 import type { DailiesBetween, StoredDaily } from '../../../db/dailies.ts';
 
-/** The daily measures as clients see them (SPEC "Daily (DailyResponse)"; API.md Conventions and "Dailies."). */
+/** The daily measures as clients see them (DailyResponse; docs/api-clients.md, "Conventions" and "Dailies"). */
 
 /** Each DailyMeasure with its unit and allowed (inclusive) range: the single source of validation and documentation. */
 export const DAILY_MEASURES = {

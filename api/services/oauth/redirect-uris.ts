@@ -1,7 +1,7 @@
 import { LOOPBACK_HOSTS } from '../../../lib/ip-address.ts';
 
 /**
- * Redirect URI rules (SPEC "Application setup" 4, RFC 8252 for native apps):
+ * Redirect URI rules (docs/app-developers.md, "OAuth 2.0" step 2; RFC 8252 for native apps):
  * - `https` with a host;
  * - loopback `http` (localhost, 127.0.0.1 or [::1]), any port;
  * - a private-use scheme for native apps (`com.example.app:/callback`), matched exactly;

@@ -7,8 +7,8 @@ import { CHANNELS } from '../../../engine/channels.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../../lib/time.ts';
 
 /**
- * The two resources that embed each other, as clients see them (SPEC Activity, ActivitySummarySummary (named ActivityStatistics here),
- * Lap, Trace; API.md Traces): an activity lists the traces within it, and a trace names its activity and
+ * The two resources that embed each other, as clients see them (Activity, ActivitySummarySummary (named ActivityStatistics here),
+ * Lap, Trace; docs/api-clients.md, "Activities" and "Traces"): an activity lists the traces within it, and a trace names its activity and
  * lap. Their zod schemas refer to each other (through getters), so they and their `…Out` builders live in
  * this one module; the request-side models stay in api/services/activities/ and api/services/traces/.
  */

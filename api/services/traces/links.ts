@@ -5,7 +5,7 @@ import { appMetadataOf } from '../../../db/app-metadata.ts';
 import { activitiesContaining, tracesWithin } from '../../../db/traces.ts';
 
 /**
- * Traces and activities refer to each other by time (API.md Traces): a trace within an activity's
+ * Traces and activities refer to each other by time (docs/api-clients.md, "Traces": Linking): a trace within an activity's
  * span carries that activity and its lap; an activity lists the traces within it. Each side reads
  * the other in one query per request, with the calling application's metadata on both.
  */

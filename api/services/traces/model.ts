@@ -4,7 +4,7 @@ import { parseInstant } from '../../../lib/time.ts';
 import { SportParam } from '../activities/query.ts';
 import { PLAUSIBLE_RANGES } from '../../../engine/ingest/plausible.ts';
 
-/** Trace requests (SPEC TraceCreateOrUpdate; API.md Traces). The trace as clients see it: api/services/resources/activities-traces.ts. */
+/** Trace requests (TraceCreateOrUpdate; docs/api-clients.md, "Traces"). The trace as clients see it: api/services/resources/activities-traces.ts. */
 
 /**
  * Each measurement bounded by what an athlete can produce (a 422 naming the field beyond it): power,

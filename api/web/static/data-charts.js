@@ -8,7 +8,7 @@ import { isoDay, METRIC_UNITS } from './labels.js';
 import { drawWeekChart, templateHours } from './week-chart.js';
 import { pageUnits, speedUnit, speedValue } from './units.js';
 
-/** The daily measures (API.md DailyMeasure), their labels, units and how values are shown. */
+/** The daily measures (docs/api-clients.md, "Dailies"), their labels, units and how values are shown. */
 export const MEASURES = [
   { key: 'body_mass', label: 'Body mass', unit: 'kg' },
   { key: 'body_fat_pct', label: 'Body fat', unit: '%' },

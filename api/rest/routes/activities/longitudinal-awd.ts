@@ -12,7 +12,7 @@ import { curvesOf, packStored } from '../../../../db/curves.ts';
 import { LEVEL_STEP } from '../../../../engine/curves/levels.ts';
 import { rootSport } from '../../../../lib/sports.ts';
 
-/** API.md: hard, medium and easy are the 90th, 75th and 50th percentiles of the daily values. */
+/** docs/api-clients.md, "Curves and time series": hard, medium and easy are the 90th, 75th and 50th percentiles of the daily values. */
 const QUANTILES = { hard: 0.9, medium: 0.75, easy: 0.5 } as const;
 
 export const longitudinalAwdRoute = defineRoute(

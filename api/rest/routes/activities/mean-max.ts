@@ -44,7 +44,7 @@ export const activityMeanMaxRoute = defineRoute(
       let best: Float64Array = new Float64Array(0);
       let start: Int32Array = new Int32Array(0);
       if (durations.length) {
-        // From the sample file, exact at the durations asked (the curve is not stored: README, "Stored curves").
+        // From the sample file, exact at the durations asked (the curve is not stored: docs/architecture.md, "Stored curves").
         const file = await readSamples(ctx, activity, [metric]);
         let samples = file.channels[metric]!;
         if (query.segmentation) {

@@ -11,7 +11,7 @@ import { LEVEL_STEP, levelValue } from '../../../../engine/curves/levels.ts';
 import type { LevelCurve } from '../../../../engine/curves/longitudinal.ts';
 import { fitCriticalPower, modelCurve } from '../../../../engine/curves/intensity-duration-model.ts';
 
-/** API.md: the model is fitted to the best efforts of the 90 days up to `date`. */
+/** docs/api-clients.md, "Curves and time series": the model is fitted to the best efforts of the 90 days up to `date`. */
 export const MODEL_WINDOW_DAYS = 90;
 /** Efforts longer than this are left out of the fit: the critical-power family describes efforts up to about half an hour. */
 export const MODEL_LONGEST_EFFORT_SECONDS = 1800;
