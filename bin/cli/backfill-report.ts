@@ -1,6 +1,6 @@
 import { SingleBar } from 'cli-progress';
-import type { BackfillProgress, FailedFile } from '../db/backfill-progress.ts';
-import type { BackfillCounts } from '../db/backfills.ts';
+import type { BackfillProgress, FailedFile } from '../../db/backfill-progress.ts';
+import type { BackfillCounts } from '../../db/backfills.ts';
 
 /**
  * How `cli backfill --wait` shows progress: a bar on a terminal, a plain line every few seconds
