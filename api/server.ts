@@ -11,6 +11,7 @@ import { loadSecretBox } from '../lib/secret-box.ts';
 import { sealWebhookSecrets } from '../db/applications.ts';
 import type { Deps } from './services/deps.ts';
 import { createApp } from './app.ts';
+import { answerClientError } from './http/client-error.ts';
 import { ensureDocsClient } from './rest/docs-client.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
@@ -62,6 +63,7 @@ export async function startApi(deps: Deps, lifecycle: Lifecycle): Promise<{ serv
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => {

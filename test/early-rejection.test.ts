@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
@@ -186,4 +187,48 @@ test('a body declared longer than the drain bound: the client still reads the 41
     { sockets: 2 },
   );
   t.is(refused.headers.connection, 'close');
+});
+
+/** `request` written raw on a new connection; the answer's status line, headers and body once the server closes it. */
+function rawExchange(request: string): Promise<{ status: number; headers: string; body: string }> {
+  const { port } = new URL(service.url);
+  return within(
+    5_000,
+    'raw request',
+    new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.end(request));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c) => chunks.push(c));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), headers: head, body });
+      });
+    }),
+  );
+}
+
+test('a URL or a header over 16 KiB: 431 with a JSON detail, not a bare status line; the service answers the next request', async (t) => {
+  const longUrl = await fetch(`${service.url}/api/v1/activities?tags=${'a'.repeat(20 * KiB)}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  t.is(longUrl.status, 431);
+  t.regex(longUrl.headers.get('content-type') ?? '', /^application\/json/);
+  t.regex(((await longUrl.json()) as { detail: string }).detail, /over 16 KiB.*shorten the URL/);
+  const longHeader = await fetch(`${service.url}/api/v1/activities`, {
+    headers: { Authorization: `Bearer ${token}`, 'X-Padding': 'p'.repeat(20 * KiB) },
+  });
+  t.is(longHeader.status, 431);
+  t.truthy(((await longHeader.json()) as { detail: string }).detail);
+  t.is((await fetch(`${service.url}/healthz`)).status, 200);
+});
+
+test('a request that is not HTTP: 400 with a JSON detail naming the parse error, and the connection closed', async (t) => {
+  const answer = await rawExchange('GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header Without Colon\r\n\r\n');
+  t.is(answer.status, 400);
+  t.regex(answer.headers, /Content-Type: application\/json/);
+  t.regex(answer.headers, /Connection: close/);
+  t.regex((JSON.parse(answer.body) as { detail: string }).detail, /not valid HTTP\/1\.1 \(HPE_/);
+  t.is((await fetch(`${service.url}/healthz`)).status, 200);
 });
