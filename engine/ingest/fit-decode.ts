@@ -1,8 +1,9 @@
 /**
- * fit-file-parser's decode of a FIT file (DESIGN.md §3), as engine/ingest/fit.ts calls it: `force:
- * false` makes it verify the header and file CRCs and reject a truncated or corrupt file instead of
- * returning what it could read. Its unit options give m/s, m and °C; latitude/longitude come out in
- * degrees (it converts semicircles). Its failures become IngestError `invalid_fit`.
+ * fit-file-parser's decode of a FIT file, as engine/ingest/fit.ts calls it (its module comment says
+ * why this library): `force: false` makes it verify the header and file CRCs and reject a truncated
+ * or corrupt file instead of returning what it could read. Its unit options give m/s, m and °C;
+ * latitude/longitude come out in degrees (it converts semicircles). Its failures become IngestError
+ * `invalid_fit`.
  */
 import FitParser, { type ParsedFit } from 'fit-file-parser';
 import { IngestError } from './recording.ts';
