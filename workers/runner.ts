@@ -60,7 +60,42 @@ export async function startWorkers(
   opts: { db?: Db; box?: SecretBox; engine?: WorkerEngine; now?: () => Date } = {},
 ) {
   const now = opts.now ?? (() => new Date());
-  let db = opts.db;
+  const { db, connection, producer, queues } = openConnections(config, lifecycle, opts.db);
+  const engine = opts.engine ?? (await createWorkerEngine(config, lifecycle, db));
+  const { start, workers, runningJobs } = workerStarter(config, log, connection);
+  const heavy = startJobWorkers(start, { config, log, db, queues, engine, now });
+  // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
+  // memory is mostly the API's caches, which a paused worker would never bring down. Checked at once,
+  // in the tick the workers were made: an oversized process takes not even a first job.
+  const gated = !opts.engine && config.WORKER_MAX_RSS_MB > 0;
+  const stopGate = gated
+    ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log })
+    : () => {};
+  startWebhookWorker(start, { config, log, db, queues, now, box: opts.box ?? (await loadSecretBox(config)) });
+
+  // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
+  // All at once, within SHUTDOWN_TIMEOUT_MS: a job still running then is handed back (its lock
+  // released without finishing it, the worker closed by force), and another worker runs it again.
+  lifecycle.add('workers', async () => {
+    stopGate();
+    await closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log);
+  });
+
+  await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
+  const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
+  lifecycle.add('event relay', () => relay.close());
+  await scheduleAndCatchUp({ config, log, db, queues, now, producer });
+
+  log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
+  return { workers };
+}
+
+type Queues = ReturnType<typeof createQueues>;
+type Redis = ReturnType<typeof createRedis>;
+
+/** The database (`given`, or a pool of this function's), the workers' and the producer's Redis connections and the queues, each closed by `lifecycle`. */
+function openConnections(config: Config, lifecycle: Lifecycle, given: Db | undefined) {
+  let db = given;
   if (!db) {
     const own = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
     lifecycle.add('worker postgres', () => own.destroy(), { timeoutMs: POOL_CLOSE_TIMEOUT_MS });
@@ -74,12 +109,16 @@ export async function startWorkers(
   lifecycle.add('worker producer redis', async () => void (await producer.quit().catch(() => producer.disconnect())));
   const queues = createQueues(producer, config.QUEUE_PREFIX);
   lifecycle.add('worker queues', () => closeQueues(queues));
+  return { db, connection, producer, queues };
+}
 
-  const engine = opts.engine ?? (await createWorkerEngine(config, lifecycle, db));
+type StartWorker = <D, R>(spec: WorkerSpec<D, R>) => Worker<D, R>;
 
+/** `start` makes a worker of a spec on `connection`; `workers` and `runningJobs` (each worker's jobs under way, for the shutdown) list what it made. */
+function workerStarter(config: Config, log: Logger, connection: Redis) {
   const workers: Worker[] = [];
   const runningJobs = new Map<Worker, Map<string, { job: Job; token: string }>>();
-  function startWorker<D, R>(spec: WorkerSpec<D, R>): Worker<D, R> {
+  function start<D, R>(spec: WorkerSpec<D, R>): Worker<D, R> {
     const running = new Map<string, { job: Job; token: string }>();
     const run = spec.outageSafe ? outageSafe(spec.processor, log, spec.queue) : spec.processor;
     const processor: Processor<D, R> = async (job, token, signal) => {
@@ -105,8 +144,20 @@ export async function startWorkers(
     runningJobs.set(worker as unknown as Worker, running);
     return worker;
   }
+  return { start, workers, runningJobs };
+}
 
-  startWorker({
+interface JobDeps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  queues: Queues;
+  now: () => Date;
+}
+
+/** Housekeeping and the workers of the data's jobs (ingest, backfill, curves, reprocess); returns the latter, whose jobs take memory. */
+function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, now }: JobDeps & { engine: WorkerEngine }): Worker[] {
+  start({
     queue: QUEUE_NAMES.housekeeping,
     processor: housekeepingProcessor({
       db,
@@ -133,7 +184,7 @@ export async function startWorkers(
     now,
     timeoutMs: config.INGEST_TIMEOUT_MS,
   };
-  const ingestWorker = startWorker({
+  const ingestWorker = start({
     queue: QUEUE_NAMES.ingest,
     processor: ingestProcessor(ingestDeps),
     concurrency: config.INGEST_CONCURRENCY,
@@ -148,7 +199,7 @@ export async function startWorkers(
 
   const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
-  const backfillWorker = startWorker({
+  const backfillWorker = start({
     queue: QUEUE_NAMES.backfill,
     processor: backfillProcessor(backfillDeps),
     concurrency: 2,
@@ -156,7 +207,7 @@ export async function startWorkers(
     outageSafe: true,
     completed: 'info',
   });
-  const curvesWorker = startWorker({
+  const curvesWorker = start({
     queue: QUEUE_NAMES.curves,
     processor: curvesProcessor(ingestDeps),
     concurrency: 1,
@@ -166,7 +217,7 @@ export async function startWorkers(
   });
   // One source at a time per process: re-deriving a history (`cli reprocess`) shares the engine
   // pool with uploads' ingests and should not hold them up; more worker processes go faster.
-  const reprocessWorker = startWorker({
+  const reprocessWorker = start({
     queue: QUEUE_NAMES.reprocess,
     processor: reprocessProcessor(ingestDeps),
     concurrency: 1,
@@ -175,18 +226,14 @@ export async function startWorkers(
     completed: 'debug',
   });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
-  const heavy = [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
-  // Only in a worker process of its own (`npm run worker`): beside the API (`npm start`) the process's
-  // memory is mostly the API's caches, which a paused worker would never bring down. Checked at once,
-  // in the tick the workers were made: an oversized process takes not even a first job.
-  const gated = !opts.engine && config.WORKER_MAX_RSS_MB > 0;
-  const stopGate = gated
-    ? gateOnMemory(heavy, { maxRssBytes: config.WORKER_MAX_RSS_MB * 2 ** 20, everyMs: MEMORY_CHECK_MS, log })
-    : () => {};
+  return [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
+}
 
+/** The webhook deliveries' worker (an outage is not waited out: a delivery's attempts are its own). */
+function startWebhookWorker(start: StartWorker, { config, log, db, queues, now, box }: JobDeps & { box: SecretBox }): void {
   const webhookDeps = {
     db,
-    box: opts.box ?? (await loadSecretBox(config)),
+    box,
     queues,
     log,
     now,
@@ -194,7 +241,7 @@ export async function startWorkers(
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     retry: { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS },
   };
-  startWorker({
+  start({
     queue: QUEUE_NAMES.webhooks,
     processor: webhooksProcessor(webhookDeps),
     concurrency: 16,
@@ -204,18 +251,13 @@ export async function startWorkers(
     onFailed: (job, err) =>
       log.warn('webhook job failed', { queue: QUEUE_NAMES.webhooks, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }),
   });
+}
 
-  // Registered after what they use, so shutdown closes the workers (finishing their jobs) first.
-  // All at once, within SHUTDOWN_TIMEOUT_MS: a job still running then is handed back (its lock
-  // released without finishing it, the worker closed by force), and another worker runs it again.
-  lifecycle.add('workers', async () => {
-    stopGate();
-    await closeWorkers(runningJobs, config.SHUTDOWN_TIMEOUT_MS, log);
-  });
-
-  await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
-  const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
-  lifecycle.add('event relay', () => relay.close());
+/**
+ * Declare housekeeping's schedule, and again whenever the producer's Redis connection is ready anew,
+ * with the unfinished work queued again (see below).
+ */
+async function scheduleAndCatchUp({ config, log, db, queues, now, producer }: JobDeps & { producer: Redis }): Promise<void> {
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
   const schedule = () =>
     queues.housekeeping.upsertJobScheduler(
@@ -244,9 +286,6 @@ export async function startWorkers(
     void schedule().catch((err) => log.warn('could not restore the housekeeping schedule', { err: (err as Error).message }));
     void requeueAfterRedis(Date.now() + 10 * 60_000);
   });
-
-  log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
-  return { workers };
 }
 
 /** A worker process's own engine (bin/worker.ts); closed after the workers, which are registered later. */

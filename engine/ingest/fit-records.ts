@@ -159,6 +159,23 @@ export function fitCrc(bytes: Uint8Array, start: number, end: number): number {
 
 /** The records as columns and the rest of the file, or undefined when this path declines the file (see the module comment). */
 export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): LeanFit | undefined {
+  const frame = checkedFrame(bytes);
+  if (!frame) return undefined;
+  const walked = walkMessages(bytes, frame, maxRecords);
+  if (!walked) return undefined;
+  return { records: walked.records, rest: restOfFile(bytes, frame.headerSize, walked.kept) };
+}
+
+/** Where a FIT file's messages lie: after its header, up to its file CRC. */
+interface Frame {
+  headerSize: number;
+  /** The end of the data (the file CRC's first byte). */
+  end: number;
+  view: DataView;
+}
+
+/** The file's frame, its header and file CRC checked, or undefined when either is wrong (fit-file-parser then says how). */
+function checkedFrame(bytes: Uint8Array): Frame | undefined {
   const n = bytes.length;
   if (n < 12) return undefined;
   const headerSize = bytes[0]!;
@@ -172,65 +189,32 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
   const end = headerSize + view.getUint32(4, true);
   if (end + 2 > n) return undefined;
   if ((bytes[end]! | (bytes[end + 1]! << 8)) !== fitCrc(bytes, 0, end)) return undefined;
+  return { headerSize, end, view };
+}
 
+/**
+ * Every message of the data in file order: definitions remembered, each record read into one row of
+ * the columns, every other message (and every definition) kept for the rest of the file, as
+ * [from, to) byte ranges (adjacent ones merged). Undefined when the path declines the file.
+ */
+function walkMessages(bytes: Uint8Array, frame: Frame, maxRecords: number): { records: RecordTable; kept: number[] } | undefined {
+  const { end, view } = frame;
   const definitions: (Definition | undefined)[] = new Array(16);
-  // The kept messages, as [from, to) byte ranges (adjacent ones merged).
   const kept: number[] = [];
-  const keep = (from: number, to: number) => {
-    if (kept.length && kept[kept.length - 1] === from) kept[kept.length - 1] = to;
-    else kept.push(from, to);
-  };
   const columns: (Float64Array | undefined)[] = new Array(RECORD_FIELDS.length);
   let capacity = 0;
   let count = 0;
 
-  let pos = headerSize;
+  let pos = frame.headerSize;
   while (pos < end) {
     const header = bytes[pos]!;
     if (header & 0x80) return undefined; // compressed timestamp
     if (header & 0x40) {
-      // Definition: reserved, architecture, global number (2), field count, fields (3 bytes each);
-      // with the developer flag, a developer field count and fields (3 bytes each).
-      if (pos + 6 > end) return undefined;
-      const littleEndian = bytes[pos + 2] === 0;
-      const global = littleEndian ? bytes[pos + 3]! | (bytes[pos + 4]! << 8) : (bytes[pos + 3]! << 8) | bytes[pos + 4]!;
-      const fieldCount = bytes[pos + 5]!;
-      const fieldsAt = pos + 6;
-      let definitionEnd = fieldsAt + fieldCount * 3;
-      if (definitionEnd > end) return undefined;
-      let developerCount = 0;
-      if (header & 0x20) {
-        if (definitionEnd + 1 > end) return undefined;
-        developerCount = bytes[definitionEnd]!;
-        definitionEnd += 1 + developerCount * 3;
-        if (definitionEnd > end) return undefined;
-      }
-      let size = 0;
-      const reads: Read[] | undefined = global === RECORD ? [] : undefined;
-      for (let i = 0; i < fieldCount; i++) {
-        const at = fieldsAt + i * 3;
-        const fieldSize = bytes[at + 1]!;
-        const profile = reads && PROFILE.get(bytes[at]!);
-        if (profile) {
-          const elementBytes = ELEMENT_BYTES[profile.base];
-          if (WIRE[profile.base].includes(bytes[at + 2]!) && fieldSize >= elementBytes && fieldSize % elementBytes === 0) {
-            reads!.push({
-              at: size,
-              base: profile.base,
-              column: RECORD_FIELDS.indexOf(profile.field),
-              convert: profile.convert,
-              scale: profile.scale,
-              offset: profile.offset,
-            });
-          }
-        }
-        size += fieldSize;
-      }
-      const developerAt = fieldsAt + fieldCount * 3 + 1;
-      for (let i = 0; i < developerCount; i++) size += bytes[developerAt + i * 3 + 1]!;
-      definitions[header & 0x0f] = { size, reads, littleEndian };
-      keep(pos, definitionEnd);
-      pos = definitionEnd;
+      const defined = readDefinition(bytes, pos, end, header);
+      if (!defined) return undefined;
+      definitions[header & 0x0f] = defined.definition;
+      keepRange(kept, pos, defined.end);
+      pos = defined.end;
       continue;
     }
     if (header & 0x30) return undefined; // reserved bits of a data message header: fit-file-parser refuses it
@@ -239,7 +223,7 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
     const next = pos + 1 + definition.size;
     if (next > end) return undefined;
     if (!definition.reads) {
-      keep(pos, next);
+      keepRange(kept, pos, next);
       pos = next;
       continue;
     }
@@ -259,8 +243,63 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
     count++;
     pos = next;
   }
+  return { records: { count, columns: columns.map((c) => c?.subarray(0, count)) }, kept };
+}
 
-  // The rest: header (data size rewritten, header CRC 0 = not given), kept messages, file CRC.
+/** Add [from, to) to the kept ranges, merged with the last one when adjacent. */
+function keepRange(kept: number[], from: number, to: number): void {
+  if (kept.length && kept[kept.length - 1] === from) kept[kept.length - 1] = to;
+  else kept.push(from, to);
+}
+
+/**
+ * The definition message at `pos` and where it ends, or undefined when it runs past the data.
+ * Layout: reserved, architecture, global number (2), field count, fields (3 bytes each); with the
+ * developer flag, a developer field count and fields (3 bytes each).
+ */
+function readDefinition(bytes: Uint8Array, pos: number, end: number, header: number): { definition: Definition; end: number } | undefined {
+  if (pos + 6 > end) return undefined;
+  const littleEndian = bytes[pos + 2] === 0;
+  const global = littleEndian ? bytes[pos + 3]! | (bytes[pos + 4]! << 8) : (bytes[pos + 3]! << 8) | bytes[pos + 4]!;
+  const fieldCount = bytes[pos + 5]!;
+  const fieldsAt = pos + 6;
+  let definitionEnd = fieldsAt + fieldCount * 3;
+  if (definitionEnd > end) return undefined;
+  let developerCount = 0;
+  if (header & 0x20) {
+    if (definitionEnd + 1 > end) return undefined;
+    developerCount = bytes[definitionEnd]!;
+    definitionEnd += 1 + developerCount * 3;
+    if (definitionEnd > end) return undefined;
+  }
+  let size = 0;
+  const reads: Read[] | undefined = global === RECORD ? [] : undefined;
+  for (let i = 0; i < fieldCount; i++) {
+    const at = fieldsAt + i * 3;
+    const fieldSize = bytes[at + 1]!;
+    const profile = reads && PROFILE.get(bytes[at]!);
+    if (profile) {
+      const elementBytes = ELEMENT_BYTES[profile.base];
+      if (WIRE[profile.base].includes(bytes[at + 2]!) && fieldSize >= elementBytes && fieldSize % elementBytes === 0) {
+        reads!.push({
+          at: size,
+          base: profile.base,
+          column: RECORD_FIELDS.indexOf(profile.field),
+          convert: profile.convert,
+          scale: profile.scale,
+          offset: profile.offset,
+        });
+      }
+    }
+    size += fieldSize;
+  }
+  const developerAt = fieldsAt + fieldCount * 3 + 1;
+  for (let i = 0; i < developerCount; i++) size += bytes[developerAt + i * 3 + 1]!;
+  return { definition: { size, reads, littleEndian }, end: definitionEnd };
+}
+
+/** The rest of the file: its header (data size rewritten, header CRC 0 = not given), the kept messages, a new file CRC. */
+function restOfFile(bytes: Uint8Array, headerSize: number, kept: number[]): Uint8Array {
   let restSize = 0;
   for (let i = 0; i < kept.length; i += 2) restSize += kept[i + 1]! - kept[i]!;
   const rest = new Uint8Array(headerSize + restSize + 2);
@@ -275,11 +314,11 @@ export function leanDecodeFit(bytes: Uint8Array, maxRecords = MAX_RECORDS): Lean
   const crc = fitCrc(rest, 0, at);
   rest[at] = crc & 0xff;
   rest[at + 1] = crc >>> 8;
-  return { records: { count, columns: columns.map((c) => c?.subarray(0, count)) }, rest };
+  return rest;
 }
 
 /**
- * One field of a record message as the walk above reads it: its field name and value, or undefined
+ * One field of a record message as walkMessages reads it: its field name and value, or undefined
  * when it is not one of RECORD_FIELDS, its wire base type or size is not taken, or it holds the
  * invalid value. `at` is the field's first byte; a timestamp is Unix ms. For developer-fields.ts,
  * which restores the native values that a developer field of the same name hides in fit-file-parser's

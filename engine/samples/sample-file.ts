@@ -157,7 +157,7 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
   if (options.threads !== undefined) config.threads = String(options.threads);
   if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
   const reads = await openInstance(config);
-  let writes: Awaited<ReturnType<typeof openInstance>>;
+  let writes: Instance;
   try {
     writes = await openInstance({ ...config, threads: '1' });
   } catch (error) {
@@ -180,96 +180,6 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
     };
   }
 
-  async function writeSampleFile(filePath: string, data: SampleData): Promise<void> {
-    const write = checkWrite(filePath, data);
-    const dir = path.dirname(filePath);
-    await mkdir(dir, { recursive: true });
-    const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
-    assertPlainPath(tmp);
-    const startMicros = BigInt(data.start) * 1000n;
-    // Source columns c0, c1, … are the present channels, in CHANNELS order; `k` the row number.
-    const columns = CHANNELS.map((channel) => {
-      const i = write.names.indexOf(channel);
-      return i >= 0
-        ? `CASE WHEN isnan(c${i}) THEN NULL ELSE c${i} END AS ${sqlIdentifier(channel)}`
-        : `CAST(NULL AS DOUBLE) AS ${sqlIdentifier(channel)}`;
-    });
-    const sql = (id: number) =>
-      `COPY (SELECT make_timestamptz(${startMicros}::BIGINT + k::BIGINT * 1000000) AS ${sqlIdentifier(TIMESTAMP_COLUMN)}, ${columns.join(', ')} ` +
-      `FROM ${sampleSource.from(id)}) TO ${sqlString(tmp)} (${PARQUET_COPY_OPTIONS}, KV_METADATA {sample_file_version: ${sqlString(SAMPLE_FILE_VERSION)}})`;
-    try {
-      await writes.queue((c) => sampleSource.withSource(c, write, (id) => c.run(sql(id))));
-      if (fsync) {
-        const handle = await open(tmp, 'r');
-        try {
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-      }
-      await rename(tmp, filePath);
-    } catch (error) {
-      await rm(tmp, { force: true }).catch(() => undefined);
-      throw error;
-    }
-  }
-
-  async function readSampleFile(filePath: string, channels: readonly string[] = CHANNELS): Promise<SampleFile> {
-    assertPlainPath(filePath);
-    const wanted = [...new Set(channels)];
-    for (const name of wanted) {
-      if (!CHANNEL_SET.has(name)) throw new RangeError(`Unknown channel ${JSON.stringify(name)}; expected one of ${CHANNELS.join(', ')}`);
-    }
-    const select = [
-      `epoch_ms(${sqlIdentifier(TIMESTAMP_COLUMN)}) AS t`,
-      ...wanted.map((name) => `coalesce(${sqlIdentifier(name)}, CAST('NaN' AS DOUBLE))`),
-    ];
-    const sql = `SELECT ${select.join(', ')} FROM read_parquet(${sqlString(filePath)})`;
-    return queue(async (c) => {
-      let result: Awaited<ReturnType<DuckDBConnection['run']>>;
-      for (let attempt = 1; ; attempt++) {
-        const before = await fileIdentity(filePath);
-        try {
-          result = await c.run(sql);
-          break;
-        } catch (error) {
-          if (/No files found/i.test((error as Error).message)) {
-            throw Object.assign(new Error(`Sample file not found: ${filePath}`, { cause: error }), { code: 'ENOENT' });
-          }
-          // Replaced while DuckDB read it (it opens the file at bind and again at the scan, and
-          // the second open finds the new file under the old metadata): read the new one.
-          if (attempt < READ_ATTEMPTS && (await fileIdentity(filePath)) !== before) continue;
-          throw error;
-        }
-      }
-      const length = result.rowCount;
-      if (length === 0) throw new Error(`Sample file ${filePath} has no rows`);
-      const arrays = wanted.map(() => new Float64Array(length));
-      let row = 0;
-      let start = Number.NaN;
-      let last = Number.NaN;
-      for (let chunkIndex = 0; chunkIndex < result.chunkCount; chunkIndex++) {
-        const chunk = result.getChunk(chunkIndex);
-        const n = chunk.rowCount;
-        if (n === 0) continue;
-        const t = chunk.getColumnVector(0) as DuckDBBigIntVector;
-        if (row === 0) start = Number(t.getItem(0));
-        last = Number(t.getItem(n - 1));
-        for (let c = 0; c < arrays.length; c++) {
-          const vector = chunk.getColumnVector(c + 1) as DuckDBDoubleVector;
-          const target = arrays[c]!;
-          for (let i = 0; i < n; i++) target[row + i] = vector.getItem(i) ?? Number.NaN;
-        }
-        row += n;
-        await yieldToEventLoop(); // ~0.5 ms of conversion per 2,048-row chunk, not one long block
-      }
-      if (!(last - start === (length - 1) * 1000)) {
-        throw new Error(`Sample file ${filePath} is not a 1 Hz grid (${length} rows from ${start} to ${last})`);
-      }
-      return { start, length, channels: Object.fromEntries(wanted.map((name, i) => [name, arrays[i]!])) };
-    });
-  }
-
   let closing: Promise<void> | undefined;
   function close(): Promise<void> {
     closing ??= (async () => {
@@ -283,11 +193,116 @@ export async function createSampleStore(options: SampleStoreOptions = {}): Promi
   }
 
   return {
-    writeSampleFile: track(writeSampleFile),
-    readSampleFile: track(readSampleFile),
+    writeSampleFile: track((filePath: string, data: SampleData) => writeSampleFile(writes, fsync, filePath, data)),
+    readSampleFile: track((filePath: string, channels?: readonly string[]) => readSampleFile(queue, filePath, channels)),
     withConnection: track(queue) as SampleStore['withConnection'],
     close,
   };
+}
+
+/** Write one activity's sample file atomically: a temporary file beside it (COPY, fsync), renamed over it. */
+async function writeSampleFile(writes: Instance, fsync: boolean, filePath: string, data: SampleData): Promise<void> {
+  const write = checkWrite(filePath, data);
+  const dir = path.dirname(filePath);
+  await mkdir(dir, { recursive: true });
+  const tmp = `${filePath}.tmp-${randomBytes(8).toString('hex')}`;
+  assertPlainPath(tmp);
+  const sql = copySql(data.start, write.names, tmp);
+  try {
+    await writes.queue((c) => sampleSource.withSource(c, write, (id) => c.run(sql(id))));
+    if (fsync) await syncFile(tmp);
+    await rename(tmp, filePath);
+  } catch (error) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The COPY of the source `id` (columns c0, c1, … the present channels, in CHANNELS order; `k` the row number) into `file`. */
+function copySql(start: number, names: readonly Channel[], file: string): (id: number) => string {
+  const startMicros = BigInt(start) * 1000n;
+  const columns = CHANNELS.map((channel) => {
+    const i = names.indexOf(channel);
+    return i >= 0
+      ? `CASE WHEN isnan(c${i}) THEN NULL ELSE c${i} END AS ${sqlIdentifier(channel)}`
+      : `CAST(NULL AS DOUBLE) AS ${sqlIdentifier(channel)}`;
+  });
+  return (id: number) =>
+    `COPY (SELECT make_timestamptz(${startMicros}::BIGINT + k::BIGINT * 1000000) AS ${sqlIdentifier(TIMESTAMP_COLUMN)}, ${columns.join(', ')} ` +
+    `FROM ${sampleSource.from(id)}) TO ${sqlString(file)} (${PARQUET_COPY_OPTIONS}, KV_METADATA {sample_file_version: ${sqlString(SAMPLE_FILE_VERSION)}})`;
+}
+
+async function syncFile(file: string): Promise<void> {
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Read a sample file's start, length and `channels` (default: all CHANNELS), on the reading connection. */
+async function readSampleFile(queue: Instance['queue'], filePath: string, channels: readonly string[] = CHANNELS): Promise<SampleFile> {
+  assertPlainPath(filePath);
+  const wanted = [...new Set(channels)];
+  for (const name of wanted) {
+    if (!CHANNEL_SET.has(name)) throw new RangeError(`Unknown channel ${JSON.stringify(name)}; expected one of ${CHANNELS.join(', ')}`);
+  }
+  const select = [
+    `epoch_ms(${sqlIdentifier(TIMESTAMP_COLUMN)}) AS t`,
+    ...wanted.map((name) => `coalesce(${sqlIdentifier(name)}, CAST('NaN' AS DOUBLE))`),
+  ];
+  const sql = `SELECT ${select.join(', ')} FROM read_parquet(${sqlString(filePath)})`;
+  return queue(async (c) => sampleFileOf(await runRead(c, sql, filePath), wanted, filePath));
+}
+
+type ReadResult = Awaited<ReturnType<DuckDBConnection['run']>>;
+
+/** Run a read of `filePath`, again when the file was replaced while DuckDB read it (READ_ATTEMPTS in all). */
+async function runRead(c: DuckDBConnection, sql: string, filePath: string): Promise<ReadResult> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await fileIdentity(filePath);
+    try {
+      return await c.run(sql);
+    } catch (error) {
+      if (/No files found/i.test((error as Error).message)) {
+        throw Object.assign(new Error(`Sample file not found: ${filePath}`, { cause: error }), { code: 'ENOENT' });
+      }
+      // Replaced while DuckDB read it (it opens the file at bind and again at the scan, and
+      // the second open finds the new file under the old metadata): read the new one.
+      if (attempt < READ_ATTEMPTS && (await fileIdentity(filePath)) !== before) continue;
+      throw error;
+    }
+  }
+}
+
+/** The result's rows (`t`, then the wanted channels) as a SampleFile, checked to be a 1 Hz grid; yields between chunks. */
+async function sampleFileOf(result: ReadResult, wanted: readonly string[], filePath: string): Promise<SampleFile> {
+  const length = result.rowCount;
+  if (length === 0) throw new Error(`Sample file ${filePath} has no rows`);
+  const arrays = wanted.map(() => new Float64Array(length));
+  let row = 0;
+  let start = Number.NaN;
+  let last = Number.NaN;
+  for (let chunkIndex = 0; chunkIndex < result.chunkCount; chunkIndex++) {
+    const chunk = result.getChunk(chunkIndex);
+    const n = chunk.rowCount;
+    if (n === 0) continue;
+    const t = chunk.getColumnVector(0) as DuckDBBigIntVector;
+    if (row === 0) start = Number(t.getItem(0));
+    last = Number(t.getItem(n - 1));
+    for (let c = 0; c < arrays.length; c++) {
+      const vector = chunk.getColumnVector(c + 1) as DuckDBDoubleVector;
+      const target = arrays[c]!;
+      for (let i = 0; i < n; i++) target[row + i] = vector.getItem(i) ?? Number.NaN;
+    }
+    row += n;
+    await yieldToEventLoop(); // ~0.5 ms of conversion per 2,048-row chunk, not one long block
+  }
+  if (!(last - start === (length - 1) * 1000)) {
+    throw new Error(`Sample file ${filePath} is not a 1 Hz grid (${length} rows from ${start} to ${last})`);
+  }
+  return { start, length, channels: Object.fromEntries(wanted.map((name, i) => [name, arrays[i]!])) };
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -304,6 +319,8 @@ async function fileIdentity(filePath: string): Promise<string> {
     return '';
   }
 }
+
+type Instance = Awaited<ReturnType<typeof openInstance>>;
 
 /** An in-memory instance and its one connection, used one statement at a time (a FIFO of promises). */
 async function openInstance(config: Record<string, string>) {

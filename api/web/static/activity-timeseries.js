@@ -52,20 +52,42 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
   const charts = [];
   const cursorListeners = [];
   const syncKey = `activity-${Math.random().toString(36).slice(2)}`;
-  let highlighted = null;
-  let syncing = false;
+  // What the hooks read as it changes: the highlighted window; whether a zoom is being passed on to the other charts.
+  const state = { highlighted: null, syncing: false };
+  const timeValue = timeLegend(frame);
+  const followZoom = zoomFollower(charts, channels.length, state);
 
+  channels.forEach((channel, i) => {
+    const el = chartElement(container, channel);
+    const hooks = {
+      drawClear: [lapBands(laps, state, i === 0)],
+      setScale: [followZoom],
+      // The cursors are synced, so the top chart's follows whichever chart is hovered.
+      setCursor: i === 0 ? [(u) => cursorListeners.forEach((fn) => fn(u.cursor.idx ?? null))] : [],
+    };
+    const options = chartOptions(channel, i, i === channels.length - 1, { syncKey, timeValue, hooks });
+    const chart = drawChart(el, options, [x, displayValues(channel, frame[channel.key])]);
+    el.dataset.laps = String(laps.length);
+    charts.push(chart);
+  });
+  return timeSeriesController(charts, x, state, cursorListeners);
+}
+
+/** The time series' legend of the x value: elapsed time, the local clock time and the distance so far. */
+function timeLegend(frame) {
   const clock = (idx) => (idx == null ? '' : (frame.timestamp_local?.[idx] ?? '').slice(11, 19));
   const distance = frame.distance;
-  const timeValue = (_u, v, _si, idx) => {
+  return (_u, v, _si, idx) => {
     if (v == null) return '–';
     const parts = [formatDuration(v), clock(idx)];
     if (distance && idx != null && distance[idx] != null) parts.push(formatDistance(distance[idx], pageUnits()));
     return parts.filter(Boolean).join(' · ');
   };
+}
 
-  /** Alternating lap bands (and the highlighted window) behind the series; lap numbers on the top chart. */
-  const bands = (numbered) => (u) => {
+/** Alternating lap bands (and the highlighted window) behind the series; lap numbers on the top chart (`numbered`). */
+function lapBands(laps, state, numbered) {
+  return (u) => {
     const { ctx, bbox } = u;
     const dpr = devicePixelRatio || 1;
     ctx.save();
@@ -88,6 +110,7 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
         }
       });
     }
+    const highlighted = state.highlighted;
     if (highlighted) {
       const x0 = u.valToPos(highlighted.min, 'x', true);
       const x1 = u.valToPos(highlighted.max, 'x', true);
@@ -96,77 +119,77 @@ export function drawTimeSeries(container, { x, frame, laps, channels }) {
     }
     ctx.restore();
   };
+}
 
-  /** A zoom (drag, double-click, zoomTo) of one chart applies to all of them. */
-  const followZoom = (u, key) => {
-    if (key !== 'x' || syncing || charts.length < channels.length) return;
+/** A zoom (drag, double-click, zoomTo) of one chart applies to all of them (once all `count` are drawn). */
+function zoomFollower(charts, count, state) {
+  return (u, key) => {
+    if (key !== 'x' || state.syncing || charts.length < count) return;
     const { min, max } = u.scales.x;
-    syncing = true;
+    state.syncing = true;
     for (const other of charts)
       if (other !== u && (other.scales.x.min !== min || other.scales.x.max !== max)) other.setScale('x', { min, max });
-    syncing = false;
+    state.syncing = false;
   };
+}
 
-  channels.forEach((channel, i) => {
-    const last = i === channels.length - 1;
-    const el = document.createElement('div');
-    el.className = 'ts-chart';
-    el.id = `${channel.key}-chart`;
-    el.dataset.channel = channel.key;
-    container.append(el);
-    const chart = drawChart(
-      el,
+/** The element a channel's chart is drawn in, appended to `container`. */
+function chartElement(container, channel) {
+  const el = document.createElement('div');
+  el.className = 'ts-chart';
+  el.id = `${channel.key}-chart`;
+  el.dataset.channel = channel.key;
+  container.append(el);
+  return el;
+}
+
+/** The uPlot options of the `i`th chart of the stack; the `last` one shows the time axis. */
+function chartOptions(channel, i, last, { syncKey, timeValue, hooks }) {
+  return {
+    height: last ? 170 : 140,
+    cursor: { y: false, sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
+    // A pace runs downward: faster is higher, as speed is.
+    scales: { x: { time: false }, ...(channel.reversed ? { y: { dir: -1 } } : {}) },
+    legend: { live: true },
+    series: [
+      { label: 'Time', value: timeValue },
       {
-        height: last ? 170 : 140,
-        cursor: { y: false, sync: { key: syncKey, scales: ['x', null] }, drag: { x: true, y: false, setScale: true } },
-        // A pace runs downward: faster is higher, as speed is.
-        scales: { x: { time: false }, ...(channel.reversed ? { y: { dir: -1 } } : {}) },
-        legend: { live: true },
-        series: [
-          { label: 'Time', value: timeValue },
-          {
-            label: `${channel.label} (${channel.unit})`,
-            stroke: PALETTE[i % PALETTE.length],
-            width: 1,
-            points: { show: false },
-            value: (_u, v) => (channel.text ? channel.text(v) : v == null ? '–' : v.toFixed(channel.digits)),
-          },
-        ],
-        axes: [
-          last
-            ? { incrs: TIME_INCRS, values: (_u, splits) => splits.map(formatDuration), space: 60 }
-            : { incrs: TIME_INCRS, values: (_u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
-          { size: Y_AXIS_SIZE, space: 30, ...(channel.tick ? { values: (_u, splits) => splits.map(channel.tick) } : {}) },
-        ],
-        hooks: {
-          drawClear: [bands(i === 0)],
-          setScale: [followZoom],
-          // The cursors are synced, so the top chart's follows whichever chart is hovered.
-          setCursor: i === 0 ? [(u) => cursorListeners.forEach((fn) => fn(u.cursor.idx ?? null))] : [],
-        },
+        label: `${channel.label} (${channel.unit})`,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1,
+        points: { show: false },
+        value: (_u, v) => (channel.text ? channel.text(v) : v == null ? '–' : v.toFixed(channel.digits)),
       },
-      [x, displayValues(channel, frame[channel.key])],
-    );
-    el.dataset.laps = String(laps.length);
-    charts.push(chart);
-  });
+    ],
+    axes: [
+      last
+        ? { incrs: TIME_INCRS, values: (_u, splits) => splits.map(formatDuration), space: 60 }
+        : { incrs: TIME_INCRS, values: (_u, splits) => splits.map(() => ''), size: 8, ticks: { show: false } },
+      { size: Y_AXIS_SIZE, space: 30, ...(channel.tick ? { values: (_u, splits) => splits.map(channel.tick) } : {}) },
+    ],
+    hooks,
+  };
+}
 
+/** What drawTimeSeries returns: the charts, zooming, the highlighted window, the cursor's listeners. */
+function timeSeriesController(charts, x, state, cursorListeners) {
   const redraw = () => charts.forEach((c) => c.redraw(false));
   return {
     charts,
     zoomTo(min, max) {
-      syncing = true;
+      state.syncing = true;
       for (const c of charts) c.setScale('x', { min, max });
-      syncing = false;
+      state.syncing = false;
     },
     reset() {
       if (!x.length) return;
       this.zoomTo(x[0], x[x.length - 1]);
     },
     highlight(window) {
+      const highlighted = state.highlighted;
       const same = highlighted === window || (highlighted && window && highlighted.min === window.min && highlighted.max === window.max);
       if (same) return;
-      highlighted = window;
+      state.highlighted = window;
       redraw();
     },
     onCursor(fn) {
