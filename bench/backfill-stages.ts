@@ -25,7 +25,7 @@ import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { infrastructure } from '../test/helpers/infra.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { fitFileParserDecode } from './ingest.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 import { activityRow, stagesBackfill } from './compare/families/backfill-stages-db.ts';
 import { formatTable, round2, writeReport } from './report.ts';
 

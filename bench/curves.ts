@@ -19,7 +19,7 @@ import { samplePath } from '../lib/storage.ts';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Channel } from '../engine/channels.ts';
-import { curveInputs, rideChannels, simulateRide } from './synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../test/helpers/synthetic.ts';
 import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 
 interface Distribution {

@@ -7,7 +7,7 @@ import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
 import { columnsDir, samplePath } from '../lib/storage.ts';
 import { rm } from 'node:fs/promises';
-import { simulateRide } from './synthetic.ts';
+import { simulateRide } from '../test/helpers/synthetic.ts';
 import { storeSynthetic } from './curves.ts';
 import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 

@@ -24,7 +24,7 @@ import { AFTER_GRID_CHANNEL } from '../engine/curves/after-grid.ts';
 import { freePort, TestClock, type TestService } from '../test/helpers/service.ts';
 import { prng } from '../test/helpers/prng.ts';
 import { procTicks } from './cpu.ts';
-import { curveInputs, rideChannels, simulateRide } from './synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../test/helpers/synthetic.ts';
 import { storeSynthetic } from './curves.ts';
 import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { startTestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 import { formatTable, quantile, recordTarget, writeReport } from './report.ts';
 
 /**
