@@ -12,7 +12,7 @@
  * rule explains is MISSED.
  */
 import { Decoder, Stream } from '@garmin/fitsdk';
-import type { IngestedActivity } from '../engine/ingest/ingested.ts';
+import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
 
 export const QUANTITIES = ['timer', 'elapsed', 'distance', 'power', 'np', 'hr', 'cadence', 'speed', 'ascent'] as const;
 export type Quantity = (typeof QUANTITIES)[number];
