@@ -1,8 +1,8 @@
 import test from 'ava';
-import { deviceRows } from '../bench/device.ts';
 import {
   agrees,
   compareSession,
+  deviceRows,
   QUANTITIES,
   REASONS,
   RESOLUTION,
