@@ -7,7 +7,7 @@ import type { NewActivity } from '../db/activities.ts';
 import * as traces from '../db/traces.ts';
 import * as appMetadata from '../db/app-metadata.ts';
 import * as ingest from '../engine/ingest/ingest.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 
 const DAY = 86_400_000;
 

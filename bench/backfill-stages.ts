@@ -25,7 +25,7 @@ import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { infrastructure } from '../test/helpers/infra.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { fitFileParserDecode } from './ingest.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 import { activityRow, stagesBackfill } from './compare/families/backfill-stages-db.ts';
 import { formatTable, round2, writeReport } from './report.ts';
 
@@ -58,6 +58,47 @@ export async function benchBackfillStages() {
   const files = Array.from({ length: FILES + WARMUP }, (_, k) =>
     buildRideFit({ start: new Date(Date.UTC(2025, 0, 1 + k, 7, 0, k)), seconds: SECONDS, seed: 7 + k }),
   );
+  const timer = stageTimer();
+  const { stages } = timer;
+  const activities = await engineStages(files, timer);
+  await poolRoundTrip(files, timer);
+  await sampleFileStages(activities, timer);
+  const infra = await infrastructure();
+  await postgresStages(activities, timer, infra.postgresUrl);
+  const bullMs = await bullmqJob(infra.redisUrl);
+  stages.set('BullMQ job (addBulk + no-op processor, concurrency 2), wall per job', { name: '', ms: [bullMs] });
+
+  const rows = [...stages.entries()].map(([name, s]) => {
+    const sorted = [...s.ms].sort((a, b) => a - b);
+    return {
+      stage: name,
+      mean_ms: round2(s.ms.reduce((a, b) => a + b, 0) / s.ms.length),
+      p50_ms: round2(sorted[Math.floor(sorted.length / 2)]!),
+    };
+  });
+  process.stdout.write(
+    `\n${FILES} synthetic 2 h rides (${SECONDS} records, ${Math.round(files[0]!.byteLength / 1024)} KiB); ${os.cpus().length} cores, Node ${process.version}; load average ${os.loadavg()[0]!.toFixed(1)}\n\n`,
+  );
+  process.stdout.write(
+    formatTable(
+      ['stage', 'mean ms/file', 'p50 ms'],
+      rows.map((r) => [r.stage, r.mean_ms.toFixed(2), r.p50_ms.toFixed(2)]),
+    ),
+  );
+  const report = {
+    benchmark: 'backfill-stages',
+    at: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    files: FILES,
+    rows,
+  };
+  process.stdout.write(`wrote ${writeReport('backfill-stages', report)} and bench/results/latest.json\n`);
+  return report;
+}
+
+/** The stages' figures, and how a stage is timed for file k (the warm-up files not counted). */
+function stageTimer() {
   const stages = new Map<string, Stage>();
   // A stage timed several times for one file (the curves of each metric) adds up into that file's figure.
   const record = (name: string, ms: number, k: number) => {
@@ -73,8 +114,13 @@ export async function benchBackfillStages() {
     record(name, performance.now() - t, k);
     return out;
   };
+  return { stages, record, time };
+}
 
-  // Engine stages.
+type StageTimer = ReturnType<typeof stageTimer>;
+
+/** Engine stages, file by file: peek, decode, parse, resample, summary, curves, the ingest task; the activities of the files counted. */
+async function engineStages(files: Uint8Array[], { time }: StageTimer): Promise<IngestedActivity[]> {
   const activities: IngestedActivity[] = [];
   for (const [k, bytes] of files.entries()) {
     await time('peek (recordedAt, scan)', k, () => recordedAt(bytes, 'fit'));
@@ -108,7 +154,11 @@ export async function benchBackfillStages() {
     if (k >= WARMUP) activities.push(r.activities[0]!);
   }
 
-  // The pool round trip beyond the task (one thread, one task at a time).
+  return activities;
+}
+
+/** The pool round trip beyond the task (one thread, one task at a time). */
+async function poolRoundTrip(files: Uint8Array[], { record }: StageTimer): Promise<void> {
   const pool = createEnginePool({ threads: 1 });
   try {
     for (const [k, bytes] of files.entries()) {
@@ -123,8 +173,10 @@ export async function benchBackfillStages() {
   } finally {
     await pool.close();
   }
+}
 
-  // Sample files.
+/** Sample files: DuckDB's COPY alone, and as the worker writes them (fsync and rename). */
+async function sampleFileStages(activities: IngestedActivity[], { time }: StageTimer): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tds-bench-stages-'));
   const store = await createSampleStore();
   const noSync = await createSampleStore({ fsync: false });
@@ -140,10 +192,11 @@ export async function benchBackfillStages() {
     await noSync.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
 
-  // PostgreSQL: the job's statements, on a throwaway database.
-  const infra = await infrastructure();
-  const database = await createTestDatabase(infra.postgresUrl);
+/** PostgreSQL: the job's statements, on a throwaway database; the webhook fan-out of its two events. */
+async function postgresStages(activities: IngestedActivity[], { time }: StageTimer, postgresUrl: string): Promise<void> {
+  const database = await createTestDatabase(postgresUrl);
   const db = createDb(database.url, 4);
   try {
     const { backfillId, sourceFields } = await stagesBackfill(db, createUser, new Date(0));
@@ -187,17 +240,19 @@ export async function benchBackfillStages() {
     await db.destroy();
     await database.drop();
   }
+}
 
-  // BullMQ: a no-op processor over jobs queued like ingest jobs (addBulk, priority, attempts, removeOnComplete).
+/** BullMQ: a no-op processor over jobs queued like ingest jobs (addBulk, priority, attempts, removeOnComplete); wall ms per job. */
+async function bullmqJob(redisUrl: string): Promise<number> {
   const prefix = `bench_stages_${process.pid}`;
-  const connection = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('ingest', { connection, prefix });
   const n = 500;
   let done = 0;
   let finished!: () => void;
   const all = new Promise<void>((r) => (finished = r));
   const worker = new Worker('ingest', async () => ({ activities: ['x'], stored: true }), {
-    connection: new Redis(infra.redisUrl, { maxRetriesPerRequest: null }),
+    connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
     prefix,
     concurrency: 2,
     lockDuration: 30_000,
@@ -228,33 +283,5 @@ export async function benchBackfillStages() {
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
-  stages.set('BullMQ job (addBulk + no-op processor, concurrency 2), wall per job', { name: '', ms: [bullMs] });
-
-  const rows = [...stages.entries()].map(([name, s]) => {
-    const sorted = [...s.ms].sort((a, b) => a - b);
-    return {
-      stage: name,
-      mean_ms: round2(s.ms.reduce((a, b) => a + b, 0) / s.ms.length),
-      p50_ms: round2(sorted[Math.floor(sorted.length / 2)]!),
-    };
-  });
-  process.stdout.write(
-    `\n${FILES} synthetic 2 h rides (${SECONDS} records, ${Math.round(files[0]!.byteLength / 1024)} KiB); ${os.cpus().length} cores, Node ${process.version}; load average ${os.loadavg()[0]!.toFixed(1)}\n\n`,
-  );
-  process.stdout.write(
-    formatTable(
-      ['stage', 'mean ms/file', 'p50 ms'],
-      rows.map((r) => [r.stage, r.mean_ms.toFixed(2), r.p50_ms.toFixed(2)]),
-    ),
-  );
-  const report = {
-    benchmark: 'backfill-stages',
-    at: new Date().toISOString(),
-    node: process.version,
-    cores: os.cpus().length,
-    files: FILES,
-    rows,
-  };
-  process.stdout.write(`wrote ${writeReport('backfill-stages', report)} and bench/results/latest.json\n`);
-  return report;
+  return bullMs;
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import { ingestFile } from '../engine/ingest/ingest.ts';
 import { fitFileParserDecode } from './ingest.ts';
 import { describeCpu } from './cpu.ts';
-import { syntheticHistory } from './synthetic.ts';
+import { syntheticHistory } from '../test/helpers/synthetic.ts';
 import { formatTable, ROOT, round2, writeReport, recordTarget } from './report.ts';
 
 /**

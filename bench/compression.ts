@@ -3,7 +3,7 @@ import os from 'node:os';
 import { startTestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { uploadAndWait } from '../test/helpers/activities.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 import { distribution, formatTable, recordTarget, writeReport, type Distribution } from './report.ts';
 
 /**

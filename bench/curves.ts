@@ -19,7 +19,7 @@ import { samplePath } from '../lib/storage.ts';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Channel } from '../engine/channels.ts';
-import { curveInputs, rideChannels, simulateRide } from './synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../test/helpers/synthetic.ts';
 import { formatTable, quantile, recordTarget, round2, writeReport } from './report.ts';
 
 interface Distribution {
@@ -222,106 +222,9 @@ export async function benchCurves() {
     process.stdout.write(`\n== curves\n\nseeding ${ACTIVITIES} synthetic rides (sample files, rows, curves)…\n`);
     const seeded = await seedHistory(service, user.id, ACTIVITIES);
     process.stdout.write(`seeded in ${seeded.seconds.toFixed(1)} s\n`);
-
-    // One activity: AWD and value-indexed view of a 4 h ride.
-    const ride = simulateRide({ start: new Date(0), seconds: 4 * 3600, seed: 7 });
-    const power = Float64Array.from(ride, (s) => s.power);
-    const curve = meanMaxAll(zeroFilled(power));
-    const awdFast = measure(RUNS * 5, () => accumulatedWorkDuration(power, 1));
-    const awdSlow = measure(3, () => awdPlain(power, 1));
-    rows.push({
-      workload: 'AWD of a 4 h ride (power, 1 W levels)',
-      result: awdFast,
-      baseline: { name: 'per-level count', result: awdSlow },
-      target: 'p50 ≤ 0.5 ms',
-      met: awdFast.p50 <= 0.5,
-    });
-    const viFast = measure(RUNS * 5, () => valueIndexed(curve.best, curve.start, 1));
-    const viSlow = measure(3, () => valueIndexedPlain(curve.best, 1));
-    rows.push({
-      workload: 'value-indexed view of a 4 h ride',
-      result: viFast,
-      baseline: { name: 'per-level scan', result: viSlow },
-      target: 'p50 ≤ 0.5 ms',
-      met: viFast.p50 <= 0.5,
-    });
-
-    // Longitudinal from stored curves.
-    const stored = await curvesOf(service.deps.db, user.id, {}, 'power', 'levels');
-    // The one query that reads them, apart (a warm cache: the rides were just stored).
-    const read = await measureAsync(RUNS, () => curvesOf(service.deps.db, user.id, {}, 'power', 'levels'));
-    const duration = packStored(stored, 'buffer');
-    const starts = packStored(stored, 'second');
-    const merge = measure(RUNS, () => mergeStoredLevels(duration, starts));
-    // The plain way needs every activity's all-durations curve: computed here from the sample files (not timed).
-    const bests = await Promise.all(
-      stored.map(
-        async (r) =>
-          meanMaxAll(
-            zeroFilled(
-              (await service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power']))
-                .channels.power!,
-            ),
-          ).best,
-      ),
-    );
-    const plainMerge = measure(5, () => {
-      const longest = bests.reduce((n, b) => Math.max(n, b.length), 0);
-      const env = new Float64Array(longest).fill(Number.NaN);
-      for (const b of bests) for (let i = 0; i < b.length; i++) if (!(env[i]! >= b[i]!)) env[i] = b[i]!;
-      return valueIndexedPlain(env, 1);
-    });
-    rows.push({
-      workload: `longitudinal mean-max engine, ${stored.length} stored curves, from their stored bytes (the DB read apart: p50 ${round2(read.p50)} ms)`,
-      result: merge,
-      baseline: { name: 'max of all-durations curves + plain value index', result: plainMerge },
-      target: 'p50 ≤ 20 ms',
-      met: merge.p50 <= 20,
-    });
-    const get = async (path: string) => {
-      const res = await fetch(service.url + path, { headers: { authorization: `Bearer ${token}` } });
-      const body = await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${Buffer.from(body).toString()}`);
-      return body.byteLength;
-    };
-    const http = await measureAsync(RUNS, () => get('/api/v1/activities/longitudinal-mean-max?metric=power'));
-    const healthz = await measureAsync(RUNS, async () => (await fetch(service.url + '/healthz')).arrayBuffer());
-    rows.push({
-      workload: `GET longitudinal-mean-max → Parquet, ${stored.length} activities (no cache)`,
-      result: http,
-      baseline: { name: 'GET /healthz', result: healthz },
-      target: 'p50 ≤ 100 ms',
-      met: http.p50 <= 100,
-    });
-
-    // After: 5 values over the last year.
-    const end = new Date(seeded.newest).toISOString().slice(0, 10);
-    const startDay = new Date(seeded.newest - 364 * DAY).toISOString().slice(0, 10);
-    const afterValues = [0, 250, 500, 1000, 1500];
-    const query = `/api/v1/activities/longitudinal-mean-max?metric=power&start=${startDay}&end=${end}&${afterValues.map((a) => `after=${a}`).join('&')}`;
-    const after = await measureAsync(AFTER_RUNS, () => get(query));
-    const yearRows = stored.filter((r) => r.start >= seeded.newest - 364 * DAY);
-    const samples = await Promise.all(
-      yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, user.id, r.id), ['power'])),
-    );
-    const durations = Int32Array.from(DEFAULT_DURATIONS);
-    const thresholds = Float64Array.from(afterValues, (a) => a * 1000);
-    const plainAfter = measure(1, () => {
-      const best = new Float64Array(durations.length);
-      const start = new Int32Array(durations.length);
-      for (const f of samples) {
-        const x = zeroFilled(f.channels.power!);
-        const cuts = workCuts(x, thresholds);
-        for (const c of cuts) meanMaxPlain(x.subarray(c), durations, best, start);
-      }
-    });
-    rows.push({
-      workload: `GET longitudinal-mean-max, 5 after values, 1 year (${yearRows.length} activities), 2 engine threads`,
-      result: after,
-      baseline: { name: 'plain kernel per suffix, 1 thread, samples in memory', result: plainAfter },
-      target: 'p50 ≤ 1.5 s',
-      met: after.p50 <= 1500,
-    });
+    rows.push(...activityRows());
+    const stored = await storedCurveRows(service, user.id, token, rows);
+    rows.push(await afterRow(service, user.id, token, seeded.newest, stored));
     size = await storedSize(
       service,
       user.id,
@@ -330,7 +233,132 @@ export async function benchCurves() {
   } finally {
     await service.close();
   }
+  printCurves(rows, size);
+}
 
+/** One activity: AWD and value-indexed view of a 4 h ride, each beside its plain per-level way. */
+function activityRows(): Row[] {
+  const rows: Row[] = [];
+  const ride = simulateRide({ start: new Date(0), seconds: 4 * 3600, seed: 7 });
+  const power = Float64Array.from(ride, (s) => s.power);
+  const curve = meanMaxAll(zeroFilled(power));
+  const awdFast = measure(RUNS * 5, () => accumulatedWorkDuration(power, 1));
+  const awdSlow = measure(3, () => awdPlain(power, 1));
+  rows.push({
+    workload: 'AWD of a 4 h ride (power, 1 W levels)',
+    result: awdFast,
+    baseline: { name: 'per-level count', result: awdSlow },
+    target: 'p50 ≤ 0.5 ms',
+    met: awdFast.p50 <= 0.5,
+  });
+  const viFast = measure(RUNS * 5, () => valueIndexed(curve.best, curve.start, 1));
+  const viSlow = measure(3, () => valueIndexedPlain(curve.best, 1));
+  rows.push({
+    workload: 'value-indexed view of a 4 h ride',
+    result: viFast,
+    baseline: { name: 'per-level scan', result: viSlow },
+    target: 'p50 ≤ 0.5 ms',
+    met: viFast.p50 <= 0.5,
+  });
+  return rows;
+}
+
+/** A GET of the service's, its body's bytes (any status but 200 throws). */
+function getter(service: TestService, token: string) {
+  return async (path: string) => {
+    const res = await fetch(service.url + path, { headers: { authorization: `Bearer ${token}` } });
+    const body = await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${Buffer.from(body).toString()}`);
+    return body.byteLength;
+  };
+}
+
+/** Longitudinal from stored curves: the engine's merge beside the plain way, and the HTTP request beside /healthz. Returns the stored curves. */
+async function storedCurveRows(service: TestService, userId: string, token: string, rows: Row[]) {
+  const stored = await curvesOf(service.deps.db, userId, {}, 'power', 'levels');
+  // The one query that reads them, apart (a warm cache: the rides were just stored).
+  const read = await measureAsync(RUNS, () => curvesOf(service.deps.db, userId, {}, 'power', 'levels'));
+  const duration = packStored(stored, 'buffer');
+  const starts = packStored(stored, 'second');
+  const merge = measure(RUNS, () => mergeStoredLevels(duration, starts));
+  // The plain way needs every activity's all-durations curve: computed here from the sample files (not timed).
+  const bests = await Promise.all(
+    stored.map(
+      async (r) =>
+        meanMaxAll(
+          zeroFilled(
+            (await service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, userId, r.id), ['power'])).channels
+              .power!,
+          ),
+        ).best,
+    ),
+  );
+  const plainMerge = measure(5, () => {
+    const longest = bests.reduce((n, b) => Math.max(n, b.length), 0);
+    const env = new Float64Array(longest).fill(Number.NaN);
+    for (const b of bests) for (let i = 0; i < b.length; i++) if (!(env[i]! >= b[i]!)) env[i] = b[i]!;
+    return valueIndexedPlain(env, 1);
+  });
+  rows.push({
+    workload: `longitudinal mean-max engine, ${stored.length} stored curves, from their stored bytes (the DB read apart: p50 ${round2(read.p50)} ms)`,
+    result: merge,
+    baseline: { name: 'max of all-durations curves + plain value index', result: plainMerge },
+    target: 'p50 ≤ 20 ms',
+    met: merge.p50 <= 20,
+  });
+  const get = getter(service, token);
+  const http = await measureAsync(RUNS, () => get('/api/v1/activities/longitudinal-mean-max?metric=power'));
+  const healthz = await measureAsync(RUNS, async () => (await fetch(service.url + '/healthz')).arrayBuffer());
+  rows.push({
+    workload: `GET longitudinal-mean-max → Parquet, ${stored.length} activities (no cache)`,
+    result: http,
+    baseline: { name: 'GET /healthz', result: healthz },
+    target: 'p50 ≤ 100 ms',
+    met: http.p50 <= 100,
+  });
+  return stored;
+}
+
+/** After: 5 values over the last year, over HTTP, beside the plain kernel per suffix on the samples in memory. */
+async function afterRow(
+  service: TestService,
+  userId: string,
+  token: string,
+  newest: number,
+  stored: { id: string; start: number }[],
+): Promise<Row> {
+  const get = getter(service, token);
+  const end = new Date(newest).toISOString().slice(0, 10);
+  const startDay = new Date(newest - 364 * DAY).toISOString().slice(0, 10);
+  const afterValues = [0, 250, 500, 1000, 1500];
+  const query = `/api/v1/activities/longitudinal-mean-max?metric=power&start=${startDay}&end=${end}&${afterValues.map((a) => `after=${a}`).join('&')}`;
+  const after = await measureAsync(AFTER_RUNS, () => get(query));
+  const yearRows = stored.filter((r) => r.start >= newest - 364 * DAY);
+  const samples = await Promise.all(
+    yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, userId, r.id), ['power'])),
+  );
+  const durations = Int32Array.from(DEFAULT_DURATIONS);
+  const thresholds = Float64Array.from(afterValues, (a) => a * 1000);
+  const plainAfter = measure(1, () => {
+    const best = new Float64Array(durations.length);
+    const start = new Int32Array(durations.length);
+    for (const f of samples) {
+      const x = zeroFilled(f.channels.power!);
+      const cuts = workCuts(x, thresholds);
+      for (const c of cuts) meanMaxPlain(x.subarray(c), durations, best, start);
+    }
+  });
+  return {
+    workload: `GET longitudinal-mean-max, 5 after values, 1 year (${yearRows.length} activities), 2 engine threads`,
+    result: after,
+    baseline: { name: 'plain kernel per suffix, 1 thread, samples in memory', result: plainAfter },
+    target: 'p50 ≤ 1.5 s',
+    met: after.p50 <= 1500,
+  };
+}
+
+/** The targets recorded; the table and the stored size printed; the report written. */
+function printCurves(rows: Row[], size: StoredSize | undefined): void {
   for (const r of rows)
     recordTarget({ benchmark: 'curves', target: `${r.workload}: ${r.target}`, figure: `p50 ${r.result.p50.toFixed(2)} ms`, met: r.met });
   const header = ['workload', 'p50 ms', 'p90 ms', 'baseline', 'baseline p50 ms', 'speed-up', 'target', 'met'];

@@ -1,30 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { ingestFile } from '../engine/ingest/ingest.ts';
-import { fixturesDir } from '../test/helpers/fixtures.ts';
-import { CHANNEL_LEGEND, compareFile, counts, REASONS, TABLE_HEADER, TOLERANCE, tableRows, type Row } from './device-agreement.ts';
+import { CHANNEL_LEGEND, counts, deviceRows, REASONS, TABLE_HEADER, TOLERANCE, tableRows } from '../test/helpers/device-agreement.ts';
 import { formatTable, recordTarget, round2, writeReport } from './report.ts';
 
 /**
  * Agreement with the device (issue 24, item 5): every session of every real FIT fixture
  * (`../shared/fixtures/fit/`), its own values as Garmin's FIT SDK decodes them beside the service's
- * ingest of the same bytes (bench/device-agreement.ts has the comparison and the reason rules).
+ * ingest of the same bytes (test/helpers/device-agreement.ts has the comparison, the reason rules and deviceRows).
  * One row per session; the target is met when every value is within 1 % of the device's (NP 2 %)
  * or carries a reason decided from the file's own data, i.e. when no row is MISSED.
  */
-export async function deviceRows(): Promise<Row[]> {
-  const dir = path.join(fixturesDir(), 'fit');
-  const rows: Row[] = [];
-  for (const file of readdirSync(dir)
-    .filter((f) => f.toLowerCase().endsWith('.fit'))
-    .sort()) {
-    const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
-    rows.push(...(await compareFile(file, bytes, (b) => ingestFile({ format: 'fit', bytes: b, sport: null }))));
-  }
-  return rows;
-}
-
 export async function benchDevice() {
   const rows = await deviceRows();
   const { ok, reason, missed } = counts(rows);

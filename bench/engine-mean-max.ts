@@ -32,7 +32,7 @@ import { meanMax, meanMaxAfter, meanMaxAll } from '../engine/curves/mean-max.ts'
 import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
 import { workCuts } from '../engine/curves/longitudinal.ts';
 import { DEFAULT_DURATIONS as DEFAULTS } from '../engine/curves/durations.ts';
-import { prng } from './synthetic.ts';
+import { prng } from '../test/helpers/synthetic.ts';
 import { resample } from '../engine/ingest/resample.ts';
 import { fixturesDir } from '../test/helpers/fixtures.ts';
 import { formatTable, quantile, round2 } from './report.ts';

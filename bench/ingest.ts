@@ -6,7 +6,7 @@ import { createSampleStore } from '../engine/samples/sample-file.ts';
 import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
-import { buildRideFit } from './synthetic.ts';
+import { buildRideFit } from '../test/helpers/synthetic.ts';
 import { fitFileParserDecode } from './fit-decode.ts';
 import { describeCpu, measureCpu, type CpuSplit } from './cpu.ts';
 import { distribution, formatTable, round2, writeReport, type Distribution, recordTarget } from './report.ts';

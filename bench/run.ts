@@ -17,7 +17,7 @@ import { benchSoak } from './soak.ts';
 import { benchCompression } from './compression.ts';
 import { benchWeb } from './web.ts';
 import { benchDevice } from './device.ts';
-import { benchManyUsers } from './many-users.ts';
+import { benchManyUsers } from './many-users/many-users.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -48,7 +48,7 @@ import { benchManyUsers } from './many-users.ts';
  *   curve over 1,000 rides, beside the same API reads fetched by the page (bench/web.ts).
  * - device: every session of the real FIT fixtures, its own values (FIT SDK) beside the service's
  *   ingest of the same file: timer, elapsed, distance, power, NP, HR, cadence, speed, ascent within
- *   1 % (NP 2 %) or a reason decided from the file's data (bench/device.ts, bench/device-agreement.ts).
+ *   1 % (NP 2 %) or a reason decided from the file's data (bench/device.ts, test/helpers/device-agreement.ts).
  * - soak: BENCH_SOAK_SECONDS (600) of mixed reads and an upload per second, printing req/s, p99,
  *   errors and the memory of the service and of Redis every 10 s (bench/soak.ts). Not run by
  *   default (it takes 10 minutes): name it.
@@ -56,7 +56,7 @@ import { benchManyUsers } from './many-users.ts';
  *   rides, 12 connections, the API in its own process and its RSS every second, a 600 s soak
  *   (BENCH_MANY_USERS_SECONDS), the first request of athletes with 1,000 rides, one athlete's raw
  *   stream curve beside a DuckDB + numpy script, stored curves beside the sample files
- *   (bench/many-users.ts; a persistent bench database and data directory, seeded once). Not run by
+ *   (bench/many-users/; a persistent bench database and data directory, seeded once). Not run by
  *   default (over 15 minutes, seeding aside): name it.
  */
 const BENCHMARKS = {

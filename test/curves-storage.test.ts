@@ -34,7 +34,7 @@ import {
   poll,
   zeroFilled,
 } from './helpers/curves.ts';
-import { buildRideFit } from '../bench/synthetic.ts';
+import { buildRideFit } from './helpers/synthetic.ts';
 import { bumpDataVersion } from '../db/curves.ts';
 import { decodeInt32s } from '../engine/curves/curve-codec.ts';
 import { enqueueCurves } from '../workers/queues.ts';

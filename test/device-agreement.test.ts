@@ -1,8 +1,8 @@
 import test from 'ava';
-import { deviceRows } from '../bench/device.ts';
 import {
   agrees,
   compareSession,
+  deviceRows,
   QUANTITIES,
   REASONS,
   RESOLUTION,
@@ -13,7 +13,7 @@ import {
   type Ours,
   type Quantity,
   type ReasonRule,
-} from '../bench/device-agreement.ts';
+} from './helpers/device-agreement.ts';
 import { formatTable } from '../bench/report.ts';
 
 /**

@@ -135,12 +135,8 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     failed: [],
     profiles: [],
   };
-  // Per row: operations per sample and rounds (fixed by the first fork), and every fork's samples.
-  const plan = new Map<string, { reps: number; rounds: number; row: Listed }>();
-  const samples = new Map<string, { a: number[]; b: number[]; fork: number[] }>();
-  const dropped = new Set<string>();
-  /** Per row: the cost of one round, both sides (ms), from the first fork's warm-up. */
-  const perRound = new Map<string, number>();
+  const state: Plan = { plan: new Map(), samples: new Map(), dropped: new Set(), perRound: new Map() };
+  const { plan, samples, dropped } = state;
   const started = performance.now();
   for (let fork = 0; fork < forks; fork++) {
     const inFork = families.filter((f) => fork < forksOf(f));
@@ -150,51 +146,10 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     try {
       const rows = await openRows(inFork, tree, keep, env, samplers, fork === 0 ? report : undefined, fork);
       const live = rows.filter((r) => !dropped.has(r.id) && (fork === 0 || plan.has(r.id)));
-      // Each row warmed on both sides; in the first fork, its operations per sample from the faster side's fastest run.
-      for (const row of live) {
-        try {
-          let fastest = Number.POSITIVE_INFINITY;
-          for (const { side, key } of [row.a, row.b])
-            fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key, light: fork > 0 })).ms);
-          if (fork === 0) {
-            const reps = Math.max(1, Math.min(100_000, Math.ceil((row.sampleMs ?? SAMPLE_MS) / Math.max(fastest, 1e-3))));
-            plan.set(row.id, { reps, rounds: 0, row });
-            // A round of the row costs its warmed time × SLACK (the machine is seldom as fast as at warm-up).
-            perRound.set(row.id, 2 * reps * fastest * SLACK);
-            samples.set(row.id, { a: [], b: [], fork: [] });
-          }
-        } catch (err) {
-          dropped.add(row.id);
-          plan.delete(row.id);
-          report.failed.push({ id: row.id, message: err instanceof Error ? err.message : String(err) });
-        }
-      }
+      await warmRows(live, fork, state, report);
       const measured = live.filter((r) => plan.has(r.id));
       if (fork === 0 && !measured.length) throw new Error('no row to compare: both sides have none in common');
-      // Rounds per row in this fork: --rounds split among the row's forks, or what is left of the
-      // --seconds budget shared out (allot) and split among the forks left, less what each of them
-      // will spend before its rounds (as this one did: opening, warming, the warm-up round). Set at
-      // every fork, since later forks warm lightly and cost less than the first.
-      const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
-      const overhead = performance.now() - forkStarted + WARMUP_ROUNDS * measured.reduce((ms, r) => ms + perRound.get(r.id)!, 0);
-      const totals =
-        budget === undefined
-          ? new Map(measured.map((r) => [r.id, options.rounds!]))
-          : allot(
-              new Map(measured.map((r) => [r.id, perRound.get(r.id)!])),
-              budget * 1000 - (performance.now() - started) - (forks - fork - 1) * overhead,
-            );
-      for (const row of measured) {
-        if (budget === undefined) {
-          plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksOf(row.family));
-          continue;
-        }
-        // The rounds already taken count towards MIN_ROUNDS and MAX_ROUNDS: the bounds hold for the whole run.
-        const forksLeft = Math.max(1, forksOf(row.family) - fork);
-        const taken = samples.get(row.id)!.a.length;
-        const left = Math.min(Math.max(totals.get(row.id)!, MIN_ROUNDS - taken), MAX_ROUNDS - taken);
-        plan.get(row.id)!.rounds = Math.max(0, Math.ceil(left / forksLeft));
-      }
+      setRounds(measured, { fork, forks, forksOf, forkStarted, started }, options, state);
       await takeRounds(measured, plan, samples, fork, log);
       if (fork === forks - 1 && options.profile) report.profiles.push(await profile(measured, options, tree.commit, log));
     } finally {
@@ -202,6 +157,84 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     }
   }
   report.seconds = Math.round((performance.now() - started) / 100) / 10;
+  judge(report, state, options);
+  return report;
+}
+
+/** What a comparison learns row by row, over its forks. */
+interface Plan {
+  /** Per row: operations per sample and rounds (fixed by the first fork). */
+  plan: Map<string, { reps: number; rounds: number; row: Listed }>;
+  /** Per row: every fork's samples, and the fork of each. */
+  samples: Map<string, { a: number[]; b: number[]; fork: number[] }>;
+  /** Rows that failed (in report.failed): no longer run. */
+  dropped: Set<string>;
+  /** Per row: the cost of one round, both sides (ms), from the first fork's warm-up. */
+  perRound: Map<string, number>;
+}
+
+/** Each row warmed on both sides; in the first fork, its operations per sample from the faster side's fastest run. A row that fails is dropped. */
+async function warmRows(live: Placed[], fork: number, state: Plan, report: CompareReport): Promise<void> {
+  const { plan, samples, dropped, perRound } = state;
+  for (const row of live) {
+    try {
+      let fastest = Number.POSITIVE_INFINITY;
+      for (const { side, key } of [row.a, row.b])
+        fastest = Math.min(fastest, (await side.request<{ op: string; ms: number }>({ op: 'warm', key, light: fork > 0 })).ms);
+      if (fork === 0) {
+        const reps = Math.max(1, Math.min(100_000, Math.ceil((row.sampleMs ?? SAMPLE_MS) / Math.max(fastest, 1e-3))));
+        plan.set(row.id, { reps, rounds: 0, row });
+        // A round of the row costs its warmed time × SLACK (the machine is seldom as fast as at warm-up).
+        perRound.set(row.id, 2 * reps * fastest * SLACK);
+        samples.set(row.id, { a: [], b: [], fork: [] });
+      }
+    } catch (err) {
+      dropped.add(row.id);
+      plan.delete(row.id);
+      report.failed.push({ id: row.id, message: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
+
+/**
+ * Rounds per row in this fork: --rounds split among the row's forks, or what is left of the
+ * --seconds budget shared out (allot) and split among the forks left, less what each of them
+ * will spend before its rounds (as this one did: opening, warming, the warm-up round). Set at
+ * every fork, since later forks warm lightly and cost less than the first.
+ */
+function setRounds(
+  measured: Placed[],
+  at: { fork: number; forks: number; forksOf: (family: string) => number; forkStarted: number; started: number },
+  options: CompareOptions,
+  state: Plan,
+): void {
+  const { fork, forks, forksOf, forkStarted, started } = at;
+  const { plan, samples, perRound } = state;
+  const budget = options.seconds ?? (options.rounds === undefined ? DEFAULT_SECONDS : undefined);
+  const overhead = performance.now() - forkStarted + WARMUP_ROUNDS * measured.reduce((ms, r) => ms + perRound.get(r.id)!, 0);
+  const totals =
+    budget === undefined
+      ? new Map(measured.map((r) => [r.id, options.rounds!]))
+      : allot(
+          new Map(measured.map((r) => [r.id, perRound.get(r.id)!])),
+          budget * 1000 - (performance.now() - started) - (forks - fork - 1) * overhead,
+        );
+  for (const row of measured) {
+    if (budget === undefined) {
+      plan.get(row.id)!.rounds = Math.ceil(totals.get(row.id)! / forksOf(row.family));
+      continue;
+    }
+    // The rounds already taken count towards MIN_ROUNDS and MAX_ROUNDS: the bounds hold for the whole run.
+    const forksLeft = Math.max(1, forksOf(row.family) - fork);
+    const taken = samples.get(row.id)!.a.length;
+    const left = Math.min(Math.max(totals.get(row.id)!, MIN_ROUNDS - taken), MAX_ROUNDS - taken);
+    plan.get(row.id)!.rounds = Math.max(0, Math.ceil(left / forksLeft));
+  }
+}
+
+/** Each row's comparison of its samples into the report; then the verdicts over the whole table. */
+function judge(report: CompareReport, state: Plan, options: CompareOptions): void {
+  const { plan, samples } = state;
   for (const [id, { reps, row }] of plan) {
     const { a, b, fork } = samples.get(id)!;
     const threshold = options.threshold ?? FAMILIES[row.family]!.threshold;
@@ -226,7 +259,6 @@ export async function compare(options: CompareOptions): Promise<CompareReport> {
     report.rows.map((r) => r.threshold),
   );
   report.rows.forEach((r, i) => (r.verdict = verdicts[i]!));
-  return report;
 }
 
 /**

@@ -14,7 +14,7 @@ import type * as Summary from '../../../engine/ingest/summary.ts';
 import type * as Pool from '../../../engine/pool.ts';
 import type * as SampleFile from '../../../engine/samples/sample-file.ts';
 import { fitFileParserDecode } from '../../fit-decode.ts';
-import { buildRideFit } from '../../synthetic.ts';
+import { buildRideFit } from '../../../test/helpers/synthetic.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { databaseRows } from './backfill-stages-db.ts';
 

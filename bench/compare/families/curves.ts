@@ -1,7 +1,7 @@
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import { meanMaxAll } from '../../../engine/curves/mean-max.ts';
 import type { TestService } from '../../../test/helpers/service.ts';
-import { curveInputs, rideChannels, simulateRide } from '../../synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../../../test/helpers/synthetic.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { exportOf, inParallel, logOpened, startTreeService } from './tree-service.ts';
 

@@ -2,7 +2,7 @@ import type * as ServiceHelpers from '../../../test/helpers/service.ts';
 import type * as UserHelpers from '../../../test/helpers/users.ts';
 import { fitCopy } from '../../../test/helpers/fixtures.ts';
 import { fitFileParserDecode } from '../../fit-decode.ts';
-import { buildRideFit } from '../../synthetic.ts';
+import { buildRideFit } from '../../../test/helpers/synthetic.ts';
 import type { Family, Tree } from '../row.ts';
 
 /**

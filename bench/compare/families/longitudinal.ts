@@ -1,5 +1,5 @@
 import type { TestService } from '../../../test/helpers/service.ts';
-import { simulateRide } from '../../synthetic.ts';
+import { simulateRide } from '../../../test/helpers/synthetic.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { ScriptServer } from '../script-server.ts';
 import { exportOf, inParallel, logOpened, startTreeService } from './tree-service.ts';

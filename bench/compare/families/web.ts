@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { curveInputs, rideChannels, simulateRide } from '../../synthetic.ts';
+import { curveInputs, rideChannels, simulateRide } from '../../../test/helpers/synthetic.ts';
 import { timeFetches, timeTo } from '../../web-timing.ts';
 import type { Family, Row, Tree } from '../row.ts';
 import { NEWEST, type StoreSynthetic, seedRide } from './curves.ts';

@@ -1,5 +1,5 @@
 /**
- * Synthetic rides for the ingestion and backfill benchmarks: realistic 1 Hz cycling FIT files
+ * Synthetic rides for the benchmarks (bench/) and the tests that need a realistic ride: 1 Hz cycling FIT files
  * written with Garmin's own encoder (@garmin/fitsdk, as test/helpers/fit-builder.ts does), so the
  * parser sees what a head unit writes: file_id, device_info, a timer start event, records with
  * position, distance, enhanced speed and altitude, power, heart rate and cadence, a lap message
@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Encoder, Profile, Utils, type Mesg } from '@garmin/fitsdk';
-import { prng } from '../test/helpers/prng.ts';
+import { prng } from './prng.ts';
 
 type FitMessage = Mesg & { mesgNum: number } & Record<string, unknown>;
 const MesgNum = Profile.MesgNum as Record<'FILE_ID' | 'DEVICE_INFO' | 'EVENT' | 'RECORD' | 'LAP' | 'SESSION' | 'ACTIVITY', number>;
