@@ -1,6 +1,6 @@
 /**
- * ava's settings (`npm test`). Test files run one process each (workerThreads false: several kill
- * their own children, start servers and read their own memory), `concurrency` at a time.
+ * ava's settings (`npm test`). Each test file runs in a process of its own (workerThreads false),
+ * `concurrency` files at a time.
  *
  * Most files spend more time waiting than computing (timers, outage windows, child processes,
  * Chromium, PostgreSQL): each alone used about half a core on average (docs/testing-timings.md).
@@ -8,20 +8,21 @@
  * longest start first, so that none of them is left running alone at the end of the run.
  */
 const STARTED_FIRST = [
-  'faults-catchup', // outages of 10 s and 90 s, each then caught up
+  'faults-catchup', // outages of 10 s and 90 s, each then caught up: 220 s alone
   'faults-worker-process',
   'ingest-restart',
-  'curves-longitudinal',
-  'cli',
-  'work-that-stops',
-  'fuzz',
   'browser-narrow',
-  'browser-curves',
+  'work-that-stops',
   'browser-first-hour',
   'browser-activity-page',
+  'ingest-limits',
+  'curves-storage',
   'bench-compare',
   'reprocess-kill',
-  'backfill',
+  'cli',
+  'browser-home',
+  'fuzz',
+  'cli-backfill',
 ];
 
 /** A file's place in STARTED_FIRST (the rest after them, in name order). */
