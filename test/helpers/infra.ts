@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * Where the tests' PostgreSQL and Redis are, in this order:
@@ -39,7 +42,28 @@ async function resolve(): Promise<Infrastructure> {
   );
 }
 
+/**
+ * Whether any of testcontainers' ways to a container runtime could apply: its settings file or
+ * DOCKER_HOST, a Docker socket where it looks for one (/var/run, rootless: XDG_RUNTIME_DIR, ~/.docker,
+ * /run/user/UID), or Windows' named pipe. Without one no runtime can answer, and the package (about
+ * 0.4 s of CPU to load, in every test file's process) is not loaded.
+ */
+function containerRuntimeMayAnswer(): boolean {
+  if (process.platform === 'win32' || process.env.DOCKER_HOST !== undefined) return true;
+  const home = os.homedir();
+  const places = [
+    path.join(home, '.testcontainers.properties'),
+    '/var/run/docker.sock',
+    ...(process.env.XDG_RUNTIME_DIR !== undefined ? [path.join(process.env.XDG_RUNTIME_DIR, 'docker.sock')] : []),
+    path.join(home, '.docker', 'run', 'docker.sock'),
+    path.join(home, '.docker', 'desktop', 'docker.sock'),
+    path.join('/run', 'user', String(os.userInfo().uid), 'docker.sock'),
+  ];
+  return places.some((file) => existsSync(file));
+}
+
 async function fromContainers(): Promise<Infrastructure | undefined> {
+  if (!containerRuntimeMayAnswer()) return undefined;
   const tc = await import('testcontainers');
   try {
     await tc.getContainerRuntimeClient();
