@@ -3,7 +3,7 @@
  * `concurrency` files at a time.
  *
  * Most files spend more time waiting than computing (timers, outage windows, child processes,
- * Chromium, PostgreSQL): each alone used about half a core on average (docs/testing-timings.md).
+ * Chromium, PostgreSQL): each alone used about half a core on average (docs/architecture.md, "Where the test time goes").
  * So on a 2-core machine 4 files run at once, not ava's default of 2 in CI, and the files that wait
  * longest start first, so that none of them is left running alone at the end of the run.
  */
