@@ -1,3 +1,7 @@
+/**
+ * A request as handlers, guards and pages see it: `Ctx` (Koa's context with the process's `Deps` and
+ * the router's path parameters), `Mw`, and the `Principal` the authentication middleware sets.
+ */
 import type { ParameterizedContext, Middleware } from 'koa';
 import type { Deps } from '../services/deps.ts';
 import type { Scope } from '../services/auth/scopes.ts';

@@ -1,6 +1,7 @@
 /**
  * What the services, handlers and pages of one process share: built once in api/server.ts and handed
- * to each (no HTTP type here, so the CLI and the workers can build and pass the parts they need).
+ * to each. No HTTP type here: the CLI builds and passes the parts a service needs (signing keys, the
+ * database) without an HTTP stack.
  */
 import type { Redis } from 'ioredis';
 import type { SecretBox } from '../../lib/secret-box.ts';
