@@ -143,6 +143,17 @@ test('models that cannot apply give a reason, not numbers', (t) => {
   // Values rising with duration: no positive W′.
   t.is(reasons(fitLinearInverseTime([180, 600, 1200], [250, 280, 300])), "the fitted W' is not positive");
   t.false(fitHyperbolic([180, 600, 1200], [250, 280, 300]).ok);
+  // Exact 2-parameter data: the 3-parameter fit sends Pmax to infinity.
+  const durations = [60, 180, 300, 600, 1200];
+  t.is(
+    reasons(
+      fitThreeParameter(
+        durations,
+        durations.map((d) => 250 + 20_000 / d),
+      ),
+    ),
+    'the fitted Pmax runs to infinity: the efforts follow the 2-parameter model',
+  );
   // Non-finite or non-positive efforts are not used.
   const kept = fitLinearWorkTime([180, Number.NaN, 600, 0, 1200], [350, 300, 300, 400, 280]);
   t.is(kept.efforts, 3);

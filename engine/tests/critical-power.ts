@@ -52,7 +52,9 @@
  *   k + 1 for the nonlinear models, as cyclingtools), when the normal equations are singular, when the
  *   solver does not converge, when a linear fit gives CP ≤ 0 or W′ ≤ 0, or when a nonlinear optimum
  *   lies within 1e-6 (relative) of the admissible region's edge (CP → 0 or → min P, W′ → 0,
- *   Pmax → max P; where nlsLM would stop on its bound 0), e.g. values that do not fall with duration:
+ *   Pmax → max P; where nlsLM would stop on its bound 0) or, for the 3-parameter model, runs to
+ *   Pmax → ∞ (its duration shift W′/(Pmax − CP) below 1e-6 of the shortest effort: the data follow
+ *   the 2-parameter model and Pmax is not determined), e.g. values that do not fall with duration:
  *   cyclingtools would print such numbers; here they are not estimates of anything physiological.
  */
 
@@ -347,12 +349,15 @@ function squaredCorrelation(a: Float64Array, b: Float64Array): number {
  * Why an optimum on the edge of the admissible region is no estimate, or undefined: the solver can only
  * approach the edge, so within 1e-6 of it (relative) the data pull the parameters out of the model.
  */
-function atEdge(theta: readonly number[], yMin: number, yMax: number): string | undefined {
+function atEdge(theta: readonly number[], yMin: number, yMax: number, tMin: number): string | undefined {
   const [w, cp, pmax] = theta as [number, number, number | undefined];
   if (!(cp > 1e-6 * yMin)) return 'the fitted CP runs to 0: the efforts do not fall with duration as the model needs';
   if (!(cp < yMin * (1 - 1e-6))) return 'the fitted CP runs to the lowest value of the efforts';
   if (!(w > 1e-6 * yMax)) return "the fitted W' runs to 0";
   if (pmax !== undefined && !(pmax > yMax * (1 + 1e-6))) return 'the fitted Pmax runs to the highest value of the efforts';
+  // W′/(Pmax − CP) is the 3-parameter model's shift of every duration: negligible, Pmax runs to ∞.
+  if (pmax !== undefined && !(w / (pmax - cp) > 1e-6 * tMin))
+    return 'the fitted Pmax runs to infinity: the efforts follow the 2-parameter model';
   return undefined;
 }
 
@@ -380,7 +385,7 @@ function nonlinearModel(
   const fit = leastSquares(model, start, e);
   if (typeof fit === 'string') return unfit(name, n, fit);
   const { theta, sse } = fit;
-  const edge = atEdge(theta, yMin, yMax);
+  const edge = atEdge(theta, yMin, yMax, tMin);
   if (edge !== undefined) return unfit(name, n, edge);
   const pred = new Float64Array(n);
   const jac = Array.from({ length: k }, () => new Float64Array(n));
