@@ -207,8 +207,11 @@ function sumOfSquares(t: Float64Array, y: Float64Array, theta: readonly [number,
   return s;
 }
 
-/** Solves the 3×3 system a·x = b (row-major a) by Gaussian elimination with partial pivoting. */
-function solve3(a: number[], b: number[]): [number, number, number] | undefined {
+/**
+ * Solves the 3×3 system a·x = b (row-major a) by Gaussian elimination with partial pivoting; undefined
+ * when a is singular. Also used by engine/tests/critical-power.ts.
+ */
+export function solve3(a: number[], b: number[]): [number, number, number] | undefined {
   const m = [
     [a[0]!, a[1]!, a[2]!, b[0]!],
     [a[3]!, a[4]!, a[5]!, b[1]!],
