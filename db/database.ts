@@ -249,6 +249,32 @@ export interface TraceAppMetadataTable {
   updated_at: Timestamp;
 }
 
+export interface TestsTable {
+  id: Generated<string>;
+  user_id: string;
+  sport: string;
+  start_time: ColumnType<Date, Date | string, Date | string>;
+  /** The offset `start` was written with: `start_local` is on that clock. */
+  utc_offset_seconds: number;
+  end_time: ColumnType<Date, Date | string, Date | string>;
+  end_utc_offset_seconds: number;
+  title: string | null;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** TestResults (lt1, lt2, vo2max, critical_power, …: each a Marker or a number); written as JSON text. */
+  results: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** The OAuth client id of the application that created the test; null for first-party credentials. */
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TestAppMetadataTable {
+  test_id: string;
+  application_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: Timestamp;
+}
+
 export interface DailiesTable {
   user_id: string;
   measure: string;
@@ -312,6 +338,8 @@ export interface Database {
   activity_curves: ActivityCurvesTable;
   traces: TracesTable;
   trace_app_metadata: TraceAppMetadataTable;
+  tests: TestsTable;
+  test_app_metadata: TestAppMetadataTable;
   dailies: DailiesTable;
   profile_app_metadata: ProfileAppMetadataTable;
   events: EventsTable;
@@ -333,6 +361,7 @@ export type Backfill = Selectable<BackfillsTable>;
 export type Source = Selectable<SourcesTable>;
 export type ActivityRow = Selectable<ActivitiesTable>;
 export type TraceRow = Selectable<TracesTable>;
+export type TestRow = Selectable<TestsTable>;
 export type DailyRow = Selectable<DailiesTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;

@@ -1,0 +1,155 @@
+import { sql } from 'kysely';
+import type { Db, TestRow, TraceRow } from './database.ts';
+import { userDataFilter, type ActivityFilter } from './filters.ts';
+import { bumpReadVersion } from './read-version.ts';
+import { isUuid } from '../lib/ids.ts';
+
+/**
+ * The user's tests (lab and field tests: a lactate step test, a ramp, critical-power efforts) and how
+ * traces belong to them. A trace belongs to a test in one of two ways:
+ * - `explicit`: its `test_id` names one of the user's tests, whatever the trace's time;
+ * - `window`: it names none (`test_id` null) and its instant lies in a test's [start, end]; when two
+ *   tests' windows hold it, the one that started last.
+ * A `test_id` that names a test is its id as stored (lower-case UUID, as the API writes it). A trace whose `test_id` names no stored test (a value written before tests were stored, kept as it
+ * was) belongs to no test. Deleting a test unlinks its traces (their `test_id` becomes null); their
+ * measurements stay.
+ */
+
+/** What a client writes: every field (a replace sets the omitted ones to null; `end` is then start + 3 h, said by the API). */
+export interface TestFields {
+  sport: string;
+  start_time: Date;
+  utc_offset_seconds: number;
+  end_time: Date;
+  end_utc_offset_seconds: number;
+  title: string | null;
+  tags: string[];
+  results: Record<string, unknown> | null;
+}
+
+export type TestMatch = 'explicit' | 'window';
+
+const stored = (f: TestFields) => ({ ...f, results: f.results === null ? null : JSON.stringify(f.results) });
+
+/** A new test of the user's; `createdBy` is the creating application's client id (null: first-party). */
+export function createTest(db: Db, userId: string, fields: TestFields, createdBy: string | null, now: Date): Promise<TestRow> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('tests')
+      .values({ ...stored(fields), user_id: userId, created_by: createdBy, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await bumpReadVersion(trx, userId);
+    return row;
+  });
+}
+
+/** Replace every field of one of the user's tests (not who created it); undefined when there is none. */
+export async function replaceTest(db: Db, userId: string, id: string, fields: TestFields, now: Date): Promise<TestRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tests')
+      .set({ ...stored(fields), updated_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpReadVersion(trx, userId);
+    return row;
+  });
+}
+
+/** Delete one of the user's tests and unlink the traces that named it, in one transaction; false when there is none. */
+export async function deleteTest(db: Db, userId: string, id: string, now: Date): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  return db.transaction().execute(async (trx) => {
+    const gone = await trx.deleteFrom('tests').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    if (gone.numDeletedRows === 0n) return false;
+    await trx
+      .updateTable('traces')
+      .set({ test_id: null, updated_at: now })
+      .where('user_id', '=', userId)
+      .where('test_id', '=', id)
+      .execute();
+    await bumpReadVersion(trx, userId);
+    return true;
+  });
+}
+
+/** One of the user's tests; undefined when there is none (an id that is not a UUID names none). */
+export async function findTest(db: Db, userId: string, id: string): Promise<TestRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.selectFrom('tests').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** A page of the user's tests, newest first: the activity list's filter on the test's start (but every tag required), and its creator. */
+export function listTests(
+  db: Db,
+  userId: string,
+  f: ActivityFilter & { createdBy?: string },
+  page: { limit: number; offset: number },
+): Promise<TestRow[]> {
+  const { tags, createdBy, ...rest } = f;
+  let q = db
+    .selectFrom('tests')
+    .selectAll()
+    .where(userDataFilter(userId, rest, 'start_time'));
+  // Unlike the activity list (any of the tags), a test must carry every tag asked for.
+  if (tags?.length) q = q.where(sql<boolean>`tags @> ${tags}::text[]`);
+  if (createdBy !== undefined) q = q.where('created_by', '=', createdBy);
+  return q.orderBy('start_time', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
+}
+
+/** For each trace, the test it belongs to and how (see the header); traces that belong to none are absent. */
+export async function testsOfTraces(
+  db: Db,
+  userId: string,
+  traces: Pick<TraceRow, 'id' | 'time' | 'test_id'>[],
+): Promise<Map<string, { test: TestRow; match: TestMatch }>> {
+  const found = new Map<string, { test: TestRow; match: TestMatch }>();
+  if (!traces.length) return found;
+  const named = [...new Set(traces.flatMap((t) => (t.test_id !== null && isUuid(t.test_id) ? [t.test_id] : [])))];
+  const byId = new Map<string, TestRow>();
+  if (named.length) {
+    const rows = await db.selectFrom('tests').selectAll().where('user_id', '=', userId).where('id', 'in', named).execute();
+    for (const row of rows) byId.set(row.id, row);
+  }
+  for (const t of traces) {
+    const test = t.test_id === null ? undefined : byId.get(t.test_id);
+    if (test) found.set(t.id, { test, match: 'explicit' });
+  }
+  const unnamed = traces.filter((t) => t.test_id === null);
+  if (!unnamed.length) return found;
+  const times = unnamed.map((t) => new Date(t.time).toISOString());
+  const windows = await sql<{ trace_index: number } & TestRow>`
+    SELECT x.i - 1 AS trace_index, t.*
+    FROM unnest(${times}::timestamptz[]) WITH ORDINALITY AS x(at, i)
+    CROSS JOIN LATERAL (
+      SELECT * FROM tests
+      WHERE user_id = ${userId} AND start_time <= x.at AND end_time >= x.at
+      ORDER BY start_time DESC, id DESC LIMIT 1
+    ) t`.execute(db);
+  for (const { trace_index, ...test } of windows.rows)
+    found.set(unnamed[Number(trace_index)]!.id, { test: test as TestRow, match: 'window' });
+  return found;
+}
+
+/**
+ * A test's traces, oldest first. `linked`: those whose `test_id` names it, whatever their time.
+ * `auto`: those, and the traces inside its window that name no stored test of the user's (so a trace
+ * linked to another test is left out).
+ */
+export function tracesOfTest(db: Db, userId: string, test: Pick<TestRow, 'id' | 'start_time' | 'end_time'>, which: 'auto' | 'linked') {
+  const linked = sql<boolean>`traces.test_id = ${test.id}`;
+  const inWindow = sql<boolean>`traces.time >= ${test.start_time} AND traces.time <= ${test.end_time} AND (traces.test_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM tests o WHERE o.user_id = ${userId} AND o.id::text = traces.test_id))`;
+  return db
+    .selectFrom('traces')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where(which === 'linked' ? linked : sql<boolean>`(${linked} OR (${inWindow}))`)
+    .orderBy('time')
+    .orderBy('id')
+    .execute();
+}
