@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { heartRateAt, prepareLactate } from '../engine/tests/lactate-data.ts';
 import { fitPolynomial } from '../engine/tests/lactate-fits.ts';
 import { type LactateStep, type LactateThreshold, lactateThresholds } from '../engine/tests/lactate.ts';
@@ -165,4 +166,42 @@ test('4th degree polynomial and B-spline fits read OBLA where their curve is at 
 
 test('steps must increase in intensity', (t) => {
   t.throws(() => lactateThresholds([DEMO[0]!, DEMO[2]!, DEMO[1]!]), { instanceOf: RangeError });
+});
+
+test('on any increasing steps every method gives a finite point or a reason, never both', (t) => {
+  const steps = fc
+    .record({
+      rest: fc.double({ min: 0.5, max: 2, noNaN: true }),
+      start: fc.integer({ min: 25, max: 150 }),
+      inc: fc.integer({ min: 10, max: 50 }),
+      rises: fc.array(fc.double({ min: -0.3, max: 3, noNaN: true }), { minLength: 0, maxLength: 9 }),
+      withHr: fc.boolean(),
+    })
+    .map(({ rest, start, inc, rises, withHr }) => {
+      const out: LactateStep[] = [{ intensity: 0, lactate: rest, heartRate: 80 }];
+      let lactate = rest;
+      rises.forEach((r, i) => {
+        lactate = Math.max(0.3, lactate + r);
+        out.push({ intensity: start + i * inc, lactate, ...(withHr ? { heartRate: 100 + 8 * i } : {}) });
+      });
+      return out;
+    });
+  fc.assert(
+    fc.property(
+      steps,
+      fc.boolean(),
+      fc.constantFrom('3rd degree polynomial', '4th degree polynomial', 'B-spline' as const),
+      (s, includeBaseline, fit) => {
+        const results = lactateThresholds(s, { includeBaseline, fit });
+        if (results.length !== README.length) return false;
+        return results.every((r) =>
+          r.reason === undefined
+            ? Number.isFinite(r.intensity) && Number.isFinite(r.lactate)
+            : r.reason.length > 0 && r.intensity === undefined,
+        );
+      },
+    ),
+    { numRuns: 40 },
+  );
+  t.pass();
 });

@@ -48,6 +48,12 @@
  *   never reaches, no cubic root inside the tested range), the method is returned with a reason instead.
  * - Minimum steps: 4 for the cubic, 5 for the quartic and spline, 4 for the exponential, 3 distinct intensities
  *   for Log-log and 4 for LTP, counted among the points the fit uses.
+ * - Log-log and LTP take the least-squares optimum of the broken line (lactate-breakpoints.ts); lactater's
+ *   `segmented` stops at a tolerance and restarts from random bootstrap samples, so its breakpoints can differ
+ *   by a few hundredths (on lactater's demo data LTP1 is 88.85 W here, 88.9 W there).
+ * - The exponential fit is not offered as a user `fit` (lactater's lactate_threshold does not offer it either);
+ *   it serves the exponential Dmax methods only. OBLA and Bsln+ read a level off the polynomial fits as lactater
+ *   does (interpolating between the fitted values at the steps), off the spline at its highest crossing.
  */
 import { type CurveFit, fitNaturalSpline, rSeq } from './lactate-fits.ts';
 import { dmaxMethods } from './lactate-dmax.ts';
