@@ -24,6 +24,7 @@ import { activityRoutes } from './rest/routes/activities/index.ts';
 import { sourceRoutes } from './rest/routes/sources.ts';
 import { profileRoutes } from './rest/routes/profile/index.ts';
 import { traceRoutes } from './rest/routes/traces/index.ts';
+import { testRoutes } from './rest/routes/tests/index.ts';
 import { dailyRoutes } from './rest/routes/dailies/index.ts';
 import { docsPage, favicon, oauth2Redirect, siteAsset, swaggerAsset, vendorAsset } from './rest/routes/docs.ts';
 import { authorizeRoute } from './web/authorize.ts';
@@ -41,6 +42,7 @@ export const apiRoutes: Route[] = [
   ...activityRoutes,
   ...sourceRoutes,
   ...traceRoutes,
+  ...testRoutes,
   ...profileRoutes,
   ...dailyRoutes,
 ];

@@ -3,12 +3,13 @@ import type { Kysely, Transaction } from 'kysely';
 import { bumpReadVersionOf } from './read-version.ts';
 
 /**
- * Each application's own free-form object on an activity, a trace or the profile (docs/app-developers.md,
+ * Each application's own free-form object on an activity, a trace, a test or the profile (docs/app-developers.md,
  * "App metadata"): one row per (owner, application), so applications never see each other's.
  */
 const TABLES = {
   activity: { table: 'activity_app_metadata', key: 'activity_id', owners: 'activities' },
   trace: { table: 'trace_app_metadata', key: 'trace_id', owners: 'traces' },
+  test: { table: 'test_app_metadata', key: 'test_id', owners: 'tests' },
   profile: { table: 'profile_app_metadata', key: 'user_id', owners: undefined },
 } as const;
 

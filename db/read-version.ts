@@ -29,8 +29,8 @@ export async function readVersion(db: Db, userId: string): Promise<string> {
   return row?.read_version ?? '0';
 }
 
-/** Bump the read version of whoever owns an activity or a trace. */
-export async function bumpReadVersionOf(trx: Transaction<Database>, table: 'activities' | 'traces', id: string): Promise<void> {
+/** Bump the read version of whoever owns an activity, a trace or a test. */
+export async function bumpReadVersionOf(trx: Transaction<Database>, table: 'activities' | 'traces' | 'tests', id: string): Promise<void> {
   await sql`UPDATE users SET read_version = read_version + 1 WHERE id = (SELECT user_id FROM ${sql.table(table)} WHERE id = ${id})`.execute(
     trx,
   );

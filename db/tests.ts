@@ -3,6 +3,7 @@ import type { Db, TestRow, TraceRow } from './database.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { bumpReadVersion } from './read-version.ts';
 import { isUuid } from '../lib/ids.ts';
+import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.ts';
 
 /**
  * The user's tests (lab and field tests: a lactate step test, a ramp, critical-power efforts) and how
@@ -150,6 +151,23 @@ export function tracesOfTest(db: Db, userId: string, test: Pick<TestRow, 'id' | 
     .where('user_id', '=', userId)
     .where(which === 'linked' ? linked : sql<boolean>`(${linked} OR (${inWindow}))`)
     .orderBy('time')
+    .orderBy('id')
+    .execute();
+}
+
+/** The user's activities whose span overlaps the test's window, oldest first (as lists show them). */
+export function activitiesOverlapping(
+  db: Db,
+  userId: string,
+  test: Pick<TestRow, 'start_time' | 'end_time'>,
+): Promise<ActivitySummaryRow[]> {
+  return db
+    .selectFrom('activities')
+    .select(ACTIVITY_SUMMARY_COLUMNS)
+    .where('user_id', '=', userId)
+    .where('start_time', '<=', test.end_time)
+    .where('end_time', '>=', test.start_time)
+    .orderBy('start_time')
     .orderBy('id')
     .execute();
 }

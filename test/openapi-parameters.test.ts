@@ -61,6 +61,11 @@ test.before(async () => {
   const [source] = await uploadAndWait(service, token, [{ name: 'ride.csv', bytes: csv }], { sport: 'cycling.road', tags: 'intervals' });
   if (source.status !== 'processed') throw new Error(JSON.stringify(source));
   pathValues.activity_id = source.activity_ids[0];
+  const lab = await api(service, token, 'POST', '/api/v1/tests/', { sport: 'cycling', start: new Date(start).toISOString() });
+  if (lab.status !== 201) throw new Error(JSON.stringify(lab.body));
+  pathValues.test_id = lab.body.id;
+  // A trace in the test's window that names no test: `traces=auto` lists it, `traces=linked` does not.
+  await api(service, token, 'POST', '/api/v1/traces/', { timestamp: new Date(start + 60_000).toISOString(), lactate: 1.2 });
   for (const [daysAgo, value] of [
     [10, 71.2],
     [4, 70.1],

@@ -37,9 +37,15 @@ async function rideWithLaps(token: string, start: Date) {
 
 test('POST creates a trace: 201 with every field, the UTC timestamp and the local time of the written offset; what is stored', async (t) => {
   const { user, token } = await athlete();
+  const stepTest = await api(service, token, 'POST', '/api/v1/tests/', {
+    sport: 'cycling',
+    start: '2026-05-18T09:00:00+02:00',
+    title: 'Step test',
+  });
+  t.is(stepTest.status, 201);
   const res = await api(service, token, 'POST', '/api/v1/traces/', {
     timestamp: '2026-05-18T17:32:10.5+02:00',
-    test_id: 'step-test-1',
+    test_id: stepTest.body.id,
     lactate: 2.4,
     rpe: 7,
     notes: 'Step 4',
@@ -55,7 +61,7 @@ test('POST creates a trace: 201 with every field, the UTC timestamp and the loca
     id: res.body.id,
     timestamp: '2026-05-18T15:32:10.500Z',
     timestamp_local: '2026-05-18T17:32:10.500',
-    test_id: 'step-test-1',
+    test_id: stepTest.body.id,
     lactate: 2.4,
     rpe: 7,
     notes: 'Step 4',
@@ -67,7 +73,7 @@ test('POST creates a trace: 201 with every field, the UTC timestamp and the loca
     sport: 'cycling+stationary',
     lap: null,
     activity: null,
-    test: null,
+    test: stepTest.body,
     test_match: 'explicit',
     app_metadata: null,
   });
@@ -207,7 +213,7 @@ test('PUT replaces every field (omitted ones become null) and keeps app metadata
     power: 150,
     tags: ['a'],
     sport: 'running',
-    test_id: 't1',
+    test_id: (await api(service, token, 'POST', '/api/v1/tests/', { sport: 'running', start: '2026-05-17T09:00:00Z' })).body.id,
   });
   const id = created.body.id;
   t.is((await api(service, appToken, 'PUT', `/api/v1/traces/${id}/app-metadata`, { step: 1 })).status, 200);

@@ -61,6 +61,7 @@ export const TAGS = [
     description: 'Recorded sessions: upload, history import, sources, reads, time series and curves (Parquet or JSON)',
   },
   { name: 'traces', description: 'Single timestamped measurements (lactate, power, heart rate, RPE, notes…)' },
+  { name: 'tests', description: 'Lab and field tests (lactate steps, ramps, critical-power efforts): their window, results and traces' },
   { name: 'dailies', description: 'One value per calendar day for a named measure (body mass, resting heart rate, HRV…)' },
   { name: 'profile', description: "Tags, sports, template week, intensity-duration model and the profile's app metadata" },
   { name: 'applications', description: 'OAuth applications of the signed-in user (first-party credentials only)' },

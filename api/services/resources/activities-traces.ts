@@ -5,6 +5,9 @@ import { PLAUSIBLE_RANGES } from '../../../engine/ingest/plausible.ts';
 import { DEVICE_SUMMARY_FIELDS } from '../../../engine/ingest/recording.ts';
 import { CHANNELS } from '../../../engine/channels.ts';
 import { formatDuration, formatInstant, formatLocal } from '../../../lib/time.ts';
+import type { TestMatch } from '../../../db/tests.ts';
+import type { TestRow } from '../../../db/database.ts';
+import { TestSummary, testSummaryOut } from './tests.ts';
 
 /**
  * The two resources that embed each other, as clients see them (Activity, ActivitySummarySummary (named ActivityStatistics here),
@@ -222,22 +225,6 @@ export function activityDetailsOut(
   };
 }
 
-export const TestSummary = z
-  .object({
-    id: z.string(),
-    sport: z.string(),
-    start: z.string(),
-    start_local: z.string(),
-    end: z.string().nullable(),
-    end_local: z.string().nullable(),
-    tags: z.array(z.string()),
-    title: z.string().nullable(),
-    created_by: z.string().nullable(),
-    app_metadata: z.record(z.string(), z.unknown()).nullable(),
-    results: z.record(z.string(), z.unknown()).nullable(),
-  })
-  .meta({ id: 'TestSummary', description: 'A test session. This service stores no tests yet, so `test` is always null.' });
-
 const TraceDetailsFields = {
   id: z.string(),
   timestamp: z.string().describe('UTC instant, `Z`'),
@@ -265,7 +252,9 @@ const TraceDetailsFields = {
   test_match: z
     .enum(['explicit', 'window'])
     .nullable()
-    .describe('`explicit` when `test_id` is set; otherwise null (`window` would match a stored test by time; none are stored)'),
+    .describe(
+      "How the trace belongs to `test`: `explicit` when its `test_id` names the test, `window` when it names none and its timestamp lies in the test's [start, end] (the test that started last, when windows overlap); null when it belongs to no test",
+    ),
   app_metadata: z
     .record(z.string(), z.unknown())
     .nullable()
@@ -317,6 +306,8 @@ export interface TraceLinks {
   /** The containing activity, the caller's metadata on it, and the trace's lap of it (db/traces.ts). */
   activity?: { row: ActivitySummaryRow; appMetadata: Record<string, unknown> | null; lap: StoredLap | null };
   appMetadata: Record<string, unknown> | null;
+  /** The test the trace belongs to, how, and the caller's metadata on it (db/tests.ts). */
+  test?: { row: TestRow; match: TestMatch; appMetadata: Record<string, unknown> | null };
 }
 
 export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
@@ -337,8 +328,8 @@ export function traceOut(row: TraceRow, links: TraceLinks): TraceDetailsOut {
     sport: row.sport,
     lap: activity?.lap ? lapOut(activity.lap, activity.row.utc_offset_seconds) : null,
     activity: activity ? activitySummaryOut(activity.row, activity.appMetadata) : null,
-    test: null,
-    test_match: row.test_id ? 'explicit' : null,
+    test: links.test ? testSummaryOut(links.test.row, links.test.appMetadata) : null,
+    test_match: links.test?.match ?? null,
     app_metadata: links.appMetadata,
   };
 }

@@ -17,7 +17,7 @@ const bounded = (min: number, max: number) => z.number().min(min).max(max);
 const boundedInt = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** An instant with its offset: the offset is kept, so `timestamp_local` reads the client's clock. A naive date-time is refused. */
-const TraceTimestamp = z.string().transform((value, ctx) => {
+export const InstantWithOffset = z.string().transform((value, ctx) => {
   const parsed = parseInstant(value);
   if (parsed.ok) return { time: new Date(parsed.t), offsetSeconds: parsed.offsetSeconds };
   ctx.addIssue({
@@ -30,11 +30,18 @@ const TraceTimestamp = z.string().transform((value, ctx) => {
 
 export const TraceCreateOrUpdate = z
   .object({
-    timestamp: TraceTimestamp.meta({
+    timestamp: InstantWithOffset.meta({
       description: 'ISO 8601 instant with a UTC offset (`Z` or `±hh:mm`); a naive date-time is 422',
       example: '2026-05-18T17:32:00+02:00',
     }),
-    test_id: z.string().min(1).max(100).nullish().describe('The test (e.g. a lactate step test) this measurement belongs to'),
+    test_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .nullish()
+      .describe(
+        "The id of one of the user's tests (e.g. a lactate step test) this measurement belongs to; one naming no test of the user's is 422",
+      ),
     lactate: bounded(0, 50).nullish().describe('mmol/L, 0–50'),
     rpe: boundedInt(0, 120)
       .nullish()

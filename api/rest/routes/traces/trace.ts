@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Ctx } from '../../../http/context.ts';
 import { defineRoute } from '../../../http/route.ts';
-import { NotFound } from '../../../services/errors.ts';
+import { NotFound, UnprocessableEntity } from '../../../services/errors.ts';
 import { TraceCreateOrUpdate, traceFields } from '../../../services/traces/model.ts';
 import { TraceDetails } from '../../../services/resources/activities-traces.ts';
 import { linkedTraces } from '../../../services/traces/links.ts';
-import { createTrace, deleteTrace, findTrace, replaceTrace } from '../../../../db/traces.ts';
+import { createTrace, deleteTrace, findTrace, replaceTrace, type TraceFields } from '../../../../db/traces.ts';
+import { findTest } from '../../../../db/tests.ts';
 import type { TraceRow } from '../../../../db/database.ts';
 import { isUuid } from '../../../../lib/ids.ts';
 import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
@@ -21,6 +22,18 @@ export async function ownTrace(ctx: Ctx, id: string): Promise<TraceRow> {
   return trace;
 }
 
+/**
+ * The stored fields of a body whose `test_id`, when set, names one of the caller's tests (written as
+ * the test's own id); a test_id naming none (another user's, or no test at all) is 422.
+ */
+async function checkedFields(ctx: Ctx, body: Parameters<typeof traceFields>[0]): Promise<TraceFields> {
+  const fields = traceFields(body);
+  if (fields.test_id === null) return fields;
+  const test = await findTest(ctx.deps.db, ctx.state.principal!.userId, fields.test_id);
+  if (!test) throw new UnprocessableEntity([{ loc: ['body', 'test_id'], msg: 'names no test of this user', type: 'value_error.test_id' }]);
+  return { ...fields, test_id: test.id };
+}
+
 async function details(ctx: Ctx, row: TraceRow) {
   const { userId, clientId } = ctx.state.principal!;
   const [out] = await linkedTraces(ctx.deps.db, userId, clientId, [row]);
@@ -29,7 +42,8 @@ async function details(ctx: Ctx, row: TraceRow) {
 
 const BODY_NOTE =
   '`timestamp` needs a UTC offset (a naive date-time is 422); the offset is kept for `timestamp_local`. `power` and `heart_rate` are ' +
-  'non-negative integers, `speed` and `vo2` non-negative numbers, `rpe` an integer. `test_match` is `explicit` when `test_id` is set.';
+  "non-negative integers, `speed` and `vo2` non-negative numbers, `rpe` an integer. `test_id`, when set, must name one of the user's tests (otherwise 422); " +
+  'the trace then belongs to it (`test_match: explicit`); without it, to the test whose window holds its timestamp (`window`).';
 
 export const createTraceRoute = defineRoute(
   {
@@ -44,7 +58,7 @@ export const createTraceRoute = defineRoute(
     responses: { 201: { description: 'The stored trace', schema: TraceDetails } },
   },
   async (ctx, { body }) => {
-    const row = await createTrace(ctx.deps.db, ctx.state.principal!.userId, traceFields(body), ctx.deps.now());
+    const row = await createTrace(ctx.deps.db, ctx.state.principal!.userId, await checkedFields(ctx, body), ctx.deps.now());
     ctx.status = 201;
     ctx.body = await details(ctx, row);
   },
@@ -89,8 +103,9 @@ export const replaceTraceRoute = defineRoute(
     responses: { 200: { description: 'The stored trace', schema: TraceDetails }, 404: { description: 'No such trace of this user' } },
   },
   async (ctx, { params, body }) => {
+    const fields = await checkedFields(ctx, body);
     const row = isUuid(params.trace_id)
-      ? await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, traceFields(body), ctx.deps.now())
+      ? await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, fields, ctx.deps.now())
       : undefined;
     if (!row) throw notFound();
     ctx.body = await details(ctx, row);
