@@ -15,6 +15,9 @@ export const EVENT_TYPES = [
   'trace_created',
   'trace_updated',
   'trace_deleted',
+  'test_created',
+  'test_updated',
+  'test_deleted',
   'source_processed',
   'source_failed',
 ] as const;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, TestRow, TraceRow } from './database.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { bumpReadVersion } from './read-version.ts';
+import { recordEvents } from './events.ts';
 import { isUuid } from '../lib/ids.ts';
 import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.ts';
 
@@ -13,7 +14,8 @@ import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.
  *   tests' windows hold it, the one that started last.
  * A `test_id` that names a test is its id as stored (lower-case UUID, as the API writes it). A trace whose `test_id` names no stored test (a value written before tests were stored, kept as it
  * was) belongs to no test. Deleting a test unlinks its traces (their `test_id` becomes null); their
- * measurements stay.
+ * measurements stay. Each change writes its event (`test_created`, `test_updated`, `test_deleted`, and
+ * `trace_updated` for each trace a deletion unlinks) in its transaction, for the applications' webhooks.
  */
 
 /** What a client writes: every field (a replace sets the omitted ones to null; `end` is then start + 3 h, said by the API). */
@@ -41,6 +43,7 @@ export function createTest(db: Db, userId: string, fields: TestFields, createdBy
       .returningAll()
       .executeTakeFirstOrThrow();
     await bumpReadVersion(trx, userId);
+    await recordEvents(trx, [{ user_id: userId, type: 'test_created', resource_id: row.id }], now);
     return row;
   });
 }
@@ -56,7 +59,9 @@ export async function replaceTest(db: Db, userId: string, id: string, fields: Te
       .where('user_id', '=', userId)
       .returningAll()
       .executeTakeFirst();
-    if (row) await bumpReadVersion(trx, userId);
+    if (!row) return undefined;
+    await bumpReadVersion(trx, userId);
+    await recordEvents(trx, [{ user_id: userId, type: 'test_updated', resource_id: id }], now);
     return row;
   });
 }
@@ -67,13 +72,22 @@ export async function deleteTest(db: Db, userId: string, id: string, now: Date):
   return db.transaction().execute(async (trx) => {
     const gone = await trx.deleteFrom('tests').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     if (gone.numDeletedRows === 0n) return false;
-    await trx
+    const unlinked = await trx
       .updateTable('traces')
       .set({ test_id: null, updated_at: now })
       .where('user_id', '=', userId)
       .where('test_id', '=', id)
+      .returning('id')
       .execute();
     await bumpReadVersion(trx, userId);
+    await recordEvents(
+      trx,
+      [
+        { user_id: userId, type: 'test_deleted', resource_id: id },
+        ...unlinked.map((t) => ({ user_id: userId, type: 'trace_updated' as const, resource_id: t.id })),
+      ],
+      now,
+    );
     return true;
   });
 }

@@ -153,7 +153,7 @@ test('a trace change is delivered to every authorized application with endpoints
   t.true(rows.every((d) => d.attempts === 1 && d.last_status_code === 204 && d.delivered_at !== null));
 });
 
-test('every kind of change publishes exactly one event: activities, sources, traces, curves', async (t) => {
+test('every kind of change publishes exactly one event: activities, sources, traces, tests, curves', async (t) => {
   const hook = await receiver();
   const { user, app, token } = await authorizedApp([hook.url]);
   const fit = readFileSync(join(fixturesDir(), 'fit', '4078723797.fit'));
@@ -164,6 +164,11 @@ test('every kind of change publishes exactly one event: activities, sources, tra
   const trace = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z' })).body;
   t.is((await api(service, token, 'PUT', `/api/v1/traces/${trace.id}`, { timestamp: '2026-05-18T11:00:00Z' })).status, 200);
   t.is((await api(service, token, 'DELETE', `/api/v1/traces/${trace.id}`)).status, 204);
+  const labTest = (await api(service, token, 'POST', '/api/v1/tests/', { sport: 'cycling', start: '2026-05-19T10:00:00Z' })).body;
+  const linked = (await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-05-20T10:00:00Z', test_id: labTest.id })).body;
+  t.is((await api(service, token, 'PUT', `/api/v1/tests/${labTest.id}`, { sport: 'running', start: '2026-05-19T10:00:00Z' })).status, 200);
+  t.is((await api(service, token, 'DELETE', `/api/v1/tests/${labTest.id}`)).status, 204);
+  t.is((await api(service, token, 'DELETE', `/api/v1/tests/${labTest.id}`)).status, 404);
   // Refused and missing changes publish nothing.
   t.is((await api(service, token, 'PUT', `/api/v1/traces/${trace.id}`, { timestamp: '2026-05-18T11:00:00Z' })).status, 404);
   t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: 'naive' })).status, 422);
@@ -190,6 +195,11 @@ test('every kind of change publishes exactly one event: activities, sources, tra
     ['trace_created', trace.id],
     ['trace_updated', trace.id],
     ['trace_deleted', trace.id],
+    ['test_created', labTest.id],
+    ['trace_created', linked.id],
+    ['test_updated', labTest.id],
+    ['test_deleted', labTest.id],
+    ['trace_updated', linked.id],
     ['activity_updated', activityId],
     ['activity_deleted', activityId],
   ];

@@ -116,7 +116,7 @@ export const WebhookEvent = z
       .describe(
         "`activity_updated`: its stored curves changed on a recompute, or it was re-derived from its original under new ingest rules with a change; `test`: sent from Settings by the application's owner",
       ),
-    resource_id: z.string().describe('The activity, trace or source id (the application id for `test`)'),
+    resource_id: z.string().describe('The activity, trace, test or source id (the application id for the `test` event of Settings)'),
     timestamp: z.string().describe('When the change happened, UTC `Z`'),
   })
   .meta({ id: 'WebhookEvent' });
