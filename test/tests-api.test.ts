@@ -3,6 +3,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
+import { createTrace, type TraceFields } from '../db/traces.ts';
 
 /**
  * /api/v1/tests… as SweatStack's Python client calls it (`client.tests`: list, retrieve, create,
@@ -20,6 +21,21 @@ async function athlete() {
   const user = await createTestUser(service);
   return { user, token: await tokenFor(service, user, ['data:read', 'data:write']) };
 }
+
+const EMPTY_TRACE: TraceFields = {
+  time: new Date(0),
+  utc_offset_seconds: 0,
+  test_id: null,
+  lactate: null,
+  rpe: null,
+  notes: null,
+  power: null,
+  speed: null,
+  heart_rate: null,
+  vo2: null,
+  tags: [],
+  sport: null,
+};
 
 const NULL_MARKER = { heart_rate: null, lactate: null, power: null, speed: null, vo2: null };
 /** TestResults as pydantic's model_dump writes it: every member, the unset ones null. */
@@ -205,4 +221,30 @@ test('app metadata on a test: per application, in its reads; first-party tokens 
   t.is((await api(service, token, 'GET', `/api/v1/tests/${id}`)).body.app_metadata, null);
   t.is((await api(service, appToken, 'DELETE', `/api/v1/tests/${id}/app-metadata`)).status, 204);
   t.is((await api(service, appToken, 'GET', `/api/v1/tests/${id}`)).body.app_metadata, null);
+});
+
+test('a test_id written before tests were stored stays: it names no test, and a replace sending it back keeps it; a new one is 422', async (t) => {
+  const { user, token } = await athlete();
+  const legacy = await createTrace(
+    service.deps.db,
+    user.id,
+    { ...EMPTY_TRACE, time: new Date('2026-02-01T10:00:00Z'), test_id: 'lab-2025' },
+    new Date(),
+  );
+  const read = await api(service, token, 'GET', `/api/v1/traces/${legacy.id}`);
+  t.like(read.body, { test_id: 'lab-2025', test: null, test_match: null });
+  const replaced = await api(service, token, 'PUT', `/api/v1/traces/${legacy.id}`, {
+    timestamp: '2026-02-01T10:00:00Z',
+    lactate: 3,
+    test_id: 'lab-2025',
+  });
+  t.is(replaced.status, 200);
+  t.like(replaced.body, { test_id: 'lab-2025', lactate: 3, test: null });
+  const renamed = await api(service, token, 'PUT', `/api/v1/traces/${legacy.id}`, {
+    timestamp: '2026-02-01T10:00:00Z',
+    test_id: 'lab-2026',
+  });
+  t.is(renamed.status, 422);
+  t.is((await api(service, token, 'POST', '/api/v1/traces/', { timestamp: '2026-02-01T10:00:00Z', test_id: 'lab-2025' })).status, 422);
+  t.is((await api(service, token, 'PUT', '/api/v1/traces/not-a-uuid', { timestamp: '2026-02-01T10:00:00Z' })).status, 404);
 });

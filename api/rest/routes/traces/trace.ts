@@ -24,11 +24,13 @@ export async function ownTrace(ctx: Ctx, id: string): Promise<TraceRow> {
 
 /**
  * The stored fields of a body whose `test_id`, when set, names one of the caller's tests (written as
- * the test's own id); a test_id naming none (another user's, or no test at all) is 422.
+ * the test's own id); a test_id naming none (another user's, or no test at all) is 422, unless it is
+ * the one the replaced trace already has.
  */
-async function checkedFields(ctx: Ctx, body: Parameters<typeof traceFields>[0]): Promise<TraceFields> {
+async function checkedFields(ctx: Ctx, body: Parameters<typeof traceFields>[0], stored?: TraceRow): Promise<TraceFields> {
   const fields = traceFields(body);
-  if (fields.test_id === null) return fields;
+  // A replace that sends back the test_id the trace already has (one written before tests were stored) keeps it.
+  if (fields.test_id === null || fields.test_id === stored?.test_id) return fields;
   const test = await findTest(ctx.deps.db, ctx.state.principal!.userId, fields.test_id);
   if (!test) throw new UnprocessableEntity([{ loc: ['body', 'test_id'], msg: 'names no test of this user', type: 'value_error.test_id' }]);
   return { ...fields, test_id: test.id };
@@ -103,10 +105,9 @@ export const replaceTraceRoute = defineRoute(
     responses: { 200: { description: 'The stored trace', schema: TraceDetails }, 404: { description: 'No such trace of this user' } },
   },
   async (ctx, { params, body }) => {
-    const fields = await checkedFields(ctx, body);
-    const row = isUuid(params.trace_id)
-      ? await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, params.trace_id, fields, ctx.deps.now())
-      : undefined;
+    const stored = await ownTrace(ctx, params.trace_id);
+    const fields = await checkedFields(ctx, body, stored);
+    const row = await replaceTrace(ctx.deps.db, ctx.state.principal!.userId, stored.id, fields, ctx.deps.now());
     if (!row) throw notFound();
     ctx.body = await details(ctx, row);
   },
