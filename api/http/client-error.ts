@@ -10,7 +10,7 @@ const HEADER_LIMIT_BYTES = 16 * 1024;
  * did not arrive in time is 408. The connection is closed after the answer: the parser cannot tell
  * where the next request on it would begin.
  */
-export function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Socket): void {
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TestRow } from '../../../db/database.ts';
 import { formatInstant, formatLocal } from '../../../lib/time.ts';
+import { MEASUREMENT_RANGES } from '../measurements.ts';
 
 /**
  * A test as clients see it (TestSummary), and what its results hold: each member of TestResults a
@@ -12,14 +13,19 @@ import { formatInstant, formatLocal } from '../../../lib/time.ts';
  */
 
 const bounded = (max: number, unit: string) => z.number().min(0).max(max).describe(`${unit}, 0–${max}`);
+/** A Marker's member, bounded as the same measurement of a trace (../measurements.ts). */
+const measured = (name: keyof typeof MEASUREMENT_RANGES) => {
+  const { min, max, unit } = MEASUREMENT_RANGES[name];
+  return z.number().min(min).max(max).describe(`${unit}, ${min}–${max}`).nullish();
+};
 
 export const Marker = z
   .object({
-    power: bounded(3000, 'W').nullish(),
-    speed: bounded(100, 'm/s').nullish(),
-    heart_rate: bounded(250, 'bpm').nullish(),
-    lactate: bounded(50, 'mmol/L').nullish(),
-    vo2: bounded(150, 'mL/min/kg').nullish(),
+    power: measured('power'),
+    speed: measured('speed'),
+    heart_rate: measured('heart_rate'),
+    lactate: measured('lactate'),
+    vo2: measured('vo2'),
   })
   .strict()
   .meta({ id: 'Marker', description: 'The intensity and physiology at a threshold: any of power, speed, heart_rate, lactate, vo2' });

@@ -2,17 +2,12 @@ import { z } from 'zod';
 import type { TraceFields } from '../../../db/traces.ts';
 import { parseInstant } from '../../../lib/time.ts';
 import { SportParam } from '../activities/query.ts';
-import { PLAUSIBLE_RANGES } from '../../../engine/ingest/plausible.ts';
+import { MEASUREMENT_RANGES } from '../measurements.ts';
 
 /** Trace requests (TraceCreateOrUpdate; docs/api-clients.md, "Traces"). The trace as clients see it: api/services/resources/activities-traces.ts. */
 
-/**
- * Each measurement bounded by what an athlete can produce (a 422 naming the field beyond it): power,
- * speed and heart rate by the activity samples' plausible ranges (engine/ingest/plausible.ts),
- * lactate by 50 mmol/L (the highest measured blood lactates are near 30), VO2 by 150 mL/min/kg (the
- * highest measured are under 100), RPE by 120 (Borg's 6–20, CR10 and CR100, whose top is 120).
- */
-const { power: POWER, speed: SPEED, heart_rate: HEART_RATE } = PLAUSIBLE_RANGES;
+/** Each measurement bounded by MEASUREMENT_RANGES (../measurements.ts); RPE by 120 (Borg's 6–20, CR10 and CR100, whose top is 120). */
+const { power: POWER, speed: SPEED, heart_rate: HEART_RATE, lactate: LACTATE, vo2: VO2 } = MEASUREMENT_RANGES;
 const bounded = (min: number, max: number) => z.number().min(min).max(max);
 const boundedInt = (min: number, max: number) => z.number().int().min(min).max(max);
 
@@ -42,7 +37,7 @@ export const TraceCreateOrUpdate = z
       .describe(
         "The id of one of the user's tests (e.g. a lactate step test) this measurement belongs to; one naming no test of the user's is 422",
       ),
-    lactate: bounded(0, 50).nullish().describe('mmol/L, 0–50'),
+    lactate: bounded(LACTATE.min, LACTATE.max).nullish().describe(`mmol/L, ${LACTATE.min}–${LACTATE.max}`),
     rpe: boundedInt(0, 120)
       .nullish()
       .describe('Rating of perceived exertion: an integer on the scale the client uses, 0–120 (Borg 6–20, CR10, CR100)'),
@@ -50,7 +45,7 @@ export const TraceCreateOrUpdate = z
     power: boundedInt(POWER.min, POWER.max).nullish().describe(`W, ${POWER.min}–${POWER.max}`),
     speed: bounded(SPEED.min, SPEED.max).nullish().describe(`m/s, ${SPEED.min}–${SPEED.max}`),
     heart_rate: boundedInt(HEART_RATE.min, HEART_RATE.max).nullish().describe(`bpm, ${HEART_RATE.min}–${HEART_RATE.max}`),
-    vo2: bounded(0, 150).nullish().describe('mL/min/kg, 0–150'),
+    vo2: bounded(VO2.min, VO2.max).nullish().describe(`mL/min/kg, ${VO2.min}–${VO2.max}`),
     tags: z.array(z.string().min(1).max(64)).max(50).optional().describe('At most 50 tags of 1–64 characters; duplicates are dropped'),
     sport: SportParam.nullish().describe('OpenSportTaxonomy (legacy names are normalised, e.g. cycling.trainer → cycling+stationary)'),
   })
