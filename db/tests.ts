@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db, TestRow, TraceRow } from './database.ts';
+import { sql, type UpdateObject } from 'kysely';
+import type { Database, Db, TestRow, TraceRow } from './database.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { bumpReadVersion } from './read-version.ts';
 import { recordEvents } from './events.ts';
@@ -49,12 +49,23 @@ export function createTest(db: Db, userId: string, fields: TestFields, createdBy
 }
 
 /** Replace every field of one of the user's tests (not who created it); undefined when there is none. */
-export async function replaceTest(db: Db, userId: string, id: string, fields: TestFields, now: Date): Promise<TestRow | undefined> {
+export function replaceTest(db: Db, userId: string, id: string, fields: TestFields, now: Date): Promise<TestRow | undefined> {
+  return updateTest(db, userId, id, stored(fields), now);
+}
+
+/** One update of the user's test, as a `test_updated` change (the read version bumped, the event written). */
+async function updateTest(
+  db: Db,
+  userId: string,
+  id: string,
+  set: UpdateObject<Database, 'tests'>,
+  now: Date,
+): Promise<TestRow | undefined> {
   if (!isUuid(id)) return undefined;
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('tests')
-      .set({ ...stored(fields), updated_at: now })
+      .set({ ...set, updated_at: now })
       .where('id', '=', id)
       .where('user_id', '=', userId)
       .returningAll()
@@ -202,27 +213,14 @@ export function activitiesForAnalysis(db: Db, userId: string, test: Pick<TestRow
 }
 
 /** Sets the given members of the test's results (the others kept), as a `test_updated` change. */
-export async function mergeTestResults(
+export function mergeTestResults(
   db: Db,
   userId: string,
   id: string,
   patch: Record<string, unknown>,
   now: Date,
 ): Promise<TestRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('tests')
-      .set({ results: sql`coalesce(results, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb`, updated_at: now })
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) return undefined;
-    await bumpReadVersion(trx, userId);
-    await recordEvents(trx, [{ user_id: userId, type: 'test_updated', resource_id: id }], now);
-    return row;
-  });
+  return updateTest(db, userId, id, { results: sql`coalesce(results, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb` }, now);
 }
 
 /** The user's activities whose span overlaps the test's window, oldest first (as lists show them). */

@@ -1,3 +1,4 @@
+import type { CriticalPowerEstimate } from '../../engine/tests/critical-power.ts';
 import type { LactateStep } from '../../engine/tests/lactate.ts';
 
 /**
@@ -99,17 +100,10 @@ export function printedTolerance(printed: string, roundDigits: number): number {
 export type Row = [string, string, string, string, string | null, string | null, string | null, string | null];
 
 /** What a critical-power fit gives, as the engine names it. */
-export interface CriticalValues {
-  model: string;
-  cp: number;
-  cpSe: number | null;
-  wPrime: number;
-  wPrimeSe: number | null;
-  pmax: number | null;
-  pmaxSe: number | null;
-  r2: number;
-  see: number | null;
-}
+export type CriticalValues = Pick<
+  CriticalPowerEstimate,
+  'model' | 'cp' | 'cpSe' | 'wPrime' | 'wPrimeSe' | 'pmax' | 'pmaxSe' | 'r2' | 'see'
+>;
 
 /** The README's rows for demo_critical_power, all five efforts: 3-parameter, hyperbolic, work-time, 1/time. */
 export const DEMO_POWER_PRINTED: Row[] = [
