@@ -239,3 +239,26 @@ export function activitiesOverlapping(
     .orderBy('id')
     .execute();
 }
+
+/**
+ * The user's newest test (by start, then id) whose local start day (on the offset it was written
+ * with, as activities' days are read) is on or before `toDay`, of one of `sports` when given (sub-sports
+ * included), whose results hold a number for `member` (`critical_power`, `critical_speed`): the lab
+ * value the intensity-duration model is compared with. Undefined when there is none.
+ */
+export function newestTestWith(
+  db: Db,
+  userId: string,
+  member: 'critical_power' | 'critical_speed',
+  f: { toDay: string; sports?: string[] },
+): Promise<TestRow | undefined> {
+  return db
+    .selectFrom('tests')
+    .selectAll()
+    .where(userDataFilter(userId, f, 'start_time'))
+    .where(sql<boolean>`jsonb_typeof(results -> ${member}) = 'number'`)
+    .orderBy('start_time', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

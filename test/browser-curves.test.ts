@@ -481,3 +481,110 @@ test.serial(
     t.deepEqual(errors, []);
   },
 );
+
+/** The hyperbola the page draws for a test: its value at each drawn duration (api/web/static/test-curve.js, 120 s to 1800 s). */
+const TEST_SECONDS = [...Array.from({ length: 49 }, (_, i) => 120 + 10 * i), ...Array.from({ length: 40 }, (_, i) => 630 + 30 * i)];
+
+test.serial(
+  'the newest lab test: its CP + W′/t hyperbola from 2 to 30 minutes, labelled, with a note; off without a test or when unticked; speed as a pace',
+  async (t) => {
+    const { page } = await openPage(suite.browser);
+    const errors = collectErrors(page);
+    await page.setViewportSize(DESKTOP);
+    await signIn(page, suite.service.url, seed.user.email, '/curves?sport=cycling&metric=power&range=90d&test=1');
+    let chart = await drawnChart(page);
+    t.true(await page.isChecked('#lab-test'));
+    t.deepEqual(chart.labels, ['Duration', 'Last 90 days'], 'no test yet: nothing drawn');
+    t.regex(
+      (await page.textContent('#test-note')) ?? '',
+      /^No test with a critical power up to \d{4}-\d{2}-\d{2} of this sport, so none is drawn\.$/,
+    );
+
+    const post = async (body: Record<string, unknown>) => {
+      const res = await api(suite.service, seed.token, 'POST', '/api/v1/tests/', { tags: [], ...body });
+      if (res.status !== 201) throw new Error(`POST test: ${res.status} ${JSON.stringify(res.body)}`);
+    };
+    await post({
+      sport: 'cycling.road',
+      start: `${daysAgo(30)}T07:00:00Z`,
+      title: 'Older',
+      results: { critical_power: 280, w_prime: 15000 },
+    });
+    await post({
+      sport: 'cycling.road',
+      start: `${daysAgo(10)}T07:00:00Z`,
+      title: 'Lab CP',
+      results: { critical_power: 310, w_prime: 19500 },
+    });
+    await post({ sport: 'running', start: `${daysAgo(8)}T07:00:00Z`, title: null, results: { critical_speed: 4, d_prime: 180 } });
+
+    await page.reload();
+    chart = await drawnChart(page);
+    const label = `Test “Lab CP” of ${daysAgo(10)}: CP 310 W, W′ 19.5 kJ`;
+    t.deepEqual(chart.labels, ['Duration', 'Last 90 days', label]);
+    const drawn = seriesPoints(chart, 2);
+    t.deepEqual(
+      drawn.map((p) => p.x),
+      TEST_SECONDS,
+      'from 120 s to 1800 s only',
+    );
+    t.true(
+      drawn.every((p) => Math.abs(p.y - (310 + 19500 / p.x)) < 1e-9),
+      'P(t) = CP + W′/t',
+    );
+    // The model's window ends at the newest ride (the page's rule), the day of the test.
+    t.is(
+      await page.textContent('#test-note'),
+      `${label}, drawn as CP + W′/t from 2:00 to 30:00. It is newer than the oldest field data of the 90 days from ${daysAgo(RIDES[0].daysAgo + 89)} to ${daysAgo(RIDES[0].daysAgo)}: prefer it, or compare it with the curve and the model.`,
+    );
+    // With the model: both drawn, the model's series first.
+    await page.check('#model');
+    chart = await drawnChart(page);
+    t.is(chart.labels.length, 4);
+    t.regex(chart.labels[2]!, /^Model \(fitted /);
+    t.is(chart.labels[3], label);
+    t.true((await screenshot(page, 'curves-test-desktop')) > 0);
+
+    // The value-indexed view: the values ascending, each with its duration.
+    await page.check('#view-value');
+    chart = await drawnChart(page);
+    const byValue = seriesPoints(chart, 3);
+    t.deepEqual(
+      byValue.map((p) => p.y),
+      [...TEST_SECONDS].reverse(),
+    );
+    t.true(byValue.every((p, i) => i === 0 || p.x > byValue[i - 1]!.x));
+    await page.check('#view-duration');
+    await page.uncheck('#model');
+    await drawnChart(page);
+
+    // Unticked: gone, out of the URL, the note hidden.
+    await page.uncheck('#lab-test');
+    chart = await drawnChart(page);
+    t.is(new URL(page.url()).searchParams.get('test'), null);
+    t.deepEqual(chart.labels, ['Duration', 'Last 90 days']);
+    t.true(await page.isHidden('#test-note'));
+    await page.check('#lab-test');
+    chart = await drawnChart(page);
+    t.is(new URL(page.url()).searchParams.get('test'), '1');
+    t.is(chart.labels[2], label);
+
+    // Running: the test's critical speed and D′, drawn as paces.
+    await page.selectOption('#sport', 'running');
+    chart = await drawnChart(page);
+    t.is(new URL(page.url()).searchParams.get('metric'), 'speed');
+    t.regex(chart.labels[2]!, new RegExp(`^Test of ${daysAgo(8)}: CS 4:10 /km, D′ 180 m$`));
+    const paces = seriesPoints(chart, 2);
+    t.true(
+      paces.every((p) => Math.abs(p.y - 1000 / (4 + 180 / p.x)) < 1e-6),
+      'CS + D′/t as a pace',
+    );
+
+    await page.setViewportSize(PHONE);
+    await chartsResized(page);
+    t.true((await overflow(page)) <= 0, 'no horizontal overflow at 390 px');
+    t.true((await screenshot(page, 'curves-test-phone')) > 0);
+    await page.context().close();
+    t.deepEqual(errors, []);
+  },
+);

@@ -807,14 +807,22 @@ test('intensity-duration model: fitted to the best efforts of the 90 days up to 
   );
   t.deepEqual(index.body.parameters, parameters);
   // The window ends at `date`: the day before the ride has nothing; 89 days after it still has the ride, 90 days after not.
-  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-19`)).body, { curve: [], parameters: null });
+  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-19`)).body, { curve: [], parameters: null, test: null });
   t.deepEqual(
     (await api(service, token, 'GET', `${MODEL}?date=2019-12-18&sport=cycling`)).body.parameters,
     parameters.efforts ? { ...parameters, start: '2019-09-20', end: '2019-12-18' } : null,
   );
-  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-12-19&sport=cycling`)).body, { curve: [], parameters: null });
-  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-20&sport=running`)).body, { curve: [], parameters: null });
-  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2010-01-01`)).body, { curve: [], parameters: null });
+  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-12-19&sport=cycling`)).body, {
+    curve: [],
+    parameters: null,
+    test: null,
+  });
+  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2019-09-20&sport=running`)).body, {
+    curve: [],
+    parameters: null,
+    test: null,
+  });
+  t.deepEqual((await api(service, token, 'GET', `${MODEL}?date=2010-01-01`)).body, { curve: [], parameters: null, test: null });
   for (const [query, param] of [
     ['by=duration', 'by'],
     ['date=2024-13-01', 'date'],
@@ -844,7 +852,7 @@ test('auth on the longitudinal endpoints: 401 without a token, 403 without data:
     const answer = await getFrame(service, otherToken, path);
     t.is(answer.parquet.rows, 0, `${path}: nothing of the first user's`);
   }
-  t.deepEqual((await api(service, otherToken, 'GET', `${MODEL}?date=2024-04-30`)).body, { curve: [], parameters: null });
+  t.deepEqual((await api(service, otherToken, 'GET', `${MODEL}?date=2024-04-30`)).body, { curve: [], parameters: null, test: null });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { headerOf, requireWebUser, sendHtml } from './web-common.ts';
 /**
  * GET /curves: the shell of the curves page. The browser module (static/curves.js) reads the
  * choices from the URL query, fetches the longitudinal mean-max curves, the intensity-duration model
- * and the user's sports from the public API with the session cookie, and draws them.
+ * (and with it the newest lab test, drawn by static/test-curve.js) and the user's sports from the public API with the session cookie, and draws them.
  */
 export async function showCurves(ctx: Ctx) {
   const user = await requireWebUser(ctx, ctx.url);
@@ -79,11 +79,13 @@ export async function showCurves(ctx: Ctx) {
     <div class="check"><input type="radio" id="view-value" name="view" value="value"><label for="view-value">By intensity (value-indexed)</label></div>
   </fieldset>
   <div class="check control"><input type="checkbox" id="model" name="model"><label for="model">Intensity-duration model</label></div>
+  <div class="check control"><input type="checkbox" id="lab-test" name="test"><label for="lab-test">Newest lab test (critical power or speed)</label></div>
 </form>
 <p id="curve-status" role="status" aria-live="polite"></p>
 <p id="curve-way" hidden></p>
 <div id="curve-chart" class="chart" aria-label="Curve chart"></div>
 <ul id="curve-readout" class="readout" aria-live="polite"></ul>
+<p id="test-note" class="muted" hidden></p>
 <section id="model-section" hidden>
   <h2>Intensity-duration model</h2>
   <dl id="model-parameters"></dl>

@@ -1,13 +1,14 @@
 // The curves page (/curves): the longitudinal power- or speed-duration curve of a sport over a date
 // range, compared with a second range, with fatigue-state curves (`after`: work done in kJ, or
 // distance in metres for speed; computed by duration or by intensity), the value-indexed view and
-// the intensity-duration model. Everything comes from the public API; the choices live in the
+// the intensity-duration model and the newest lab test's CP/W′ hyperbola (test-curve.js). Everything comes from the public API; the choices live in the
 // URL query (shareable; the back button returns to the previous choices).
 
 import { apiFrame, apiJson, ApiError, latestDay } from './api-client.js';
 import { durationCurve, levelCurve, sampledCurve, sampledLevelCurve, splitByAfter, drawCurveChart } from './curve-chart.js';
 import { formatMetric, isoDay, rootSport, sportLabel } from './labels.js';
 import { formatSpeed, pageUnits } from './units.js';
+import { testCurve, testNote } from './test-curve.js';
 
 const PRESETS = {
   '6w': { label: 'Last 6 weeks', days: 42 },
@@ -46,6 +47,7 @@ export function readState(search) {
     afterBy: pick('after_by', ['duration', 'intensity'], null),
     view: pick('view', ['duration', 'value'], 'duration'),
     model: q.get('model') === '1',
+    test: q.get('test') === '1',
   };
 }
 
@@ -71,6 +73,7 @@ export function queryOf(s) {
   if (s.metric === 'power' && s.afterBy === 'intensity') q.set('after_by', 'intensity');
   if (s.view !== 'duration') q.set('view', s.view);
   if (s.model) q.set('model', '1');
+  if (s.test) q.set('test', '1');
   return q.toString();
 }
 
@@ -158,7 +161,7 @@ async function loadCurves(state) {
     afterWindow
       ? apiFrame(curvePath(state, afterWindow.range, { after: after.values.join(','), by, ...(byDuration ? { durations: 'all' } : {}) }))
       : null,
-    state.model ? apiJson(`/api/v1/profile/intensity-duration-model?${modelQuery}`) : null,
+    state.model || state.test ? apiJson(`/api/v1/profile/intensity-duration-model?${modelQuery}`) : null,
   ]);
 
   const toCurve = view === 'value' ? levelCurve : durationCurve;
@@ -178,13 +181,14 @@ async function loadCurves(state) {
       });
     }
   }
-  if (model?.parameters) {
+  if (state.model && model?.parameters) {
     const x = model.curve.map((p) => p.duration);
     const y = model.curve.map((p) => p.intensity);
     const points = view === 'value' ? { x: y.reverse(), y: x.reverse() } : { x, y };
     const p = model.parameters;
     curves.push({ label: `Model (fitted ${p.start} to ${p.end})`, role: 'model', ...points, color: MODEL_COLOR, dash: [6, 4] });
   }
+  if (state.test && model?.test) curves.push(testCurve(model.test, metric, view, state.sport || null));
   return { main, compare, afterWindow, model, modelEnd, latest, curves };
 }
 
@@ -226,6 +230,15 @@ function showModel(model, state, end, main) {
       ? ''
       : ` It is fitted to those 90 days only, so it may lie below the curve of ${main.label.toLowerCase()}.`;
   note.textContent = `3-parameter critical power model fitted to the best efforts (up to 30 minutes) from ${p.start} to ${p.end}.${over}`;
+}
+
+function showTest(loaded, state) {
+  const note = $('test-note');
+  note.hidden = !state.test;
+  if (!state.test) return;
+  const windowStart = isoDay(new Date(`${loaded.modelEnd}T00:00:00Z`), -89);
+  const sport = state.sport || null;
+  note.textContent = testNote(loaded.model?.test ?? null, { metric: state.metric, sport, windowStart, windowEnd: loaded.modelEnd });
 }
 
 function describe(loaded, state) {
@@ -276,6 +289,7 @@ function setControls(s) {
   $('after-by').querySelector('option[value="duration"]').disabled = s.metric === 'speed';
   for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === s.view;
   $('model').checked = s.model;
+  $('lab-test').checked = s.test;
 }
 
 function stateFromControls(previous, changed) {
@@ -288,6 +302,7 @@ function stateFromControls(previous, changed) {
     afterBy: previous.metric === 'speed' ? previous.afterBy : $('after-by').value,
     view: document.querySelector('input[name="view"]:checked')?.value ?? 'duration',
     model: $('model').checked,
+    test: $('lab-test').checked,
   };
   if (changed === 'start' || changed === 'end') Object.assign(s, { range: 'custom', start: $('start').value, end: $('end').value });
   if (changed === 'compare-start' || changed === 'compare-end')
@@ -395,6 +410,7 @@ async function render(state) {
       Object.assign(document.createElement('li'), { className: 'muted', textContent: 'Point at the chart to read each curve.' }),
     );
     showModel(loaded.model, state, loaded.modelEnd, loaded.main);
+    showTest(loaded, state);
     status.textContent = describe(loaded, state);
     await showWayForward(loaded, state, seq);
   } catch (err) {
@@ -437,7 +453,19 @@ async function start() {
     setControls(state);
     render(state);
   };
-  for (const id of ['sport', 'metric', 'start', 'end', 'compare', 'compare-start', 'compare-end', 'after', 'after-by', 'model']) {
+  for (const id of [
+    'sport',
+    'metric',
+    'start',
+    'end',
+    'compare',
+    'compare-start',
+    'compare-end',
+    'after',
+    'after-by',
+    'model',
+    'lab-test',
+  ]) {
     $(id).addEventListener('change', () => change(id));
   }
   for (const r of document.querySelectorAll('input[name="view"]')) r.addEventListener('change', () => change('view'));

@@ -5,6 +5,7 @@ import { NOT_MODIFIED, VALIDATOR_HEADERS } from '../../conditional.ts';
 import { DateParam, durationsParam, MeanMaxMetricParam } from '../../../services/activities/curve-params.ts';
 import { SportParam } from '../../../services/activities/query.ts';
 import { firstDayOfWindow, todayUtc } from '../../../services/curves/range.ts';
+import { modelTest, ModelTestOut } from '../../../services/curves/model-test.ts';
 import { curvesOf, packStored } from '../../../../db/curves.ts';
 import { allDurations } from '../../../../engine/curves/durations.ts';
 import { LEVEL_STEP, levelValue } from '../../../../engine/curves/levels.ts';
@@ -31,6 +32,7 @@ const ModelOut = z.object({
       end: z.string().meta({ description: 'Last day of the window (`date`)' }),
     })
     .nullable(),
+  test: ModelTestOut,
 });
 
 export const intensityDurationModelRoute = defineRoute(
@@ -44,7 +46,12 @@ export const intensityDurationModelRoute = defineRoute(
       `\`sport\` in the ${MODEL_WINDOW_DAYS} days up to and including \`date\`, default today) is fitted with the 3-parameter critical power model ` +
       "P(t) = (W'·Pmax + t·CP·(Pmax−CP)) / (W' + t·(Pmax−CP)) by least squares, on efforts of up to 30 minutes. `curve` gives the model at the " +
       '`index` durations (default: the duration grid of `durations=all` up to the longest effort). With too few efforts to fit, `curve` is empty and ' +
-      '`parameters` null. `by` accepts only `intensity`.',
+      '`parameters` null. `by` accepts only `intensity`. ' +
+      "`test` is the user's newest lab test (of `sport` when given) started on or before `date` (its local day) whose results hold the metric's " +
+      'critical value (`critical_power` with `w_prime` for power, `critical_speed` with `d_prime` for speed; a missing work capacity is null), ' +
+      "or null. Its `newer_than_window` is true when the test's local start day is after the window's first day (`date` − 89 days, " +
+      "`parameters.start` when fitted): the test is newer than the oldest efforts the model may use, so a client should prefer the lab's values " +
+      'or compare them with the fit. The ETag covers the test: creating, replacing or deleting a test that changes `test` changes it.',
     tags: ['profile'],
     auth: { scopes: ['data:read'] },
     query: z.object({
@@ -66,7 +73,14 @@ export const intensityDurationModelRoute = defineRoute(
     const end = query.date ?? todayUtc(ctx.deps.now());
     const start = firstDayOfWindow(end, MODEL_WINDOW_DAYS);
     const filter = { fromDay: start, toDay: end, ...(query.sport ? { sports: [query.sport] } : {}) };
-    await sendComputed(ctx, [filter, query.metric, String(query.index ?? '')], async (signal) => {
+    // The test is read first and is part of the identity: the ETag and the cached body follow it (a test's change bumps no data version).
+    const test = await modelTest(ctx.deps.db, ctx.state.principal!.userId, {
+      metric: query.metric,
+      windowStart: start,
+      windowEnd: end,
+      sport: query.sport,
+    });
+    await sendComputed(ctx, [filter, query.metric, String(query.index ?? ''), test], async (signal) => {
       const rows = await curvesOf(ctx.deps.db, ctx.state.principal!.userId, filter, query.metric, 'levels');
       const envelope = await ctx.deps.engine.pool.mergeLevels(
         { duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') },
@@ -76,7 +90,7 @@ export const intensityDurationModelRoute = defineRoute(
       const fit = fitCriticalPower(points.durations, points.values);
       const longest = envelope.duration.length ? envelope.duration[0]! : 0;
       const index = query.index === 'all' || query.index === undefined ? allDurations(longest) : query.index;
-      const body = fit
+      const model = fit
         ? {
             curve: [...modelCurve(fit, index)].map((intensity, i) => ({ duration: index[i]!, intensity })),
             parameters: {
@@ -92,7 +106,7 @@ export const intensityDurationModelRoute = defineRoute(
             },
           }
         : { curve: [], parameters: null };
-      return { body: Buffer.from(JSON.stringify(body)), type: 'application/json; charset=utf-8' };
+      return { body: Buffer.from(JSON.stringify({ ...model, test })), type: 'application/json; charset=utf-8' };
     });
   },
 );
