@@ -1,14 +1,17 @@
 import test from 'ava';
 import type { User } from '../db/database.ts';
 import { parseStepTable } from '../api/web/step-table.ts';
+import { createTestWithTraces } from '../db/tests.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { signedInClient, WebClient } from './helpers/http.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
-import { api } from './helpers/activities.ts';
+import { readFileSync } from 'node:fs';
+import { api, uploadAndWait } from './helpers/activities.ts';
+import { fixturesDir } from './helpers/fixtures.ts';
 
 let service: TestService;
 test.before(async () => {
-  service = await startTestService();
+  service = await startTestService({ workers: true });
 });
 test.after.always(() => service?.close());
 
@@ -223,4 +226,65 @@ test('signed out, the pages and forms send you to sign in', async (t) => {
   const post = await anon.postForm('/tests', FORM);
   t.is(post.status, 303);
   t.is(post.headers.get('location'), `/signin?next=${encodeURIComponent('/tests')}`);
+});
+
+test('an activity’s page links the tests overlapping it, and the test’s page links the activity', async (t) => {
+  const { token, web } = await athlete();
+  const bytes = new Uint8Array(readFileSync(`${fixturesDir()}/fit/2016-05-23_18-14-30_4_25.fit`));
+  const [source] = await uploadAndWait(service, token, [{ name: 'ride.fit', bytes }]);
+  const activityId: string = source.activity_ids[0];
+  const activity = (await api(service, token, 'GET', `/api/v1/activities/${activityId}`)).body;
+  const inside = await api(service, token, 'POST', '/api/v1/tests/', { sport: 'cycling', start: activity.start, title: 'Field test' });
+  const elsewhere = await api(service, token, 'POST', '/api/v1/tests/', { sport: 'cycling', start: '2001-01-01T10:00:00Z' });
+  t.is(inside.status, 201);
+  const pageText = await (await web.get(`/activities/${activityId}`)).text();
+  t.regex(
+    pageText,
+    new RegExp(
+      `<ul id="activity-tests" class="test-links"><li data-test-id="${inside.body.id}"><a href="/tests/${inside.body.id}">Field test</a></li></ul>`,
+    ),
+  );
+  t.false(pageText.includes(elsewhere.body.id));
+  const testText = await (await web.get(`/tests/${inside.body.id}`)).text();
+  t.regex(testText, new RegExp(`<ul id="test-activities" class="test-links"><li><a href="/activities/${activityId}">`));
+});
+
+test('createTestWithTraces stores all or nothing: a trace the database refuses leaves no test behind', async (t) => {
+  const { user } = await athlete();
+  const start = new Date('2026-05-18T07:00:00Z');
+  const fields = {
+    sport: 'cycling',
+    start_time: start,
+    utc_offset_seconds: 0,
+    end_time: start,
+    end_utc_offset_seconds: 0,
+    title: null,
+    tags: [],
+    results: null,
+  };
+  const trace = {
+    time: start,
+    utc_offset_seconds: 0,
+    lactate: 1,
+    power: 100,
+    speed: null,
+    heart_rate: null,
+    rpe: null,
+    vo2: null,
+    notes: null,
+    tags: [],
+    sport: 'cycling',
+  };
+  await t.throwsAsync(
+    createTestWithTraces(
+      service.deps.db,
+      user.id,
+      fields,
+      [trace, { ...trace, heart_rate: 'not a number' as unknown as number }],
+      null,
+      new Date(),
+    ),
+  );
+  t.is((await storedTests(user)).length, 0);
+  t.is((await storedTraces(user)).length, 0);
 });
