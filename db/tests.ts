@@ -155,7 +155,13 @@ export async function testsOfTraces(
  * `auto`: those, and the traces inside its window that name no stored test of the user's (so a trace
  * linked to another test is left out).
  */
-export function tracesOfTest(db: Db, userId: string, test: Pick<TestRow, 'id' | 'start_time' | 'end_time'>, which: 'auto' | 'linked') {
+export function tracesOfTest(
+  db: Db,
+  userId: string,
+  test: Pick<TestRow, 'id' | 'start_time' | 'end_time'>,
+  which: 'auto' | 'linked',
+  limit?: number,
+) {
   const linked = sql<boolean>`traces.test_id = ${test.id}`;
   const inWindow = sql<boolean>`traces.time >= ${test.start_time} AND traces.time <= ${test.end_time} AND (traces.test_id IS NULL OR NOT EXISTS (
       SELECT 1 FROM tests o WHERE o.user_id = ${userId} AND o.id::text = traces.test_id))`;
@@ -166,7 +172,57 @@ export function tracesOfTest(db: Db, userId: string, test: Pick<TestRow, 'id' | 
     .where(which === 'linked' ? linked : sql<boolean>`(${linked} OR (${inWindow}))`)
     .orderBy('time')
     .orderBy('id')
+    .$if(limit !== undefined, (q) => q.limit(limit!))
     .execute();
+}
+
+/** How many traces name the test in their `test_id`. */
+export async function linkedTraceCount(db: Db, userId: string, testId: string): Promise<number> {
+  const row = await db
+    .selectFrom('traces')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('test_id', '=', testId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The activities overlapping the test's window with what its analysis reads (metrics, laps), oldest first, at most `limit`. */
+export function activitiesForAnalysis(db: Db, userId: string, test: Pick<TestRow, 'start_time' | 'end_time'>, limit: number) {
+  return db
+    .selectFrom('activities')
+    .select(['id', 'user_id', 'start_time', 'end_time', 'metrics', 'laps'])
+    .where('user_id', '=', userId)
+    .where('start_time', '<=', test.end_time)
+    .where('end_time', '>=', test.start_time)
+    .orderBy('start_time')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Sets the given members of the test's results (the others kept), as a `test_updated` change. */
+export async function mergeTestResults(
+  db: Db,
+  userId: string,
+  id: string,
+  patch: Record<string, unknown>,
+  now: Date,
+): Promise<TestRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tests')
+      .set({ results: sql`coalesce(results, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb`, updated_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    await bumpReadVersion(trx, userId);
+    await recordEvents(trx, [{ user_id: userId, type: 'test_updated', resource_id: id }], now);
+    return row;
+  });
 }
 
 /** The user's activities whose span overlaps the test's window, oldest first (as lists show them). */

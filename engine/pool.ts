@@ -9,6 +9,7 @@ import type {
   EngineTask,
   IngestTask,
   MeanMaxTask,
+  TestAnalysisTask,
   MergeLevelsTask,
   TaskResults,
 } from './tasks.ts';
@@ -103,6 +104,8 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     afterGrid: (input: Input<AfterGridTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid' }, signal),
     /** Which rides the grid cannot rule out between grid points: 1 to read from their samples. */
     afterGridNeeded: (input: Input<AfterGridNeededTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid-needed' }, signal),
+    /** A lab test's analysis (engine/tests/analysis.ts). */
+    testAnalysis: (input: Input<TestAnalysisTask>, signal?: AbortSignal) => run({ ...input, task: 'test-analysis' }, signal),
     close: () => {
       closing = true;
       return pool.destroy();

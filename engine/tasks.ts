@@ -11,6 +11,7 @@ import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
 import { afterGridEntry, mergeAfterGrid, ridesThatCanMatter } from './curves/after-grid.ts';
 import { checkStop } from './stop.ts';
+import { analyseTest, type TestAnalysisInput, type TestAnalysisOutput } from './tests/analysis.ts';
 
 /**
  * The engine's tasks as they run inside the piscina pool: plain functions of transferable typed
@@ -77,6 +78,10 @@ export interface AfterGridNeededTask {
   hi: Int32Array;
   columns: Int32Array;
 }
+/** A lab test's analysis (engine/tests/analysis.ts): lactate thresholds, efforts, critical-power models. */
+export interface TestAnalysisTask extends TestAnalysisInput {
+  task: 'test-analysis';
+}
 
 export type { IngestResult, IngestTask };
 
@@ -89,7 +94,8 @@ export type EngineTask =
   | AfterGridBuildTask
   | AfterGridTask
   | AfterGridNeededTask
-  | DailyAwdTask;
+  | DailyAwdTask
+  | TestAnalysisTask;
 
 /** What each task returns. */
 export interface TaskResults {
@@ -103,6 +109,7 @@ export interface TaskResults {
   'after-grid': AfterOutput;
   'after-grid-needed': Uint8Array;
   'daily-awd': AwdPercentiles;
+  'test-analysis': TestAnalysisOutput;
 }
 
 export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Promise<IngestResult> {
@@ -137,6 +144,8 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return { kind: 'duration', curves: mergeAfterGrid(readColumnSlices(task.place), task.points, task.columns) };
     case 'after-grid-needed':
       return ridesThatCanMatter(readColumnSlices(task.place), task.lo, task.hi, task.columns);
+    case 'test-analysis':
+      return analyseTest(task);
     case 'daily-awd':
       return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }

@@ -3,68 +3,7 @@ import fc from 'fast-check';
 import { heartRateAt, prepareLactate } from '../engine/tests/lactate-data.ts';
 import { fitPolynomial } from '../engine/tests/lactate-fits.ts';
 import { type LactateStep, type LactateThreshold, lactateThresholds } from '../engine/tests/lactate.ts';
-
-/**
- * lactater's demo data (R package lactater, Maturana et al., 2021): repository fmmattioni/lactater, file
- * data-raw/demo_data.R (also printed in README.md), commit d6c7456150ff9d50085210d532f9f1d5ea01268c.
- * Columns: intensity (W), lactate (mmol/L), heart rate (bpm); the first row is the resting sample.
- */
-const DEMO: LactateStep[] = (
-  [
-    [0, 0.93, 96],
-    [50, 0.98, 114],
-    [75, 1.23, 134],
-    [100, 1.88, 154],
-    [125, 2.8, 170],
-    [150, 4.21, 182],
-    [175, 6.66, 193],
-    [191, 8.64, 198],
-  ] as [number, number, number][]
-).map(([intensity, lactate, heartRate]) => ({ intensity, lactate, heartRate }));
-
-/**
- * lactater's output on DEMO, as README.md prints it (same repository and commit), for
- * lactate_threshold(fit = "3rd degree polynomial", include_baseline = TRUE, sport = "cycling"):
- * method, intensity, lactate, heart rate, exactly as printed (tibble: three significant digits, a trailing
- * "." when digits were cut; lactater rounds intensity to 0.1 W and model lactate to 0.1 mmol/L first).
- */
-const README: [string, string, string, number][] = [
-  ['Log-log', '83.4', '1.4', 140],
-  ['OBLA 2.0', '105.', '2', 153],
-  ['OBLA 2.5', '118.', '2.5', 160],
-  ['OBLA 3.0', '129', '3', 167],
-  ['OBLA 3.5', '137', '3.5', 171],
-  ['OBLA 4.0', '145', '4', 176],
-  ['Bsln + 0.5', '82.5', '1.43', 139],
-  ['Bsln + 1.0', '104.', '1.93', 152],
-  ['Bsln + 1.5', '117.', '2.43', 159],
-  ['Dmax', '132.', '3.1', 168],
-  ['ModDmax', '140.', '3.6', 173],
-  ['Exp-Dmax', '135.', '3.3', 170],
-  ['Log-Poly-ModDmax', '143', '3.8', 175],
-  ['Log-Exp-ModDmax', '146.', '4', 177],
-  ['LTP1', '88.9', '1.5', 143],
-  ['LTP2', '148.', '4.1', 178],
-  ['LTratio', '71.2', '1.2', 132],
-];
-
-/**
- * How far a value may be from a printed one: "105." stands for 104.5..105.5; "83.4" and "129" (a value
- * lactater rounded to 0.1 that printed whole) for ±0.05; "1.43" for ±0.005.
- */
-function tolerance(printed: string): number {
-  if (printed.endsWith('.')) return 0.5 + 1e-9;
-  const decimals = printed.includes('.') ? printed.split('.')[1]!.length : 1;
-  return 0.5 * 10 ** -Math.max(decimals, 1) + 1e-9;
-}
-
-/**
- * LTP1: lactater's `segmented` stops when the residual sum of squares changes by less than 1e-5 (relative) and
- * restarts from random bootstrap samples, so its breakpoint is not the exact least-squares optimum this module
- * finds: 88.846 W here against lactater's 88.9 (88.85..88.95); the residual sum of squares differs by 2.5e-5
- * (relative) between the two. Allowed: 0.1 W.
- */
-const LTP1_TOLERANCE = 0.1;
+import { DEMO, LTP1_TOLERANCE, README, tolerance } from './helpers/lab-demos.ts';
 
 function byMethod(results: LactateThreshold[], method: string): LactateThreshold {
   const r = results.find((x) => x.method === method);

@@ -181,7 +181,7 @@ test('a boolean parameter takes true, false, 1 and 0', async (t) => {
       checked++;
     }
   }
-  t.is(checked, 3, 'segmentation, only_root, interpolate');
+  t.is(checked, 4, 'segmentation, only_root, interpolate, include_baseline');
 });
 
 test('a value outside the declared type is a 422 naming the parameter; so is a missing required one', async (t) => {

@@ -75,6 +75,8 @@ export interface SessionSpec {
   elapsed?: number;
   /** Laps of equal length covering the session (default 1; 0 writes none). */
   laps?: number;
+  /** Laps starting at these offsets (s, ascending, the first 0), each up to the next and the last to the end: over `laps`. */
+  lapStarts?: number[];
   /** Fields of the i-th record (at start + i s); default: power, heart rate, cadence, speed, distance. */
   record?: (i: number) => RecordFields;
   /** Developer fields on the session's records. */
@@ -223,10 +225,10 @@ export function buildActivityFit(spec: ActivitySpec): Uint8Array {
         eventType: 'marker',
       });
     }
-    const lapCount = session.laps ?? 1;
+    const lapCount = session.lapStarts?.length ?? session.laps ?? 1;
     for (let l = 0; l < lapCount; l++) {
-      const lapStart = (elapsed * l) / lapCount;
-      const lapElapsed = elapsed / lapCount;
+      const lapStart = session.lapStarts ? session.lapStarts[l]! : (elapsed * l) / lapCount;
+      const lapElapsed = (session.lapStarts ? (session.lapStarts[l + 1] ?? elapsed) : (elapsed * (l + 1)) / lapCount) - lapStart;
       messages.push({
         mesgNum: MesgNum.LAP,
         messageIndex: l,

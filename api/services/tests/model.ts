@@ -10,6 +10,9 @@ import { TestResults } from '../resources/tests.ts';
  * `start`. A replace sets what the body omits to null (tags empty, end start + 3 h).
  */
 
+/** The most traces one test links by `test_id` (a step test has tens; a linked trace beyond it is 422). */
+export const MAX_TRACES_PER_TEST = 1000;
+
 /** How long a test lasts when the client gives no end. */
 export const DEFAULT_TEST_HOURS = 3;
 

@@ -1,6 +1,7 @@
 import type { Route } from '../../../http/route.ts';
 import { listTestsRoute } from './list.ts';
 import { createTestRoute, deleteTestRoute, getTestRoute, replaceTestRoute } from './test.ts';
+import { acceptTestAnalysisRoute, testAnalysisRoute } from './analysis.ts';
 import { deleteTestAppMetadataRoute, putTestAppMetadataRoute } from './app-metadata.ts';
 
 /** /api/v1/tests…, in the order the OpenAPI document lists them. */
@@ -10,6 +11,8 @@ export const testRoutes: Route[] = [
   getTestRoute,
   replaceTestRoute,
   deleteTestRoute,
+  testAnalysisRoute,
+  acceptTestAnalysisRoute,
   putTestAppMetadataRoute,
   deleteTestAppMetadataRoute,
 ];

@@ -6,7 +6,8 @@ import { TraceCreateOrUpdate, traceFields } from '../../../services/traces/model
 import { TraceDetails } from '../../../services/resources/activities-traces.ts';
 import { linkedTraces } from '../../../services/traces/links.ts';
 import { createTrace, deleteTrace, findTrace, replaceTrace, type TraceFields } from '../../../../db/traces.ts';
-import { findTest } from '../../../../db/tests.ts';
+import { findTest, linkedTraceCount } from '../../../../db/tests.ts';
+import { MAX_TRACES_PER_TEST } from '../../../services/tests/model.ts';
 import type { TraceRow } from '../../../../db/database.ts';
 import { isUuid } from '../../../../lib/ids.ts';
 import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
@@ -33,6 +34,14 @@ async function checkedFields(ctx: Ctx, body: Parameters<typeof traceFields>[0], 
   if (fields.test_id === null || fields.test_id === stored?.test_id) return fields;
   const test = await findTest(ctx.deps.db, ctx.state.principal!.userId, fields.test_id);
   if (!test) throw new UnprocessableEntity([{ loc: ['body', 'test_id'], msg: 'names no test of this user', type: 'value_error.test_id' }]);
+  if (stored?.test_id !== test.id && (await linkedTraceCount(ctx.deps.db, test.user_id, test.id)) >= MAX_TRACES_PER_TEST)
+    throw new UnprocessableEntity([
+      {
+        loc: ['body', 'test_id'],
+        msg: `the test already holds ${MAX_TRACES_PER_TEST} traces, the most one test links`,
+        type: 'value_error.test_full',
+      },
+    ]);
   return { ...fields, test_id: test.id };
 }
 
@@ -45,7 +54,8 @@ async function details(ctx: Ctx, row: TraceRow) {
 const BODY_NOTE =
   '`timestamp` needs a UTC offset (a naive date-time is 422); the offset is kept for `timestamp_local`. `power` and `heart_rate` are ' +
   "non-negative integers, `speed` and `vo2` non-negative numbers, `rpe` an integer. `test_id`, when set, must name one of the user's tests (otherwise 422); " +
-  'the trace then belongs to it (`test_match: explicit`); without it, to the test whose window holds its timestamp (`window`).';
+  `the trace then belongs to it (\`test_match: explicit\`; a test links at most ${MAX_TRACES_PER_TEST} traces, beyond which it is 422); ` +
+  'without it, to the test whose window holds its timestamp (`window`).';
 
 export const createTraceRoute = defineRoute(
   {
