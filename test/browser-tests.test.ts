@@ -26,64 +26,6 @@ const TABLE = [
   '7\t340\t4:00\t8.4\t185',
 ].join('\n');
 
-/**
- * Until the analysis endpoints are on this branch (they are built on main; the OpenAPI document says
- * whether they are here), the page's calls to them are answered in the browser by a stand-in that
- * keeps the contract: OBLA thresholds interpolated between the steps, the other methods with a
- * reason, and accepting PUTs the chosen markers into the test's results through the API. With the
- * endpoints present, nothing is stubbed.
- */
-async function standInForMissingAnalysis(page: Page, token: string): Promise<boolean> {
-  const paths = (await api(suite.service, undefined, 'GET', '/openapi.json')).body.paths;
-  if (paths['/api/v1/tests/{test_id}/analysis']) return false;
-  const analysisOf = async (id: string) => {
-    const traces = (await api(suite.service, token, 'GET', `/api/v1/tests/${id}?traces=linked`)).body.traces;
-    const steps = traces
-      .map((tr: any) => ({ trace_id: tr.id, timestamp: tr.timestamp, intensity: tr.power, lactate: tr.lactate, heart_rate: tr.heart_rate }))
-      .sort((a: any, b: any) => a.intensity - b.intensity)
-      .map((s: any) => ({ ...s, resting: s.intensity === 0 }));
-    const at = (level: number) => {
-      const i = steps.findIndex((s: any) => s.lactate >= level);
-      if (i < 1) return null;
-      const [a, b] = [steps[i - 1], steps[i]];
-      const f = (level - a.lactate) / (b.lactate - a.lactate);
-      return {
-        power: a.intensity + f * (b.intensity - a.intensity),
-        heart_rate: a.heart_rate + f * (b.heart_rate - a.heart_rate),
-        lactate: level,
-      };
-    };
-    const lactate = [2, 2.5, 3, 3.5, 4].map((level) => {
-      const marker = at(level);
-      return {
-        category: 'OBLA',
-        method: `OBLA ${level.toFixed(1)}`,
-        fitting: 'linear (stand-in)',
-        marker,
-        reason: marker ? null : 'not reached',
-      };
-    });
-    lactate.push({ category: 'LTP', method: 'LTP1', fitting: 'none', marker: null, reason: 'the stand-in fits no breakpoints' });
-    return { test_id: id, metric: 'power', options: {}, steps, ignored: [], lactate, efforts: [], critical: [], maxima: {} };
-  };
-  await page.route(/\/api\/v1\/tests\/[0-9a-f-]{36}\/analysis(\?.*)?$/, async (route) => {
-    const id = new URL(route.request().url()).pathname.split('/')[4]!;
-    await route.fulfill({ json: await analysisOf(id) });
-  });
-  await page.route(/\/api\/v1\/tests\/[0-9a-f-]{36}\/analysis\/accept(\?.*)?$/, async (route) => {
-    const id = new URL(route.request().url()).pathname.split('/')[4]!;
-    const chosen = route.request().postDataJSON() as Record<string, string>;
-    const analysis = await analysisOf(id);
-    const test = (await api(suite.service, token, 'GET', `/api/v1/tests/${id}`)).body;
-    const results = { ...(test.results ?? {}) };
-    for (const [member, method] of Object.entries(chosen)) results[member] = analysis.lactate.find((m) => m.method === method)!.marker;
-    const { sport, start, end, title, tags } = test;
-    const put = await api(suite.service, token, 'PUT', `/api/v1/tests/${id}`, { sport, start: `${start}`, end, title, tags, results });
-    await route.fulfill({ status: put.status, json: put.body });
-  });
-  return true;
-}
-
 /** The page's state once its analysis answered (or failed). */
 async function analysisSettled(page: Page): Promise<string | null> {
   await page.waitForSelector('#lactate-analysis[data-state="ready"], #lactate-analysis[data-state="error"]');
@@ -95,7 +37,6 @@ test('a person pastes a step test, reads its lactate curve with every threshold 
   const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
   const { page, csp } = await openPage(suite.browser);
   const errors = collectErrors(page);
-  const standIn = await standInForMissingAnalysis(page, token);
   await page.setViewportSize(DESKTOP);
   await signIn(page, suite.service.url, user.email, '/');
   await page.click('header.site a:has-text("Tests")');
@@ -124,9 +65,7 @@ test('a person pastes a step test, reads its lactate curve with every threshold 
 
   // The curve: a point per step, a marker per method that gives a threshold.
   t.is(await analysisSettled(page), 'ready', (await page.textContent('#analysis-status')) ?? '');
-  const analysis = standIn
-    ? await page.evaluate((path) => fetch(path).then((r) => r.json()), `/api/v1/tests/${id}/analysis`)
-    : (await api(suite.service, token, 'GET', `/api/v1/tests/${id}/analysis`)).body;
+  const analysis = (await api(suite.service, token, 'GET', `/api/v1/tests/${id}/analysis`)).body;
   const applying = analysis.lactate.filter((m: { marker: unknown }) => m.marker);
   t.true(applying.length > 0, 'some method gives a threshold');
   t.is(await page.locator('#lactate-chart svg .lactate-point').count(), analysis.steps.length);
@@ -165,10 +104,8 @@ test('a person pastes a step test, reads its lactate curve with every threshold 
 
 test('a bad row is named on the form and a deleted test leaves the list', async (t) => {
   const user = await createTestUser(suite.service);
-  const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
   const { page } = await openPage(suite.browser);
   const errors = collectErrors(page, [{ url: `${suite.service.url}/tests`, status: 422 }]);
-  await standInForMissingAnalysis(page, token);
   await page.setViewportSize(PHONE);
   await signIn(page, suite.service.url, user.email, '/tests');
   await page.waitForURL((u) => u.pathname === '/tests');

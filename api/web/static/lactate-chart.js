@@ -119,7 +119,13 @@ export function drawLactateChart(container, { steps, markers, display }) {
     if (x === null || !Number.isFinite(x)) return;
     const colour = CATEGORY_COLOURS[m.category] ?? PALETTE[0];
     const g = el('g', { class: 'threshold-marker', 'data-method': m.method, 'data-category': m.category });
-    g.append(el('title', {}, `${m.method}: ${display.text(x)} ${display.unit}${m.lactate != null ? `, ${m.lactate} mmol/L` : ''}`));
+    g.append(
+      el(
+        'title',
+        {},
+        `${m.method}: ${display.text(x)} ${display.unit}${m.lactate != null ? `, ${Math.round(m.lactate * 100) / 100} mmol/L` : ''}`,
+      ),
+    );
     g.append(el('line', { x1: px(x), y1: PAD.top, x2: px(x), y2: PAD.top + ih, stroke: colour, class: 'threshold-line' }));
     if (m.lactate != null) g.append(el('circle', { cx: px(x), cy: py(m.lactate), r: 5, fill: colour, class: 'threshold-dot' }));
     marks.append(g);

@@ -42,7 +42,7 @@ function markerText(marker, metric, display) {
   const parts = [];
   if (x !== null && x !== undefined) parts.push(`${display.text(display.convert(x))} ${display.unit}`);
   if (marker.heart_rate != null) parts.push(`${Math.round(marker.heart_rate)} bpm`);
-  if (marker.lactate != null) parts.push(`${marker.lactate} mmol/L`);
+  if (marker.lactate != null) parts.push(`${Math.round(marker.lactate * 100) / 100} mmol/L`);
   return parts.join(' · ');
 }
 
