@@ -117,6 +117,12 @@ function effortsList(analysis) {
   );
 }
 
+function ignoredList(analysis) {
+  if (!analysis.ignored?.length) return null;
+  const reasons = [...new Set(analysis.ignored.map((i) => i.reason))];
+  return node('p', { id: 'ignored-traces', class: 'muted' }, `${analysis.ignored.length} traces left out: ${reasons.join('; ')}.`);
+}
+
 async function accept(testId, form, error) {
   const body = Object.fromEntries([...new FormData(form)].filter(([, v]) => v !== ''));
   error.hidden = true;
@@ -150,7 +156,9 @@ function show(testId, analysis) {
     ? `${steps.length} steps, ${markers.length} of ${analysis.lactate.length} methods give a threshold.`
     : 'No step with an intensity and a lactate: add traces to the test to see its curve.';
   const methods = document.getElementById('lactate-methods');
-  methods.replaceChildren(...[analysis.lactate.length ? methodsTable(analysis, display) : null, effortsList(analysis)].filter(Boolean));
+  methods.replaceChildren(
+    ...[analysis.lactate.length ? methodsTable(analysis, display) : null, effortsList(analysis), ignoredList(analysis)].filter(Boolean),
+  );
   const choices = acceptChoices(analysis, display);
   const form = document.getElementById('accept-form');
   if (!choices.length) return;
