@@ -77,9 +77,22 @@ test('a person pastes a step test, reads its lactate curve with every threshold 
     t.is((await page.textContent(`#methods-table tr[data-method="${m.method}"] .method-reason`))?.trim(), m.reason);
   await phoneAndDesktop(t, page, 'test-page');
 
+  // The options: another fit, the resting sample in it; the page's URL carries them to the analysis and to what is kept.
+  await page.selectOption('#analysis-options select[name="fit"]', 'B-spline');
+  await page.check('#analysis-options input[name="include_baseline"]');
+  await page.click('#analysis-options button[type="submit"]');
+  await page.waitForURL((u) => u.searchParams.get('fit') === 'B-spline' && u.searchParams.get('include_baseline') === 'true');
+  t.is(await analysisSettled(page), 'ready');
+  t.is(await page.inputValue('#analysis-options select[name="fit"]'), 'B-spline');
+  t.true(await page.isChecked('#analysis-options input[name="include_baseline"]'));
+  const options = (await api(suite.service, token, 'GET', `/api/v1/tests/${id}/analysis?fit=B-spline&include_baseline=true`)).body;
+  const chosen = options.lactate.filter((m: { marker: unknown }) => m.marker);
+  t.is(await page.locator('#lactate-chart svg .threshold-marker').count(), chosen.length);
+  t.regex((await page.textContent('#methods-table tr[data-method="OBLA 2.0"]')) ?? '', /B-spline/);
+
   // Keep two methods' thresholds as LT1 and LT2.
-  const lt1 = applying.find((m: { method: string }) => m.method === 'LTP1') ?? applying[0];
-  const lt2 = applying.find((m: { method: string }) => m.method === 'OBLA 4.0') ?? applying.at(-1);
+  const lt1 = chosen.find((m: { method: string }) => m.method === 'LTP1') ?? chosen[0];
+  const lt2 = chosen.find((m: { method: string }) => m.method === 'OBLA 4.0') ?? chosen.at(-1);
   await page.selectOption('#accept-lt1', lt1.method);
   await page.selectOption('#accept-lt2', lt2.method);
   await page.click('#accept-submit');

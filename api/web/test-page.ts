@@ -6,6 +6,7 @@ import { page } from './layout.ts';
 import { sportLabel, testName } from './activities.ts';
 import { headerOf, notice, utcOffset, type WebUser } from './web-common.ts';
 import { formatSpeed, type Units } from './static/units.js';
+import { LACTATE_FITS } from '../services/tests/analysis-model.ts';
 
 /**
  * One test's page (/tests/{id}): its summary and results, the lactate curve with every method's
@@ -121,6 +122,11 @@ function activitiesList(activities: ActivitySummaryRow[]): Html {
 function analysisSection(t: TestRow): Html {
   return html`<section id="lactate-analysis" class="panel" data-test-id="${t.id}" data-sport="${t.sport}" aria-labelledby="lactate-heading">
 <h2 id="lactate-heading">Lactate curve</h2>
+<form id="analysis-options" method="get" class="analysis-options">
+<label>Fit <select name="fit">${LACTATE_FITS.map((f) => html`<option value="${f}">${f}</option>`)}</select></label>
+<label><input type="checkbox" name="include_baseline" value="true"> Resting sample in the fit</label>
+<button type="submit">Apply</button>
+</form>
 <p id="analysis-status" class="muted" role="status">Loading the analysis…</p>
 <noscript><p class="error">The lactate curve needs JavaScript.</p></noscript>
 <div id="lactate-chart" class="lactate-chart"></div>

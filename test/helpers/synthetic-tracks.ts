@@ -1,4 +1,12 @@
-import { simulateRide, type RideSpec } from './synthetic.ts';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import { prng } from './prng.ts';
+import { buildRideFit, simulateRide, type RideSpec } from './synthetic.ts';
 
 /**
  * The synthetic rides of ./synthetic.ts written as GPX and TCX, in the layouts real exports use:
@@ -65,4 +73,171 @@ export function buildRideTcx(spec: RideSpec): string {
     '<Creator xsi:type="Device_t" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><Name>Edge 530</Name><UnitId>1</UnitId>' +
     '<ProductID>3121</ProductID></Creator></Activity></Activities>\n</TrainingCenterDatabase>\n'
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Strava-style bulk export (the history-import benchmark's input), generated once and cached on disk.
+
+export type ExportFormat = 'fit' | 'gpx' | 'tcx';
+
+export interface ExportFile {
+  /** Path inside the archive (`activities/<id>.<format>[.gz]`). */
+  name: string;
+  path: string;
+  format: ExportFormat;
+  gzip: boolean;
+  start: string;
+  seconds: number;
+  /** The offset its local times are on: FIT rides are written at UTC+1, GPX and TCX in UTC. */
+  utcOffsetSeconds: number;
+  bytes: number;
+}
+
+export interface ExportHistory {
+  dir: string;
+  files: ExportFile[];
+  /** The archive: `activities.csv` (Strava's columns) and `activities/`. */
+  zip: string;
+  generated: boolean;
+  generateSeconds: number;
+}
+
+/** Strava's activities.csv header (the first columns; Strava repeats some names further on, as here `Distance`). */
+const CSV_HEADER = [
+  'Activity ID',
+  'Activity Date',
+  'Activity Name',
+  'Activity Type',
+  'Activity Description',
+  'Elapsed Time',
+  'Distance',
+  'Max Heart Rate',
+  'Relative Effort',
+  'Commute',
+  'Activity Private Note',
+  'Activity Gear',
+  'Filename',
+  'Athlete Weight',
+  'Bike Weight',
+  'Elapsed Time',
+  'Moving Time',
+  'Distance',
+];
+
+/** Strava's `Activity Date`: `Mar 1, 2024, 8:05:09 AM`, in UTC. */
+function stravaDate(d: Date): string {
+  const month = d.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' });
+  const h = d.getUTCHours();
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${month} ${d.getUTCDate()}, ${d.getUTCFullYear()}, ${h % 12 || 12}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} ${h < 12 ? 'AM' : 'PM'}`;
+}
+
+const csvCell = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
+/**
+ * `count` rides of 30 min to 3 h on distinct days over `days`, as a platform's bulk export holds them: FIT 60 %,
+ * GPX 25 %, TCX 15 % (drawn per file), every other file gzipped, named `activities/<id>.<ext>[.gz]` and listed in
+ * `activities.csv` with a name, a description and a type. Cached under the OS temporary directory, keyed by this
+ * module's source and the parameters.
+ */
+export async function syntheticExport(opts: {
+  count: number;
+  seed?: number;
+  days?: number;
+  onProgress?: (done: number) => void;
+}): Promise<ExportHistory> {
+  const require = createRequire(import.meta.url);
+  const seed = opts.seed ?? 20250101;
+  const days = opts.days ?? 3650;
+  const key = createHash('sha256')
+    .update(fs.readFileSync(new URL(import.meta.url)))
+    .update(fs.readFileSync(new URL('./synthetic.ts', import.meta.url)))
+    .update(JSON.stringify({ count: opts.count, seed, days }))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = path.join(os.tmpdir(), 'tds-bench', `export-${key}`);
+  const manifest = path.join(dir, 'manifest.json');
+  if (fs.existsSync(manifest))
+    return {
+      ...(JSON.parse(fs.readFileSync(manifest, 'utf8')) as Omit<ExportHistory, 'generated' | 'generateSeconds'>),
+      generated: false,
+      generateSeconds: 0,
+    };
+  const started = performance.now();
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(path.join(dir, 'activities'), { recursive: true });
+  const rand = prng(seed);
+  const dayList = Array.from({ length: days }, (_, i) => i);
+  for (let i = dayList.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [dayList[i], dayList[j]] = [dayList[j]!, dayList[i]!];
+  }
+  const first = Date.UTC(2016, 0, 1);
+  const files: ExportFile[] = [];
+  const rows: string[] = [CSV_HEADER.join(',')];
+  for (let i = 0; i < opts.count; i++) {
+    const start = new Date(first + dayList[i]! * 86_400_000 + (6 * 3600 + Math.floor(rand() * 12 * 3600)) * 1000);
+    const seconds = 1800 + Math.floor(rand() * (10_800 - 1800 + 1));
+    const draw = rand();
+    const format: ExportFormat = draw < 0.6 ? 'fit' : draw < 0.85 ? 'gpx' : 'tcx';
+    const gzip = i % 2 === 1;
+    const id = 1_000_000_000 + i;
+    const spec = { start, seconds, seed: seed + i };
+    const content = format === 'fit' ? buildRideFit(spec) : Buffer.from(format === 'gpx' ? buildRideGpx(spec) : buildRideTcx(spec));
+    const bytes = gzip ? zlib.gzipSync(content, { level: 6 }) : content;
+    const name = `activities/${id}.${format}${gzip ? '.gz' : ''}`;
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, bytes);
+    files.push({
+      name,
+      path: file,
+      format,
+      gzip,
+      start: start.toISOString(),
+      seconds,
+      utcOffsetSeconds: format === 'fit' ? 3600 : 0,
+      bytes: bytes.length,
+    });
+    const date = stravaDate(start);
+    const cells = [
+      String(id),
+      date,
+      `Ride ${i + 1}`,
+      i % 10 === 0 ? 'VirtualRide' : 'Ride',
+      `Synthetic ride ${i + 1}, "${format}"`,
+      String(seconds),
+      '0',
+      '',
+      '',
+      'false',
+      '',
+      'Road bike',
+      name,
+      '',
+      '',
+      String(seconds),
+      String(seconds),
+      '0',
+    ];
+    rows.push(cells.map(csvCell).join(','));
+    opts.onProgress?.(i + 1);
+  }
+  fs.writeFileSync(path.join(dir, 'activities.csv'), `${rows.join('\n')}\n`);
+  const zipPath = path.join(dir, 'export.zip');
+  const yazl = require('yazl') as { ZipFile: new () => YazlZipFile };
+  const zip = new yazl.ZipFile();
+  zip.addFile(path.join(dir, 'activities.csv'), 'activities.csv', { compress: true });
+  // Already gzipped files are stored, as Strava's export stores them; the others deflated.
+  for (const f of files) zip.addFile(f.path, f.name, { compress: !f.gzip, mtime: new Date(f.start) });
+  zip.end();
+  await pipeline(zip.outputStream, fs.createWriteStream(zipPath));
+  const result = { dir, files, zip: zipPath };
+  fs.writeFileSync(manifest, JSON.stringify(result, null, 2));
+  return { ...result, generated: true, generateSeconds: (performance.now() - started) / 1000 };
+}
+
+interface YazlZipFile {
+  addFile(realPath: string, name: string, options?: { compress?: boolean; mtime?: Date }): void;
+  end(): void;
+  outputStream: NodeJS.ReadableStream;
 }

@@ -53,6 +53,7 @@ function methodsTable(analysis, display) {
       { 'data-method': m.method, 'data-applies': m.marker ? 'true' : 'false' },
       node('td', {}, m.category),
       node('th', { scope: 'row' }, m.method),
+      node('td', { class: 'method-fitting muted' }, m.fitting),
       node(
         'td',
         { class: m.marker ? 'method-value' : 'method-reason muted' },
@@ -63,7 +64,11 @@ function methodsTable(analysis, display) {
   const table = node(
     'table',
     { class: 'wide', id: 'methods-table' },
-    node('thead', {}, node('tr', {}, node('th', {}, 'Category'), node('th', {}, 'Method'), node('th', {}, 'Threshold'))),
+    node(
+      'thead',
+      {},
+      node('tr', {}, node('th', {}, 'Category'), node('th', {}, 'Method'), node('th', {}, 'Fit'), node('th', {}, 'Threshold')),
+    ),
     node('tbody', {}, ...rows),
   );
   return node('div', { class: 'table-scroll' }, table);
@@ -132,12 +137,14 @@ async function accept(testId, form, error) {
     return;
   }
   try {
-    await apiJson(`/api/v1/tests/${testId}/analysis/accept`, {
+    await apiJson(`/api/v1/tests/${testId}/analysis/accept${optionsQuery()}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    location.assign(`/tests/${testId}?accepted=1`);
+    const kept = new URLSearchParams(optionsQuery());
+    kept.set('accepted', '1');
+    location.assign(`/tests/${testId}?${kept}`);
   } catch (e) {
     error.textContent = `Not kept: ${e.message}`;
     error.hidden = false;
@@ -170,10 +177,28 @@ function show(testId, analysis) {
   });
 }
 
+/** The analysis options of the page's URL (its options form submits them), as the API's query: `?fit=…&include_baseline=true` or ''. */
+function optionsQuery() {
+  const page = new URLSearchParams(location.search);
+  const q = new URLSearchParams();
+  for (const name of ['fit', 'include_baseline']) if (page.get(name)) q.set(name, page.get(name));
+  return q.size ? `?${q}` : '';
+}
+
+/** The options form shows what the page's URL asks for. */
+function showOptions() {
+  const form = document.getElementById('analysis-options');
+  if (!form) return;
+  const page = new URLSearchParams(location.search);
+  if (page.get('fit')) form.elements.fit.value = page.get('fit');
+  form.elements.include_baseline.checked = page.get('include_baseline') === 'true';
+}
+
 if (section) {
   const testId = section.dataset.testId;
   section.dataset.state = 'loading';
-  apiJson(`/api/v1/tests/${testId}/analysis`)
+  showOptions();
+  apiJson(`/api/v1/tests/${testId}/analysis${optionsQuery()}`)
     .then((analysis) => {
       show(testId, analysis);
       section.dataset.state = 'ready';
