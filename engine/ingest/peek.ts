@@ -20,18 +20,23 @@
  * CRLF and blank lines handled as the ingest parser does) of the first data row, which must be an
  * ISO 8601 date-time with `Z` or a UTC offset; null for a naive or invalid value, a missing or
  * duplicated timestamp column, no data row, or a first row not within the first 64 KiB.
+ *
+ * GPX and TCX (read as text, not parsed: the first 64 KiB): GPX, the `<time>` of the first track point
+ * (`trkpt`, any namespace prefix); TCX, the first activity's `<Id>` (an instant by the schema) or, failing
+ * that, its first lap's `StartTime`. The value must carry `Z` or an offset; a route without times, a naive
+ * value or none within 64 KiB gives null.
  */
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { parseInstant } from '../../lib/time.ts';
 
-export type PeekFormat = 'fit' | 'csv';
+export type PeekFormat = 'fit' | 'csv' | 'gpx' | 'tcx';
 
 /** When the file was recorded (see the module comment), or null. Never throws. */
 export function recordedAt(bytes: Uint8Array, format: PeekFormat): Date | null {
   try {
     if (format === 'fit') return fitRecordedAt(bytes);
     if (format === 'csv') return csvRecordedAt(bytes);
-    return null;
+    return trackRecordedAt(bytes, format);
   } catch {
     return null;
   }
@@ -186,4 +191,25 @@ function csvRecordedAt(bytes: Uint8Array): Date | null {
   const cell = records[1]![column];
   const instant = cell === undefined ? undefined : parseInstant(cell.trim());
   return instant?.ok ? new Date(instant.t) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPX and TCX
+
+const TRACK_PEEK_BYTES = 64 * 1024;
+const GPX_POINT = /<(?:[\w.-]+:)?trkpt\b/;
+const GPX_TIME = /<(?:[\w.-]+:)?time>\s*([^<\s]+)\s*</;
+const TCX_ID = /<(?:[\w.-]+:)?Activity\b[^>]*>\s*<(?:[\w.-]+:)?Id>\s*([^<\s]+)\s*</;
+const TCX_LAP_START = /<(?:[\w.-]+:)?Lap\b[^>]*\bStartTime\s*=\s*["']([^"']+)["']/;
+
+/** Each search scans the text once (no pattern here backtracks over it). */
+function trackRecordedAt(bytes: Uint8Array, format: 'gpx' | 'tcx'): Date | null {
+  const head = new TextDecoder('utf-8').decode(bytes.subarray(0, TRACK_PEEK_BYTES));
+  let value: string | undefined;
+  if (format === 'gpx') {
+    const at = head.search(GPX_POINT);
+    value = at < 0 ? undefined : GPX_TIME.exec(head.slice(at))?.[1];
+  } else value = (TCX_ID.exec(head) ?? TCX_LAP_START.exec(head))?.[1];
+  const parsed = value === undefined ? undefined : parseInstant(value);
+  return parsed?.ok ? new Date(parsed.t) : null;
 }
