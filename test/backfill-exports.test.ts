@@ -127,7 +127,8 @@ test('a Strava bulk export: names, descriptions, sports and gear from activities
   // The web page and list show the name escaped.
   const web = await signedInClient(service.url, user.email);
   const page = await (await web.get(`/activities/${rows[3]!.id}`)).text();
-  t.true(page.includes('Evil <script>') === false, 'no raw markup from the name');
+  t.false(page.includes('<script>alert'), 'no raw markup from the name');
+  t.regex(page, /<title>Evil &lt;script&gt;alert\(1\)&lt;\/script&gt;x+ 2024-03-08 · Training data service<\/title>/);
   t.regex(page, /<h1 id="activity-title">Evil &lt;script&gt;alert\(1\)&lt;\/script&gt;x+<\/h1>/);
   const first = await (await web.get(`/activities/${rows[0]!.id}`)).text();
   t.regex(first, /<p id="activity-description" class="activity-description">Line 1\nLine 2, (&quot;|")quoted(&quot;|")<\/p>/);
@@ -143,6 +144,11 @@ test('a Strava bulk export: names, descriptions, sports and gear from activities
     formats: { fit: { found: 5, loaded: 0, already_stored: 5, failed: 0 } },
   });
   t.is((await activitiesOf(user.id)).length, 5);
+
+  // Reprocessing re-derives the activities from their files: the export's sport, name and tags stay.
+  const reprocess = await runCli(envOf(service.config, { LOG_LEVEL: 'silent' }), 'reprocess', '--user', user.email, '--all');
+  t.is(reprocess.code, 0, reprocess.stderr + reprocess.stdout);
+  t.deepEqual(await activitiesOf(user.id), rows);
 });
 
 test('a Garmin Connect export: the FIT files of the zip inside the zip; a zip nested too deep is skipped and counted', async (t) => {
