@@ -45,7 +45,11 @@ export interface HistoryLimits extends ArchiveLimits {
   maxDepth: number;
 }
 
-/** An activity file of a history, in whatever zip it sits. */
+/**
+ * An activity file of a history, in whatever zip it sits: `name` is its reported name (through the
+ * nested zips), `index` its position in the history's listing; `inner` is the entry as its own zip
+ * or directory lists it.
+ */
 export interface HistoryEntry extends ArchiveEntry {
   /** Its entry inside the zip or directory that holds it. */
   inner: ArchiveEntry;
