@@ -23,6 +23,9 @@ export interface NewActivity {
   id: string;
   session_index: number;
   sport: string;
+  /** The name and description from the source's metadata (a platform export); null or absent otherwise. */
+  name?: string | null;
+  description?: string | null;
   start_time: Date;
   end_time: Date;
   utc_offset_seconds: number;
@@ -134,6 +137,8 @@ export const ACTIVITY_SUMMARY_COLUMNS = [
   'source_id',
   'tags',
   'summary',
+  'name',
+  'description',
 ] as const;
 export type ActivitySummaryRow = Pick<ActivityRow, (typeof ACTIVITY_SUMMARY_COLUMNS)[number]>;
 

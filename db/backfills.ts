@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Backfill, Db, Source } from './database.ts';
+import type { StravaCounts } from '../lib/strava-export.ts';
 
 export function createBackfill(
   db: Db,
@@ -77,11 +78,38 @@ export function latestBackfill(db: Db, userId: string): Promise<Backfill | undef
     .executeTakeFirst();
 }
 
+/** What a backfill's scan found (the backfill's `scan_counts`). */
+export interface ScanCounts {
+  /** Activity files found, by the format of their content (fit, gpx, tcx, csv): stored as sources, or already stored. */
+  formats: Record<string, number>;
+  /**
+   * Entries left out, by reason: unsupported (another extension, encrypted, …), unsafe_name, too_large,
+   * too_deep (a zip nested deeper than allowed), unreadable (corrupt in the archive), not_activity (the
+   * content is no activity file), export_csv (a Strava export's activities.csv), export_other (its other files).
+   */
+  skipped: Record<string, number>;
+  /** Zips inside the history that were opened. */
+  nested_archives: number;
+  /** A Strava export's activities.csv: its rows and how many matched a file; null for other histories. */
+  strava: StravaCounts | null;
+}
+
 /** The archive has been read: its files are sources, queued newest first. */
-export async function markBackfillScanned(db: Db, id: string, counts: { total: number; skipped: number }, now: Date): Promise<void> {
+export async function markBackfillScanned(
+  db: Db,
+  id: string,
+  counts: { total: number; skipped: number; scan?: ScanCounts },
+  now: Date,
+): Promise<void> {
   await db
     .updateTable('backfills')
-    .set({ status: 'loading', files_total: counts.total, files_skipped: counts.skipped, scanned_at: now })
+    .set({
+      status: 'loading',
+      files_total: counts.total,
+      files_skipped: counts.skipped,
+      scan_counts: counts.scan ? JSON.stringify(counts.scan) : null,
+      scanned_at: now,
+    })
     .where('id', '=', id)
     .where('status', '=', 'scanning')
     .execute();
@@ -169,6 +197,15 @@ export function failedBackfillSources(
   return q.orderBy('processed_at').orderBy('id').execute();
 }
 
+/** What became of one format's files. */
+export interface FormatCounts {
+  found: number;
+  loaded: number;
+  already_stored: number;
+  failed: number;
+  waiting: number;
+}
+
 /** What became of a backfill's files so far (`total` = loaded + failed + waiting: the files it stores and loads itself). */
 export interface BackfillCounts {
   /** Activity files found in the history (the backfill row's `files_total`, known once scanned). */
@@ -181,26 +218,57 @@ export interface BackfillCounts {
   loaded: number;
   failed: number;
   waiting: number;
+  /** By format of the files' content (fit, gpx, tcx, csv); {} for backfills scanned before these counts. */
+  formats: Record<string, FormatCounts>;
+  /** The entries left out, by reason (ScanCounts.skipped). */
+  skipped_by_reason: Record<string, number>;
+  nested_archives: number;
+  /** A Strava export's activities.csv rows (ScanCounts.strava); null otherwise. */
+  strava: StravaCounts | null;
 }
 
-export async function backfillCounts(db: Db, backfill: Pick<Backfill, 'id' | 'files_total' | 'files_skipped'>): Promise<BackfillCounts> {
-  const row = await db
+export async function backfillCounts(
+  db: Db,
+  backfill: Pick<Backfill, 'id' | 'files_total' | 'files_skipped' | 'scan_counts'>,
+): Promise<BackfillCounts> {
+  const rows = await db
     .selectFrom('sources')
     .select([
+      'type',
       sql<number>`count(*) FILTER (WHERE status = 'processed')::int`.as('loaded'),
       sql<number>`count(*) FILTER (WHERE status = 'failed')::int`.as('failed'),
       sql<number>`count(*) FILTER (WHERE status = 'processing')::int`.as('waiting'),
     ])
     .where('backfill_id', '=', backfill.id)
-    .executeTakeFirstOrThrow();
-  const total = row.loaded + row.failed + row.waiting;
+    .groupBy('type')
+    .execute();
+  const scan = backfill.scan_counts as ScanCounts | null;
+  const formats: Record<string, FormatCounts> = {};
+  for (const [format, found] of Object.entries(scan?.formats ?? {}))
+    formats[format] = { found, loaded: 0, already_stored: 0, failed: 0, waiting: 0 };
+  let loaded = 0;
+  let failed = 0;
+  let waiting = 0;
+  for (const r of rows) {
+    loaded += r.loaded;
+    failed += r.failed;
+    waiting += r.waiting;
+    const f = (formats[r.type] ??= { found: 0, loaded: 0, already_stored: 0, failed: 0, waiting: 0 });
+    Object.assign(f, { loaded: r.loaded, failed: r.failed, waiting: r.waiting });
+  }
+  for (const f of Object.values(formats)) f.already_stored = Math.max(0, f.found - f.loaded - f.failed - f.waiting);
+  const total = loaded + failed + waiting;
   return {
     found: backfill.files_total,
     skipped: backfill.files_skipped,
     already_stored: Math.max(0, backfill.files_total - total),
     total,
-    loaded: row.loaded,
-    failed: row.failed,
-    waiting: row.waiting,
+    loaded,
+    failed,
+    waiting,
+    formats,
+    skipped_by_reason: scan?.skipped ?? {},
+    nested_archives: scan?.nested_archives ?? 0,
+    strava: scan?.strava ?? null,
   };
 }

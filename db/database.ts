@@ -136,6 +136,16 @@ export interface BackfillsTable {
   created_at: Timestamp;
   scanned_at: NullableTimestamp;
   completed_at: NullableTimestamp;
+  /** The scan's counts by format and skip reason (db/backfills.ts ScanCounts); null before the scan, and for backfills scanned before 2026-12-06. */
+  scan_counts: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+}
+
+/** What a platform's export says of a source's activity (lib/strava-export.ts): applied to its activities at ingest. */
+export interface SourceMetadata {
+  name?: string | null;
+  description?: string | null;
+  /** The athlete's sport on the platform: replaces the file's when the file holds one activity. */
+  sport?: string | null;
 }
 
 export interface SourcesTable {
@@ -159,6 +169,8 @@ export interface SourcesTable {
   recorded_at: NullableTimestamp;
   created_at: Timestamp;
   processed_at: NullableTimestamp;
+  /** From a platform's export (SourceMetadata); null for other files. */
+  metadata: ColumnType<SourceMetadata | null, string | null | undefined, string | null>;
 }
 
 /** A lap as stored in `activities.laps`: epoch-ms bounds and its statistics. */
@@ -176,6 +188,9 @@ export interface ActivitiesTable {
   utc_offset_seconds: number;
   metrics: string[];
   tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** The name and description the athlete gave it on a platform (its source's metadata); null otherwise. */
+  name: ColumnType<string | null, string | null | undefined, string | null>;
+  description: ColumnType<string | null, string | null | undefined, string | null>;
   summary: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   laps: ColumnType<StoredLap[] | null, string | null, string | null>;
   distance: number | null;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import type { Db, Source, SourceOrigin } from './database.ts';
+import type { Db, Source, SourceMetadata, SourceOrigin } from './database.ts';
 import { insertSource } from './sources.ts';
 import type { CheckedFile } from '../engine/ingest/check-file.ts';
 import type { CheckedPath } from '../engine/ingest/check-file-on-disk.ts';
@@ -38,6 +38,8 @@ type SourceValues = {
   tags: string[];
   backfillId?: string;
   recordedAt?: Date | null;
+  /** A platform export's record of the activity (workers/backfill-plan.ts). */
+  metadata?: SourceMetadata | null;
 };
 
 async function store(
@@ -62,6 +64,7 @@ async function store(
     tags: values.tags,
     backfill_id: values.backfillId ?? null,
     recorded_at: values.recordedAt ?? null,
+    metadata: values.metadata ? JSON.stringify(values.metadata) : null,
   }).catch(async (err) => {
     await rm(target, { force: true });
     throw err;

@@ -13,6 +13,8 @@ export interface NewSource {
   tags?: string[];
   backfill_id?: string | null;
   recorded_at?: Date | null;
+  /** JSON of SourceMetadata (a platform export's record of the activity). */
+  metadata?: string | null;
 }
 
 /**

@@ -12,10 +12,11 @@ import {
   type ArchiveEntry,
   type ArchiveLimits,
   type ArchiveListing,
+  type ContainerEntry,
   type SkipReason,
   type SkippedEntry,
 } from './archive-model.ts';
-import { classify } from './archive-names.ts';
+import { classify, NOT_AN_ACTIVITY, unsafeName } from './archive-names.ts';
 import { gunzipCapped, gzipInputCap } from './archive-gzip.ts';
 
 /**
@@ -23,11 +24,16 @@ import { gunzipCapped, gzipInputCap } from './archive-gzip.ts';
  * same name rules, extension filter and limits (no ratio: nothing is compressed but `.gz`).
  * Symbolic links are followed only to regular files inside the directory.
  */
-export async function readDirectory(dir: string, limits?: Partial<ArchiveLimits>): Promise<ArchiveListing> {
+export async function readDirectory(
+  dir: string,
+  limits?: Partial<ArchiveLimits>,
+  opts: { nested?: boolean } = {},
+): Promise<ArchiveListing & { containers: ContainerEntry[] }> {
   const l = limitsOf(limits);
   const root = await realpath(dir);
   if (!(await stat(root)).isDirectory()) throw new ArchiveError('invalid_archive', `${dir} is not a directory.`);
   const entries: ArchiveEntry[] = [];
+  const containers: ContainerEntry[] = [];
   const skipped: SkippedEntry[] = [];
   let totalBytes = 0;
   let index = -1;
@@ -86,6 +92,10 @@ export async function readDirectory(dir: string, limits?: Partial<ArchiveLimits>
         skip(c.reason, c.detail);
         continue;
       }
+      if (c.kind === 'archive' && !opts.nested) {
+        skip('unsupported', NOT_AN_ACTIVITY);
+        continue;
+      }
       if (size > l.maxEntryBytes) {
         skip('too_large', `${size} bytes; at most ${l.maxEntryBytes} per file`);
         continue;
@@ -93,11 +103,28 @@ export async function readDirectory(dir: string, limits?: Partial<ArchiveLimits>
       totalBytes += size;
       if (totalBytes > l.maxTotalBytes)
         throw new ArchiveError('too_large', `The directory's files add up to more than ${l.maxTotalBytes} bytes.`);
-      entries.push({ name, index, compressedSize: size, uncompressedSize: size, format: c.format, gzip: c.gzip, fileName: c.fileName });
+      if (c.kind === 'archive') containers.push({ name, index, compressedSize: size, uncompressedSize: size });
+      else
+        entries.push({ name, index, compressedSize: size, uncompressedSize: size, format: c.format, gzip: c.gzip, fileName: c.fileName });
     }
   };
   await walk('');
-  return { entries, skipped, totalBytes };
+  return { entries, skipped, totalBytes, containers };
+}
+
+/**
+ * The path of a listed file of `dir` (a zip found by readDirectory with `nested`), checked again to
+ * resolve to a regular file inside it: what lib/archive-nested.ts opens as a zip.
+ */
+export async function directoryFilePath(dir: string, name: string): Promise<string> {
+  if (unsafeName(name) !== null) throw new ArchiveError('unsafe_name', `${JSON.stringify(name)} is not a safe name.`);
+  const root = await realpath(dir);
+  const target = await realpath(path.join(root, ...name.split('/'))).catch(() => {
+    throw new ArchiveError('not_found', `No file ${JSON.stringify(name)} in the directory.`);
+  });
+  if (!inside(root, target)) throw new ArchiveError('unsafe_name', `${JSON.stringify(name)} leads outside the directory.`);
+  if (!(await stat(target)).isFile()) throw new ArchiveError('unsupported', `${JSON.stringify(name)} is not a regular file.`);
+  return target;
 }
 
 function inside(root: string, target: string): boolean {

@@ -11,7 +11,8 @@ export type ArchiveErrorCode =
   | 'not_found'
   | 'unsafe_name'
   | 'unsupported'
-  | 'corrupt_entry';
+  | 'corrupt_entry'
+  | 'too_deep';
 
 export class ArchiveError extends Error {
   constructor(
@@ -44,7 +45,7 @@ export const DEFAULT_ARCHIVE_LIMITS: Readonly<ArchiveLimits> = Object.freeze({
 /** Entries smaller than this are never skipped for their ratio (a tiny file cannot be a bomb; sparse CSVs compress well). */
 export const RATIO_MIN_BYTES = 1024 * 1024;
 
-export type EntryFormat = 'fit' | 'csv';
+export type EntryFormat = 'fit' | 'csv' | 'gpx' | 'tcx';
 
 export interface ArchiveEntry {
   /** Path inside the archive (or relative to the directory), `/`-separated, as stored. */
@@ -62,7 +63,7 @@ export interface ArchiveEntry {
   fileName: string;
 }
 
-export type SkipReason = 'unsupported' | 'unsafe_name' | 'too_large';
+export type SkipReason = 'unsupported' | 'unsafe_name' | 'too_large' | 'too_deep';
 
 export interface SkippedEntry {
   name: string;
@@ -76,6 +77,14 @@ export interface ArchiveListing {
   skipped: SkippedEntry[];
   /** Sum of the listed entries' uncompressedSize. */
   totalBytes: number;
+}
+
+/** A zip inside a history (`.zip`, listed only when nested archives are read: lib/archive-nested.ts). */
+export interface ContainerEntry {
+  name: string;
+  index: number;
+  compressedSize: number;
+  uncompressedSize: number;
 }
 
 export interface OpenArchive extends ArchiveListing {

@@ -1,7 +1,8 @@
 /**
  * The names of a history import's entries (lib/archive.ts): which are unsafe, which are OS litter
- * left out silently, which are directories, and which are activity files (`.fit`, `.csv`, either
- * gzipped), with the name reading one returns.
+ * left out silently, which are directories, which are zip archives (read as nested archives by
+ * lib/archive-nested.ts, else skipped) and which are activity files (`.fit`, `.gpx`, `.tcx`, `.csv`,
+ * each possibly gzipped), with the name reading one returns.
  */
 import yauzl from 'yauzl';
 import type { EntryFormat, SkipReason } from './archive-model.ts';
@@ -9,13 +10,16 @@ import type { EntryFormat, SkipReason } from './archive-model.ts';
 type Classified =
   | { kind: 'ignore' }
   | { kind: 'directory' }
+  | { kind: 'archive' }
   | { kind: 'skip'; reason: SkipReason; detail: string }
   | { kind: 'file'; format: EntryFormat; gzip: boolean; fileName: string };
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const EXTENSION = /\.(fit|csv)(\.gz)?$/i;
+const EXTENSION = /\.(fit|csv|gpx|tcx)(\.gz)?$/i;
+const ZIP = /\.zip$/i;
 const MAX_NAME_LENGTH = 4096;
+export const NOT_AN_ACTIVITY = 'not a .fit, .gpx, .tcx or .csv file (or one of them gzipped)';
 
 /** Why `name` is unsafe, or null. `name` is `/`-separated; a trailing `/` (a directory) is allowed. */
 export function unsafeName(name: string): string | null {
@@ -38,8 +42,9 @@ export function classify(name: string): Classified {
   if (segments.some((s) => s === '__MACOSX' || s.startsWith('.'))) return { kind: 'ignore' };
   if (name.endsWith('/')) return { kind: 'directory' };
   const base = segments[segments.length - 1]!;
+  if (ZIP.test(base)) return { kind: 'archive' };
   const m = EXTENSION.exec(base);
-  if (!m) return { kind: 'skip', reason: 'unsupported', detail: 'not a .fit, .csv, .fit.gz or .csv.gz file' };
+  if (!m) return { kind: 'skip', reason: 'unsupported', detail: NOT_AN_ACTIVITY };
   const gzip = m[2] !== undefined;
   return { kind: 'file', format: m[1]!.toLowerCase() as EntryFormat, gzip, fileName: gzip ? base.slice(0, -3) : base };
 }

@@ -14,10 +14,11 @@ import {
   type ArchiveEntry,
   type ArchiveLimits,
   type ArchiveListing,
+  type ContainerEntry,
   type SkipReason,
   type SkippedEntry,
 } from './archive-model.ts';
-import { classify } from './archive-names.ts';
+import { classify, NOT_AN_ACTIVITY } from './archive-names.ts';
 
 const ZIP_OPTIONS: yauzl.Options = {
   lazyEntries: true,
@@ -106,6 +107,15 @@ class BlockReader extends yauzl.RandomAccessReader {
   }
 }
 
+/** A zip held in memory (one nested in another: lib/archive-nested.ts), with the same options. */
+export async function openZipBuffer(bytes: Buffer): Promise<yauzl.ZipFile> {
+  try {
+    return await yauzl.fromBufferPromise(bytes, ZIP_OPTIONS);
+  } catch (error) {
+    throw new ArchiveError('invalid_archive', `Not a readable zip archive: ${(error as Error).message}`);
+  }
+}
+
 export function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     fs.open(file, 'r', (openError, fd) => {
@@ -137,11 +147,13 @@ export function openZip(file: string): Promise<yauzl.ZipFile> {
 export async function scanZip(
   zipfile: yauzl.ZipFile,
   limits: ArchiveLimits,
-): Promise<ArchiveListing & { found: Map<number, yauzl.Entry> }> {
+  opts: { nested?: boolean } = {},
+): Promise<ArchiveListing & { found: Map<number, yauzl.Entry>; containers: ContainerEntry[] }> {
   if (zipfile.entryCount > limits.maxEntries) {
     throw new ArchiveError('too_many_entries', `The archive has ${zipfile.entryCount} entries; at most ${limits.maxEntries} are accepted.`);
   }
   const entries: ArchiveEntry[] = [];
+  const containers: ContainerEntry[] = [];
   const skipped: SkippedEntry[] = [];
   const found = new Map<number, yauzl.Entry>();
   let totalBytes = 0;
@@ -154,6 +166,10 @@ export async function scanZip(
       const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
       const c = classify(name);
       if (c.kind === 'ignore' || c.kind === 'directory') continue;
+      if (c.kind === 'archive' && !opts.nested) {
+        skipped.push({ name, index, reason: 'unsupported', detail: NOT_AN_ACTIVITY });
+        continue;
+      }
       if (c.kind === 'skip') {
         skipped.push({ name, index, reason: c.reason, detail: c.detail });
         continue;
@@ -175,7 +191,8 @@ export async function scanZip(
         if (totalBytes > limits.maxTotalBytes) {
           throw new ArchiveError('too_large', `The archive's files add up to more than ${limits.maxTotalBytes} bytes.`);
         }
-        entries.push({ name, index, compressedSize, uncompressedSize, format: c.format, gzip: c.gzip, fileName: c.fileName });
+        if (c.kind === 'archive') containers.push({ name, index, compressedSize, uncompressedSize });
+        else entries.push({ name, index, compressedSize, uncompressedSize, format: c.format, gzip: c.gzip, fileName: c.fileName });
         found.set(index, entry);
       }
     }
@@ -190,7 +207,7 @@ export async function scanZip(
       `The archive's files add up to ${totalBytes} bytes, over ${limits.maxRatio} times the archive's own ${zipfile.fileSize}.`,
     );
   }
-  return { entries, skipped, totalBytes, found };
+  return { entries, skipped, totalBytes, found, containers };
 }
 
 /** A local file header is at least this long; an entry's data follows it. */
@@ -214,7 +231,12 @@ function refuseOverlaps(spans: [number, number][]): void {
   }
 }
 
-export async function readZipEntry(zipfile: yauzl.ZipFile, entry: yauzl.Entry, listed: ArchiveEntry, maxBytes: number): Promise<Buffer> {
+export async function readZipEntry(
+  zipfile: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  listed: Pick<ArchiveEntry, 'name'>,
+  maxBytes: number,
+): Promise<Buffer> {
   const tooLarge = () => new ArchiveError('too_large', `Entry ${JSON.stringify(listed.name)} holds more than ${maxBytes} bytes.`);
   if (entry.uncompressedSize > maxBytes) throw tooLarge();
   let stream: NodeJS.ReadableStream;

@@ -4,8 +4,9 @@
  * read into memory with a hard cap), so a hostile name cannot write anywhere, and names are
  * checked anyway so that what we report and store is clean.
  *
- * What is listed: files whose name ends (case-insensitively) in `.fit`, `.csv`, `.fit.gz` or
- * `.csv.gz`. Directories, anything under `__MACOSX/` and dot-files/dot-directories (`.DS_Store`,
+ * What is listed: files whose name ends (case-insensitively) in `.fit`, `.gpx`, `.tcx` or `.csv`,
+ * each possibly followed by `.gz`. A `.zip` entry is skipped as `unsupported` here; a history import
+ * opens it as a nested archive instead (./archive-nested.ts). Directories, anything under `__MACOSX/` and dot-files/dot-directories (`.DS_Store`,
  * AppleDouble `._ride.fit`) are OS litter and are left out silently. Every other entry not listed
  * is reported in `skipped` with a reason:
  *
@@ -13,9 +14,12 @@
  *                backslash, NUL or another control character; in a directory, a symbolic link
  *                leading outside it
  *   unsupported  another extension; encrypted; a compression method other than stored/deflate;
+ *                (./archive-nested.ts) a nested zip that is not a readable zip;
  *                in a directory, a special file or a symbolic link to a directory (not followed)
  *   too_large    the declared uncompressed size is over `maxEntryBytes`, or (zip entries over
- *                RATIO_MIN_BYTES) over `maxRatio` × the compressed size
+ *                RATIO_MIN_BYTES) over `maxRatio` × the compressed size; (./archive-nested.ts) a
+ *                nested zip over what is left of the history's entries or bytes
+ *   too_deep     (./archive-nested.ts) a zip nested deeper than `maxDepth`
  *
  * Whole-archive refusals are ArchiveErrors: `invalid_archive` (not a zip, truncated, corrupt
  * central directory, entries whose data overlap: the overlapping-file zip bomb), `too_many_entries`
@@ -43,7 +47,8 @@
  * This module opens, lists and reads zip archives and exports the whole of it; the parts live
  * beside it: the entries, limits and errors (./archive-model.ts), the name rules
  * (./archive-names.ts), yauzl's side of a zip (./archive-zip.ts), capped gunzip
- * (./archive-gzip.ts) and directory trees (./archive-directory.ts).
+ * (./archive-gzip.ts) and directory trees (./archive-directory.ts); a history with the zips inside
+ * it is ./archive-nested.ts.
  */
 import {
   ArchiveError,

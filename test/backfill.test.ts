@@ -130,7 +130,16 @@ test('an archive is loaded newest first; the status stream moves backward, repor
   const seen = progress.filter((v): v is string => v !== null);
   t.deepEqual(seen, [...seen].sort().reverse(), 'backfill_loaded_until only moves backward');
   t.is(progress.at(-1), localStart(0), 'ends at the oldest activity, as a naive local date-time');
-  const files = { found: 11, loaded: 9, already_stored: 1, failed: 1, skipped: 1 };
+  const files = {
+    found: 11,
+    loaded: 9,
+    already_stored: 1,
+    failed: 1,
+    skipped: 1,
+    formats: { fit: { found: 11, loaded: 9, already_stored: 1, failed: 1 } },
+    skipped_by_reason: { unsupported: 1 },
+    nested_archives: 0,
+  };
   t.deepEqual(stream.lines.at(-1).files, files, 'the last line says what became of the files: day 3 was stored before');
   t.true(
     stream.lines.slice(0, -1).every((l) => !('files' in l)),
@@ -274,7 +283,16 @@ test('the operator CLI backfills a directory for a user; the workers load it', a
   const stream = await readStatus(service, token);
   t.deepEqual(stream.lines.at(-1), {
     backfill_loaded_until: localStart(30),
-    files: { found: 3, loaded: 3, already_stored: 0, failed: 0, skipped: 1 },
+    files: {
+      found: 3,
+      loaded: 3,
+      already_stored: 0,
+      failed: 0,
+      skipped: 1,
+      formats: { fit: { found: 3, loaded: 3, already_stored: 0, failed: 0 } },
+      skipped_by_reason: { unsupported: 1 },
+      nested_archives: 0,
+    },
   });
   t.like(await backfillOf(service, user.id), { origin: 'cli', status: 'completed', files_total: 3 });
 });
@@ -338,7 +356,16 @@ test.serial('a worker killed mid-backfill resumes without duplicates; the stream
     t.is(readdirSync(join(api.config.DATA_DIR, 'users', user.id, 'activities')).length, 24, 'one sample file each, no leftovers');
     t.deepEqual((await readStatus(api, token)).lines.at(-1), {
       backfill_loaded_until: localStart(0),
-      files: { found: 24, loaded: 24, already_stored: 0, failed: 0, skipped: 0 },
+      files: {
+        found: 24,
+        loaded: 24,
+        already_stored: 0,
+        failed: 0,
+        skipped: 0,
+        formats: { fit: { found: 24, loaded: 24, already_stored: 0, failed: 0 } },
+        skipped_by_reason: {},
+        nested_archives: 0,
+      },
     });
   } finally {
     await api.close();

@@ -225,7 +225,7 @@ test('a zip history import shows its upload progress, the backfill progress and 
   t.is(await page.textContent('#history-percent'), '100 %');
   t.is(
     await page.textContent('#history-state'),
-    'Import complete. 3 activity files: 2 new, 1 failed (listed below); 1 other entry skipped (not FIT or CSV, unsafe name, or too large). See your activities',
+    'Import complete. 3 activity files: 2 new, 1 failed (listed below); 1 other entry skipped (not FIT, GPX, TCX or CSV, unsafe name, or too large). See your activities',
   );
   const errors = await page.$$eval('#history-errors li', (items) => items.map((li) => li.textContent));
   t.is(errors.length, 1);

@@ -50,7 +50,7 @@ test.serial('not on a terminal: plain lines with the counts, then a summary and 
   const run = await runCli(env(), 'backfill', '--user', user.email, history(t), '--wait');
   t.is(run.code, 3, run.stderr);
   const lines = run.stdout.trimEnd().split('\n');
-  t.regex(lines[0]!, /^Backfill (\S+) for .*: 3 files found, 1 skipped, 3 queued/);
+  t.regex(lines[0]!, /^Backfill (\S+) for .*: 3 files found \(fit 3\), 1 skipped, 3 queued/);
   const progress = lines.filter((l) => l.startsWith('loading: '));
   t.true(progress.length >= 1, run.stdout);
   for (const line of progress) t.regex(line, /^loading: \d\/3 files \(loaded \d, failed \d\), [\d.]+ files\/s, ETA \S+/);

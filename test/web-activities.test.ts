@@ -73,7 +73,7 @@ test('the list shows the uploaded activities newest first, each linking to its p
   t.is(apiList.status, 200);
   const apiIds = (apiList.body as { id: string }[]).map((x) => x.id);
   t.deepEqual(listed, apiIds);
-  t.regex(body, /<th>Start<\/th><th>Sport<\/th><th>Duration<\/th><th>Distance<\/th><th>Metrics<\/th>/);
+  t.regex(body, /<th>Start<\/th><th>Name<\/th><th>Sport<\/th><th>Duration<\/th><th>Distance<\/th><th>Metrics<\/th>/);
   t.regex(body, /\d+\.\d\d km/, 'a distance in km');
 });
 

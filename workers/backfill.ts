@@ -1,11 +1,20 @@
 import { rm } from 'node:fs/promises';
 import type { Job } from 'bullmq';
 import type { Backfill, Db } from '../db/database.ts';
-import { completeBackfillIfDone, findBackfill, markBackfillFailed, markBackfillScanned, pendingBackfillSources } from '../db/backfills.ts';
+import {
+  completeBackfillIfDone,
+  findBackfill,
+  markBackfillFailed,
+  markBackfillScanned,
+  pendingBackfillSources,
+  type ScanCounts,
+} from '../db/backfills.ts';
 import { recordedAt } from '../engine/ingest/peek.ts';
 import { archivePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
-import { ArchiveError, openArchive, readDirectory, readDirectoryEntry, type ArchiveEntry, type ArchiveLimits } from '../lib/archive.ts';
+import { ArchiveError } from '../lib/archive.ts';
+import { openNestedHistory, type History, type HistoryLimits } from '../lib/archive-nested.ts';
+import { planHistory } from './backfill-plan.ts';
 import { enqueueIngest, type BackfillJob, type Queues } from './queues.ts';
 import { checkFile } from '../engine/ingest/check-file.ts';
 import { storeSource } from '../db/source-store.ts';
@@ -19,41 +28,29 @@ export interface BackfillDeps {
   now: () => Date;
 }
 
-/** Where a history's files come from: a zip archive or a directory tree. */
-export interface HistoryReader {
-  entries: ArchiveEntry[];
-  skipped: number;
-  read(entry: ArchiveEntry): Promise<Buffer>;
-  close(): void;
-}
+/** Where a history's files come from: a zip archive or a directory tree, with the zips inside (lib/archive-nested.ts). */
+export type HistoryReader = History;
 
-export async function openHistory(file: string, kind: 'archive' | 'directory', limits: Partial<ArchiveLimits>): Promise<HistoryReader> {
-  if (kind === 'archive') {
-    const archive = await openArchive(file, limits);
-    return {
-      entries: archive.entries,
-      skipped: archive.skipped.length,
-      read: (e) => archive.read(e, limits.maxEntryBytes),
-      close: () => archive.close(),
-    };
-  }
-  const listing = await readDirectory(file, limits);
-  return {
-    entries: listing.entries,
-    skipped: listing.skipped.length,
-    read: (e) => readDirectoryEntry(file, e, limits.maxEntryBytes),
-    close: () => {},
-  };
+export function openHistory(file: string, kind: 'archive' | 'directory', limits: Partial<HistoryLimits>): Promise<HistoryReader> {
+  return openNestedHistory(file, kind, limits);
 }
 
 /** Files being stored (original written, source row inserted) while the scan reads the next ones. */
 const STORES_IN_FLIGHT = 4;
+
+const increment = (counts: Record<string, number>, key: string) => {
+  counts[key] = (counts[key] ?? 0) + 1;
+};
 
 /**
  * Turn every file of a history into a source of the backfill's user (content already stored,
  * by an upload or an earlier attempt, is recognised by its hash and not stored twice), then queue
  * the backfill's unfinished sources newest first. Safe to run again: a resumed scan finds what the
  * first one stored, and queueing is keyed by source id.
+ *
+ * A Strava export's files carry their activities.csv row (./backfill-plan.ts) as the source's
+ * `metadata` (name, description, sport) and tags (gear): stored with the source, so a retried or
+ * reprocessed ingest applies them again, and content already stored keeps what it had.
  *
  * Entries are read one after another; up to STORES_IN_FLIGHT of them are being stored meanwhile
  * (their file writes and inserts overlap the reading and decompressing of the next: the scan of
@@ -64,28 +61,37 @@ export async function scanHistory(
   deps: BackfillDeps,
   backfill: Backfill,
   reader: HistoryReader,
-): Promise<{ total: number; skipped: number; queued: number }> {
-  let skipped = reader.skipped;
+): Promise<{ total: number; skipped: number; queued: number; counts: ScanCounts }> {
+  const counts: ScanCounts = { formats: {}, skipped: {}, nested_archives: reader.containers, strava: null };
+  for (const s of reader.skipped) increment(counts.skipped, s.reason);
+  const history = await planHistory(reader, deps.log);
   let total = 0;
   const storing = new Set<Promise<unknown>>();
   let failure: { error: unknown } | undefined;
   for (const entry of reader.entries) {
     if (failure) break;
+    const plan = history.plan(entry);
+    if ('skip' in plan) {
+      increment(counts.skipped, plan.skip);
+      continue;
+    }
     let bytes: Buffer;
     try {
       bytes = await reader.read(entry);
     } catch (err) {
       if (!(err instanceof ArchiveError)) throw err;
       deps.log.warn('backfill entry skipped', { backfill_id: backfill.id, entry: entry.name, code: err.code });
-      skipped += 1;
+      increment(counts.skipped, 'unreadable');
       continue;
     }
     const file = await checkFile(entry.fileName, bytes, deps.maxFileBytes);
     if (!file.format) {
-      skipped += 1;
+      increment(counts.skipped, 'not_activity');
       continue;
     }
     total += 1;
+    increment(counts.formats, file.format);
+    const meta = plan.metadata;
     const stored: Promise<unknown> = storeSource(
       deps.db,
       deps.dataDir,
@@ -94,9 +100,10 @@ export async function scanHistory(
         userId: backfill.user_id,
         origin: 'backfill',
         sport: null,
-        tags: [],
+        tags: meta?.tags ?? [],
         backfillId: backfill.id,
         recordedAt: recordedAt(file.bytes, file.format),
+        metadata: meta ? { name: meta.name, description: meta.description, sport: meta.sport } : null,
       },
     ).then(
       () => storing.delete(stored),
@@ -110,11 +117,13 @@ export async function scanHistory(
   }
   await Promise.all(storing);
   if (failure) throw failure.error;
-  await markBackfillScanned(deps.db, backfill.id, { total, skipped }, deps.now());
+  counts.strava = history.strava;
+  const skipped = Object.values(counts.skipped).reduce((a, b) => a + b, 0);
+  await markBackfillScanned(deps.db, backfill.id, { total, skipped, scan: counts }, deps.now());
   const pending = await pendingBackfillSources(deps.db, backfill.id);
   await enqueueIngest(deps.queues, pending, { backfill: true });
   if (!pending.length) await completeBackfillIfDone(deps.db, backfill.id, deps.now());
-  return { total, skipped, queued: pending.length };
+  return { total, skipped, queued: pending.length, counts };
 }
 
 /** The job behind POST /api/v1/activities/backfill: scan the stored archive, then delete it. */

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Job } from 'bullmq';
-import type { Db, Source, StoredLap } from '../db/database.ts';
+import type { Db, Source, SourceMetadata, StoredLap } from '../db/database.ts';
 import { findSource, markSourceFailed } from '../db/sources.ts';
 import { activityId, activityStamps, storeActivities, type NewActivity } from '../db/activities.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
@@ -53,7 +53,10 @@ export function ingestProcessor(deps: IngestDeps) {
       return { failed: result.code };
     }
 
-    const rows: NewActivity[] = result.activities.map((activity, index) => activityRow(activityId(source.id, index), index, activity));
+    const sessions = result.activities.length;
+    const rows: NewActivity[] = result.activities.map((activity, index) =>
+      activityRow(activityId(source.id, index), index, activity, { metadata: source.metadata, sessions }),
+    );
     const written = writeSampleFiles(
       deps,
       source.user_id,
@@ -156,11 +159,24 @@ export async function parseSource(
   }
 }
 
-export function activityRow(id: string, index: number, a: IngestedActivity): NewActivity {
+/**
+ * An activity's row. With its source's `metadata` (a platform export's record: workers/backfill-plan.ts),
+ * the row gets its name and description, and its sport replaces the file's when the file holds one
+ * activity (`sessions`): the athlete's choice on the platform wins over the device's.
+ */
+export function activityRow(
+  id: string,
+  index: number,
+  a: IngestedActivity,
+  source?: { metadata: SourceMetadata | null; sessions: number },
+): NewActivity {
+  const meta = source?.metadata;
   return {
     id,
     session_index: index,
-    sport: a.sport,
+    sport: meta?.sport && source?.sessions === 1 ? meta.sport : a.sport,
+    name: meta?.name ?? null,
+    description: meta?.description ?? null,
     start_time: new Date(a.start),
     end_time: new Date(a.end),
     utc_offset_seconds: a.utcOffsetSeconds,

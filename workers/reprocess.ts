@@ -87,7 +87,7 @@ export function reprocessProcessor(deps: ReprocessDeps) {
         });
         continue;
       }
-      rows.push(activityRow(a.id, a.session_index, activity));
+      rows.push(activityRow(a.id, a.session_index, activity, { metadata: source.metadata, sessions: parsed.activities.length }));
       fresh.set(a.id, activity);
     }
     if (!rows.length) return { ...result, error: { code: 'session_missing', message: 'The original no longer holds these sessions' } };

@@ -219,10 +219,11 @@ ${notice(message)}
 ${
   activities.length
     ? html`<div class="table-scroll"><table class="wide" id="activities">
-<thead><tr><th>Start</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
+<thead><tr><th>Start</th><th>Name</th><th>Sport</th><th>Duration</th><th>Distance</th><th>Metrics</th></tr></thead>
 <tbody>${activities.map(
         (a) => html`<tr data-activity-id="${a.id}">
 <td><a href="/activities/${a.id}">${localTime(a.start_time, a.utc_offset_seconds)}</a></td>
+<td class="activity-name">${a.name ?? ''}</td>
 <td data-sport="${a.sport}">${sportLabel(a.sport)}</td>
 <td>${clockDuration(a.end_time.getTime() - a.start_time.getTime())}</td>
 <td>${distanceText(a.distance, user.units) ?? ''}</td>
@@ -257,14 +258,15 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
   const work = num(statsOf(a.summary, 'power')?.work);
   return page(
     {
-      title: `${sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`,
+      title: `${a.name ?? sportLabel(a.sport)} ${formatLocal(a.start_time, offset).slice(0, 10)}`,
       user: headerOf(user),
       charts: true,
       styles: ['/static/activity.css'],
       scripts: ['/static/activity.js'],
     },
     html`<p><a href="/activities">← All activities</a></p>
-<h1 id="activity-title">${sportLabel(a.sport)}, ${localTime(a.start_time, offset)}</h1>
+<h1 id="activity-title">${a.name ?? html`${sportLabel(a.sport)}, ${localTime(a.start_time, offset)}`}</h1>
+${a.description ? html`<p id="activity-description" class="activity-description">${a.description}</p>` : ''}
 <dl id="activity" data-activity-id="${a.id}">
   <dt>Sport</dt><dd id="activity-sport"><code>${a.sport}</code></dd>
   <dt>Start</dt><dd id="activity-start">${localTime(a.start_time, offset, { seconds: true })} <span class="muted">(${utcOffset(offset)})</span></dd>

@@ -64,12 +64,38 @@ function countsText(s: Snapshot): string {
   return `${c.loaded + c.failed}/${c.total} files (loaded ${c.loaded}, failed ${c.failed})`;
 }
 
+/** `by format: fit 3 (loaded 2, failed 1), gpx 1 (already stored 1)` and `skipped: unsupported 1, too_deep 1`, when there are any. */
+export function breakdownLines(c: BackfillCounts): string[] {
+  const formats = Object.entries(c.formats).map(([format, f]) => {
+    const parts = [
+      f.loaded ? `loaded ${f.loaded}` : '',
+      f.already_stored ? `already stored ${f.already_stored}` : '',
+      f.failed ? `failed ${f.failed}` : '',
+      f.waiting ? `waiting ${f.waiting}` : '',
+    ].filter(Boolean);
+    return `${format} ${f.found}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+  });
+  const skipped = Object.entries(c.skipped_by_reason).map(([reason, n]) => `${reason} ${n}`);
+  const csv = c.strava;
+  return [
+    ...(formats.length ? [`by format: ${formats.join(', ')}`] : []),
+    ...(skipped.length ? [`skipped: ${skipped.join(', ')}`] : []),
+    ...(c.nested_archives ? [`nested archives opened: ${c.nested_archives}`] : []),
+    ...(csv
+      ? [
+          `activities.csv: ${csv.rows} rows, ${csv.with_file} with their file, ${csv.without_file} without a file (entered by hand), ${csv.file_missing} naming a missing file`,
+        ]
+      : []),
+  ];
+}
+
 function summaryText(s: Snapshot, failures: FailedFile[], backfillError: string | null): string {
   const c = s.counts;
   const extra = [c.already_stored ? `${c.already_stored} already stored` : '', c.skipped ? `${c.skipped} skipped` : ''].filter(Boolean);
   const lines = [
     `${s.status}: ${c.loaded} of ${c.total} files loaded, ${c.failed} failed${extra.length ? `, ${extra.join(', ')}` : ''} in ${formatSeconds(s.elapsed_seconds)} (${s.rate} files/s)` +
       `${s.loaded_until ? `; loaded back to ${s.loaded_until}` : ''}.`,
+    ...breakdownLines(c),
     ...(backfillError ? [`error: ${backfillError}`] : []),
     ...failures.map(failureLine),
   ];
@@ -127,6 +153,10 @@ export function jsonReporter(out: NodeJS.WritableStream, backfillId: string, eve
         ...fields(s),
         already_stored: s.counts.already_stored,
         skipped: s.counts.skipped,
+        formats: s.counts.formats,
+        skipped_by_reason: s.counts.skipped_by_reason,
+        nested_archives: s.counts.nested_archives,
+        activities_csv: s.counts.strava,
         error: backfillError,
         failures: failures.map((f) => ({ filename: f.filename, code: f.code, message: f.message })),
       });

@@ -47,8 +47,19 @@ export async function backfill(db: Db, config: Config, flags: Flags, target: str
     } finally {
       reader.close();
     }
-    const scanned = { backfill_id: row.id, user_id: user.id, ...result };
-    const scannedText = `Backfill ${row.id} for ${user.email}: ${result.total} files found, ${result.skipped} skipped, ${result.queued} queued (newest first).`;
+    const { counts, ...found } = result;
+    const scanned = {
+      backfill_id: row.id,
+      user_id: user.id,
+      ...found,
+      formats: counts.formats,
+      skipped_by_reason: counts.skipped,
+      nested_archives: counts.nested_archives,
+      activities_csv: counts.strava,
+    };
+    const byFormat = Object.entries(counts.formats).map(([format, n]) => `${format} ${n}`);
+    const csv = counts.strava ? `; activities.csv: ${counts.strava.rows} rows, ${counts.strava.without_file} without a file` : '';
+    const scannedText = `Backfill ${row.id} for ${user.email}: ${result.total} files found${byFormat.length ? ` (${byFormat.join(', ')})` : ''}, ${result.skipped} skipped, ${result.queued} queued (newest first)${csv}.`;
     if (flags.wait !== true) return print(json, scanned, scannedText);
     // With --wait and --json every line is one JSON object (NDJSON), this one included.
     process.stdout.write(json ? JSON.stringify({ event: 'scanned', ...scanned }) + '\n' : scannedText + '\n');

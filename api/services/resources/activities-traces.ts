@@ -87,6 +87,16 @@ const ActivityFields = {
   metrics: z.array(z.string()).describe('The sample channels the activity has (Metric values)'),
   source_id: z.string(),
   tags: z.array(z.string()),
+  name: z
+    .string()
+    .nullable()
+    .describe(
+      "The name the athlete gave the activity on a platform (a Strava export's activities.csv, through the history import): at most 255 characters, no control characters; null otherwise",
+    ),
+  description: z
+    .string()
+    .nullable()
+    .describe('Its description there (line breaks kept, other control characters removed): at most 10,000 characters; null otherwise'),
   summary: ActivityStatistics.nullable(),
   laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
   get traces() {
@@ -200,6 +210,8 @@ export function activitySummaryOut(
     metrics: row.metrics,
     source_id: row.source_id,
     tags: row.tags,
+    name: row.name ?? null,
+    description: row.description ?? null,
     summary: row.summary,
     laps: opts.laps && row.laps ? row.laps.map((lap) => lapOut(lap, offset)) : null,
     traces: opts.traces ?? null,

@@ -304,17 +304,26 @@ historyForm.addEventListener('submit', async (e) => {
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** A completed import's counts in words: `12 activity files: 9 new, 2 already uploaded, 1 failed (listed below); 1 other entry skipped (…)`. */
+/**
+ * A completed import's counts in words: `12 activity files (FIT 10, GPX 2): 9 new, 2 already uploaded, 1 failed (listed below);
+ * 1 other entry skipped (…)`, the formats when there are several, and a Strava export's rows without a file.
+ */
 function filesText(f) {
   const parts = [
     [f.loaded, 'new'],
     [f.already_stored, 'already uploaded'],
     [f.failed, 'failed (listed below)'],
   ].filter(([n]) => n > 0);
-  const found = `${plural(f.found, 'activity file')}${parts.length ? `: ${parts.map(([n, what]) => `${n} ${what}`).join(', ')}` : ''}`;
+  const formats = Object.entries(f.formats ?? {});
+  const byFormat = formats.length > 1 ? ` (${formats.map(([format, c]) => `${format.toUpperCase()} ${c.found}`).join(', ')})` : '';
+  const found = `${plural(f.found, 'activity file')}${byFormat}${parts.length ? `: ${parts.map(([n, what]) => `${n} ${what}`).join(', ')}` : ''}`;
+  const csv = f.activities_csv;
+  const manual = csv?.without_file
+    ? `; ${plural(csv.without_file, 'activity', 'activities')} of activities.csv without a file (entered by hand)`
+    : '';
   return f.skipped
-    ? `${found}; ${plural(f.skipped, 'other entry', 'other entries')} skipped (not FIT or CSV, unsafe name, or too large)`
-    : found;
+    ? `${found}; ${plural(f.skipped, 'other entry', 'other entries')} skipped (not FIT, GPX, TCX or CSV, unsafe name, or too large)${manual}`
+    : `${found}${manual}`;
 }
 
 /** `2025-01-03T08:00:00` (naive local) as `2025-01-03 08:00`. */

@@ -3,13 +3,18 @@ import { z } from 'zod';
 import { defineRoute } from '../../../http/route.ts';
 import { readMultipart } from '../../activities/multipart.ts';
 import { BackfillOut, backfillOut } from '../../../services/activities/backfill-model.ts';
-import { backfillCounts, earliestActivityStart, latestBackfill } from '../../../../db/backfills.ts';
+import { backfillCounts, earliestActivityStart, latestBackfill, type BackfillCounts } from '../../../../db/backfills.ts';
 import { refuseWhileImporting, startArchiveBackfill } from '../../../services/activities/backfill.ts';
 import { watchBackfill } from '../../../../db/backfill-progress.ts';
 import { CONTENT_ENCODING_HEADER } from '../../../http/middleware/compression.ts';
 
 const BackfillForm = z
-  .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
+  .object({
+    archive: z
+      .string()
+      .meta({ format: 'binary' })
+      .describe('A zip archive of .fit/.gpx/.tcx/.csv files (optionally .gz), folders and zips inside allowed'),
+  })
   .meta({ id: 'BackfillUpload' });
 
 export const startBackfillRoute = defineRoute(
@@ -20,8 +25,11 @@ export const startBackfillRoute = defineRoute(
     summary: 'Import a history archive (newest first)',
     description:
       "Accepts a zip archive (e.g. a training platform's bulk export) in the multipart field `archive` and answers 202. Workers read " +
-      'it, make a source of every .fit/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
-      'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
+      'it, make a source of every .fit/.gpx/.tcx/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
+      'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. A `.zip` inside is read ' +
+      "as an archive too, two levels deep, within the same limits (Garmin Connect's export); a Strava bulk export's " +
+      "`activities.csv` gives the files it names their `name`, `description`, sport (the athlete's type on Strava, by the table in " +
+      'docs/api-clients.md) and a `gear:<name>` tag. Other entries, unsafe ' +
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
       "Content-Length pass it). The part's Content-Type does not matter (none is fine). A user's imports run one at a time: " +
@@ -66,6 +74,42 @@ const BackfillFiles = z
     already_stored: z.number().int().describe('Files whose content was stored before (an upload, an earlier import): not loaded again'),
     failed: z.number().int().describe('Files that could not be read (each also a BackfillError line)'),
     skipped: z.number().int().describe('Entries left out: other formats, unsafe names, too large'),
+    formats: z
+      .record(
+        z.string(),
+        z
+          .object({
+            found: z.number().int(),
+            loaded: z.number().int(),
+            already_stored: z.number().int(),
+            failed: z.number().int(),
+          })
+          .meta({ id: 'BackfillFormatFiles' }),
+      )
+      .optional()
+      .describe("The same counts by the format of the files' content (`fit`, `gpx`, `tcx`, `csv`): only formats found"),
+    skipped_by_reason: z
+      .record(z.string(), z.number().int())
+      .optional()
+      .describe(
+        '`skipped` by reason: `unsupported` (another extension, encrypted, another compression), `unsafe_name`, `too_large`, ' +
+          '`too_deep` (a zip nested deeper than 2 levels), `unreadable` (corrupt in the archive), `not_activity` (the content is no ' +
+          "activity file), `export_csv` (a Strava export's activities.csv, read for its metadata), `export_other` (the export's other files)",
+      ),
+    nested_archives: z
+      .number()
+      .int()
+      .optional()
+      .describe('Zips inside the archive that were opened (a Garmin Connect export holds its files so)'),
+    activities_csv: z
+      .object({
+        rows: z.number().int().describe('Rows of activities.csv'),
+        with_file: z.number().int().describe('Rows whose file is in the export'),
+        without_file: z.number().int().describe('Rows without a file (activities entered by hand): not imported, not an error'),
+        file_missing: z.number().int().describe('Rows naming a file the export does not hold, or an unsafe name (never looked for)'),
+      })
+      .optional()
+      .describe('For a Strava bulk export only: its activities.csv'),
   })
   .meta({ id: 'BackfillFiles' });
 
@@ -78,6 +122,27 @@ const StatusLine = z.union([
     .meta({ id: 'BackfillStatus' }),
   z.object({ error: z.string() }).meta({ id: 'BackfillError' }),
 ]);
+
+/** A completed import's `files`: the counts, by format and skip reason, and a Strava export's activities.csv. */
+function filesOut(c: BackfillCounts): z.input<typeof BackfillFiles> {
+  const formats = Object.fromEntries(
+    Object.entries(c.formats).map(([format, f]) => [
+      format,
+      { found: f.found, loaded: f.loaded, already_stored: f.already_stored, failed: f.failed },
+    ]),
+  );
+  return {
+    found: c.found,
+    loaded: c.loaded,
+    already_stored: c.already_stored,
+    failed: c.failed,
+    skipped: c.skipped,
+    formats,
+    skipped_by_reason: c.skipped_by_reason,
+    nested_archives: c.nested_archives,
+    ...(c.strava ? { activities_csv: c.strava } : {}),
+  };
+}
 
 export const backfillStatusRoute = defineRoute(
   {
@@ -145,9 +210,7 @@ export const backfillStatusRoute = defineRoute(
           write({ error: `${current.filename}: ${current.error_message ?? 'the archive could not be read'}` });
         // The counts only on a completed import's last line: one query then, not one per tick.
         const c = current.status === 'completed' ? await backfillCounts(db, current) : undefined;
-        const files = c
-          ? { found: c.found, loaded: c.loaded, already_stored: c.already_stored, failed: c.failed, skipped: c.skipped }
-          : undefined;
+        const files = c ? filesOut(c) : undefined;
         write({ backfill_loaded_until: progress.loaded_until, ...(files ? { files } : {}) });
         if (progress.done || now().getTime() >= deadline) return finish();
         timer = setTimeout(tick, Math.min(config.BACKFILL_STATUS_INTERVAL_MS, Math.max(0, deadline - now().getTime())));
