@@ -1,6 +1,6 @@
 /**
  * The names of a history import's entries (lib/archive.ts): which are unsafe, which are OS litter
- * left out silently, which are directories, and which are activity files (`.fit`, `.csv`, either
+ * left out silently, which are directories, and which are activity files (`.fit`, `.csv`, `.gpx`, `.tcx`, any
  * gzipped), with the name reading one returns.
  */
 import yauzl from 'yauzl';
@@ -14,7 +14,7 @@ type Classified =
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const EXTENSION = /\.(fit|csv)(\.gz)?$/i;
+const EXTENSION = /\.(fit|csv|gpx|tcx)(\.gz)?$/i;
 const MAX_NAME_LENGTH = 4096;
 
 /** Why `name` is unsafe, or null. `name` is `/`-separated; a trailing `/` (a directory) is allowed. */
@@ -39,7 +39,7 @@ export function classify(name: string): Classified {
   if (name.endsWith('/')) return { kind: 'directory' };
   const base = segments[segments.length - 1]!;
   const m = EXTENSION.exec(base);
-  if (!m) return { kind: 'skip', reason: 'unsupported', detail: 'not a .fit, .csv, .fit.gz or .csv.gz file' };
+  if (!m) return { kind: 'skip', reason: 'unsupported', detail: 'not a .fit, .csv, .gpx or .tcx file (optionally .gz)' };
   const gzip = m[2] !== undefined;
   return { kind: 'file', format: m[1]!.toLowerCase() as EntryFormat, gzip, fileName: gzip ? base.slice(0, -3) : base };
 }

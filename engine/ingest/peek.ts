@@ -20,18 +20,23 @@
  * CRLF and blank lines handled as the ingest parser does) of the first data row, which must be an
  * ISO 8601 date-time with `Z` or a UTC offset; null for a naive or invalid value, a missing or
  * duplicated timestamp column, no data row, or a first row not within the first 64 KiB.
+ *
+ * GPX and TCX: the first time in the first 64 KiB (GPX `<time>`, the metadata's or the first
+ * point's; TCX an Activity's `<Id>` or a Lap's StartTime), read as the readers read it
+ * (engine/ingest/track.ts parseTime); null when none.
  */
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { parseInstant } from '../../lib/time.ts';
+import { parseTime } from './track.ts';
 
-export type PeekFormat = 'fit' | 'csv';
+export type PeekFormat = 'fit' | 'csv' | 'gpx' | 'tcx';
 
 /** When the file was recorded (see the module comment), or null. Never throws. */
 export function recordedAt(bytes: Uint8Array, format: PeekFormat): Date | null {
   try {
     if (format === 'fit') return fitRecordedAt(bytes);
     if (format === 'csv') return csvRecordedAt(bytes);
-    return null;
+    return xmlRecordedAt(bytes, format === 'gpx' ? GPX_TIME : TCX_TIME);
   } catch {
     return null;
   }
@@ -186,4 +191,18 @@ function csvRecordedAt(bytes: Uint8Array): Date | null {
   const cell = records[1]![column];
   const instant = cell === undefined ? undefined : parseInstant(cell.trim());
   return instant?.ok ? new Date(instant.t) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPX and TCX
+
+const GPX_TIME = /<(?:[\w.-]+:)?time>\s*([^<\s]+)\s*</;
+const TCX_TIME = /<(?:[\w.-]+:)?Id>\s*([^<\s]+)\s*<|StartTime="([^"]+)"/;
+
+function xmlRecordedAt(bytes: Uint8Array, pattern: RegExp): Date | null {
+  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 64 * 1024));
+  const m = pattern.exec(head);
+  const text = m?.[1] ?? m?.[2];
+  const parsed = text === undefined ? undefined : parseTime(text);
+  return parsed ? new Date(parsed.t) : null;
 }

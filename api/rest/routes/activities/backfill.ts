@@ -9,7 +9,9 @@ import { watchBackfill } from '../../../../db/backfill-progress.ts';
 import { CONTENT_ENCODING_HEADER } from '../../../http/middleware/compression.ts';
 
 const BackfillForm = z
-  .object({ archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv files (optionally .gz), folders allowed') })
+  .object({
+    archive: z.string().meta({ format: 'binary' }).describe('A zip archive of .fit/.csv/.gpx/.tcx files (optionally .gz), folders allowed'),
+  })
   .meta({ id: 'BackfillUpload' });
 
 export const startBackfillRoute = defineRoute(
@@ -20,7 +22,7 @@ export const startBackfillRoute = defineRoute(
     summary: 'Import a history archive (newest first)',
     description:
       "Accepts a zip archive (e.g. a training platform's bulk export) in the multipart field `archive` and answers 202. Workers read " +
-      'it, make a source of every .fit/.csv(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
+      'it, make a source of every .fit/.csv/.gpx/.tcx(.gz) file in it (files already uploaded are recognised by content and not loaded ' +
       'twice), and load them newest first; follow the progress on `GET /api/v1/activities/backfill-status`. Other entries, unsafe ' +
       'names (absolute, `..`), and entries over the file-size limit or with an implausible compression ratio are skipped. ' +
       'The archive may be at most BACKFILL_MAX_ARCHIVE_BYTES (4 GiB by default; 413 beyond, as soon as its bytes or a declared ' +
