@@ -175,7 +175,7 @@ test('TCX: laps, trackpoints, TPX with a prefix or none, Creator; the laps total
     .map((s) => tp(T0 + s * 1000, s * 8, `<Extensions><TPX><Speed>8</Speed><Watts>300</Watts></TPX></Extensions>`))
     .join('');
   const values = (d: number, hr: number, w: number) =>
-    `<DistanceMeters>${d}</DistanceMeters><MaximumSpeed>9</MaximumSpeed><AverageHeartRateBpm><Value>${hr}</Value></AverageHeartRateBpm><MaximumHeartRateBpm><Value>${hr + 10}</Value></MaximumHeartRateBpm><Cadence>80</Cadence><Extensions><LX><AvgWatts>${w}</AvgWatts><MaxWatts>${w + 50}</MaxWatts></LX></Extensions>`;
+    `<DistanceMeters>${d}</DistanceMeters><MaximumSpeed>9</MaximumSpeed><AverageHeartRateBpm><Value>${hr}</Value></AverageHeartRateBpm><MaximumHeartRateBpm><Value>${hr + 10}</Value></MaximumHeartRateBpm><Cadence>75</Cadence><Extensions><LX><AvgWatts>${w}</AvgWatts><MaxWatts>${w + 50}</MaxWatts></LX></Extensions>`;
   const file = tcx(
     `<Activity Sport="Biking"><Id>${iso(T0)}</Id>${lap(T0, 3, pts1, values(24, 140, 200))}${lap(T0 + 3000, 1, pts2, values(8, 160, 300))}${creator}</Activity>`,
   );
@@ -200,8 +200,12 @@ test('TCX: laps, trackpoints, TPX with a prefix or none, Creator; the laps total
     max_heart_rate: 170,
     avg_power: 225,
     max_power: 350,
-    avg_cadence: 80,
+    avg_cadence: 75,
   });
+  // Garmin Connect writes each lap's highest cadence in Lap/Cadence: equal to its trackpoints' maximum, it is max_cadence.
+  const maxed = tcx(`<Activity Sport="Biking">${lap(T0, 2, tp(T0, 0) + tp(T0 + 1000, 5), '<Cadence>80</Cadence>')}</Activity>`);
+  t.like(parseTcx(maxed)[0]!.deviceSummary, { max_cadence: 80 });
+  t.is(parseTcx(maxed)[0]!.deviceSummary!.avg_cadence, undefined);
 });
 
 test('TCX sport: case-insensitive; Other and unknown sports are generic; the root creator attribute is the device without <Creator>', (t) => {

@@ -33,14 +33,16 @@
  * above 0), max_speed = the highest MaximumSpeed, max_heart_rate = the highest MaximumHeartRateBpm,
  * max_power = the highest LX MaxWatts, and avg_heart_rate (AverageHeartRateBpm), avg_power (LX
  * AvgWatts), avg_cadence (Cadence, or LX AvgRunCadence) and avg_speed (LX AvgSpeed) each the mean
- * of the laps that have it, weighted by their TotalTimeSeconds; a value of 0 is left out (a sensor
+ * of the laps that have it, weighted by their TotalTimeSeconds — except that a Cadence equal to
+ * every lap's highest trackpoint cadence is taken for what it is, max_cadence (Garmin Connect's
+ * export writes the lap's maximum there); a value of 0 is left out (a sensor
  * the device did not have: Polar writes speed 0 for an indoor ride).
  *
  * Fails with IngestError: `empty_file`, `invalid_xml`/`xml_too_deep`/`xml_too_large` (xml.ts),
  * `invalid_tcx` (XML whose root is not TrainingCenterDatabase), `no_activity`, `too_many_samples`.
  */
 import { IngestError, type DeviceSummary, type Pause, type Recording } from './recording.ts';
-import { number, parseTime, Points, trackRecording, type TrackChannel } from './track.ts';
+import { number, parseTime, Points, TRACK_CHANNELS, trackRecording, type TrackChannel } from './track.ts';
 import { readXml } from './xml.ts';
 
 const SPORTS: Record<string, string> = { biking: 'cycling', running: 'running' };
@@ -70,6 +72,9 @@ const LX_VALUES: Record<string, LapValue> = {
 
 interface TcxLap extends Partial<Record<LapValue, number>> {
   start: number;
+  /** Its trackpoints [from, to) in the file's Points. */
+  from: number;
+  to: number;
 }
 
 interface TcxActivity {
@@ -101,7 +106,7 @@ export function parseTcx(bytes: Uint8Array): Recording[] {
         points.breakRun();
       } else if (name === 'Lap' && activity) {
         const start = parseTime(attributes['StartTime'] ?? '');
-        lap = start ? { start: start.t } : undefined;
+        lap = start ? { start: start.t, from: points.count, to: points.count } : undefined;
         if (lap) activity.laps.push(lap);
       } else if (name === 'Trackpoint' && activity) {
         inPoint = true;
@@ -128,8 +133,10 @@ export function parseTcx(bytes: Uint8Array): Recording[] {
       if (!activity) return;
       if (lap) readLapValue(lap, name, text, path);
       if (name === 'Name' && parent === 'Creator' && text !== '' && !activity.devices.includes(text)) activity.devices.push(text);
-      else if (name === 'Lap') lap = undefined;
-      else if (name === 'Activity') {
+      else if (name === 'Lap' && lap) {
+        lap.to = points.count;
+        lap = undefined;
+      } else if (name === 'Activity') {
         activity.to = points.count;
         activities.push(activity);
         activity = undefined;
@@ -148,7 +155,7 @@ export function parseTcx(bytes: Uint8Array): Recording[] {
         laps: laps.map((l) => ({ start: new Date(l.start), end: new Date(l.end) })),
         ...(laps.length ? { end: laps[laps.length - 1]!.end } : {}),
         ...(laps.length && laps.every((l) => l.total !== undefined) ? { pauses: (ts: Float64Array) => lapPauses(ts, laps) } : {}),
-        deviceSummary: deviceSummary(a.laps),
+        deviceSummary: deviceSummary(a.laps, lapCadenceIsMax(a.laps, points)),
         utcOffsetSeconds: points.offset ?? 0,
       });
     });
@@ -217,8 +224,28 @@ export function lapPauses(ts: Float64Array, laps: readonly LapSpan[]): Pause[] {
 /** A lap stopped for less than this (s) was not stopped: its timer and its span agree to rounding. */
 const MIN_STOPPED_SECONDS = 0.5;
 
+/**
+ * Whether the laps' Cadence is their highest cadence rather than their mean: Garmin Connect's TCX
+ * export writes each lap's maximum there (136 rpm over trackpoints averaging 54). True when every
+ * lap with a Cadence and cadence trackpoints has it equal to its trackpoints' highest (rounded),
+ * and at least one does.
+ */
+function lapCadenceIsMax(laps: readonly TcxLap[], points: Points): boolean {
+  const cadence = points.columns[TRACK_CHANNELS.indexOf('cadence')]!;
+  let matched = 0;
+  for (const lap of laps) {
+    if (lap.cadence === undefined) continue;
+    let max = -Infinity;
+    for (let k = lap.from; k < lap.to; k++) if (cadence[k]! > max) max = cadence[k]!; // (NaN is never greater)
+    if (max === -Infinity) continue;
+    if (Math.round(max) !== Math.round(lap.cadence)) return false;
+    matched++;
+  }
+  return matched > 0;
+}
+
 /** The laps' own totals as the device's summary (module comment). */
-function deviceSummary(laps: readonly TcxLap[]): DeviceSummary {
+function deviceSummary(laps: readonly TcxLap[], cadenceIsMax: boolean): DeviceSummary {
   const out: DeviceSummary = {};
   const sum = (key: LapValue) => laps.reduce((s, l) => s + (l[key] ?? 0), 0);
   const max = (key: LapValue) => {
@@ -239,7 +266,7 @@ function deviceSummary(laps: readonly TcxLap[]): DeviceSummary {
     ['max_heart_rate', max('maxHr')],
     ['avg_power', weighted('avgWatts')],
     ['max_power', max('maxWatts')],
-    ['avg_cadence', weighted('cadence') ?? weighted('runCadence')],
+    cadenceIsMax ? ['max_cadence', max('cadence')] : ['avg_cadence', weighted('cadence') ?? weighted('runCadence')],
   ];
   // A 0 is a sensor the device did not have (Polar writes speed 0 for an indoor ride without one).
   for (const [key, v] of values) if (v !== undefined && v > 0) out[key] = v;
