@@ -7,6 +7,7 @@ import { createTestUser, tokenFor } from './helpers/users.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
 import { api, upload, uploadAndWait } from './helpers/activities.ts';
 import { dataChecks } from '../api/web/activity-checks.ts';
+import { yazlZip } from './helpers/zip.ts';
 
 /**
  * GPX and TCX through the real upload API (issue 39, items 1 and 3): every real file of
@@ -206,4 +207,37 @@ test('a 200 MB gzip bomb named .gpx.gz is refused within the decompressed-size c
   t.true(grown < 100 * 1024 * 1024, `RSS grew ${Math.round(grown / 1024 / 1024)} MB`);
   const stored = await service.deps.db.selectFrom('sources').selectAll().where('user_id', '=', user.id).execute();
   t.is(stored.length, 0);
+});
+
+test('a history import (backfill) reads GPX and TCX entries, gzipped or not; a route fails alone; other XML is skipped', async (t) => {
+  const { token } = await athlete();
+  const archive = await yazlZip([
+    { name: 'export/activities/123.gpx.gz', data: gzipSync(fixture('strava_export_zwift_ride_power.gpx')) },
+    { name: 'export/activities/124.tcx', data: fixture('runtastic_run_short.tcx') },
+    { name: 'export/activities/125.TCX.GZ', data: gzipSync(fixture('polar_vantagev_indoor_bike_3laps_nogps.tcx')) },
+    { name: 'export/routes/1.gpx', data: fixture('strava_route_no_time.gpx') },
+    { name: 'export/activities.kml', data: new TextEncoder().encode('<kml/>') },
+  ]);
+  const form = new FormData();
+  form.append('archive', new Blob([archive as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), 'export.zip');
+  const res = await fetch(`${service.url}/api/v1/activities/backfill`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
+  t.is(res.status, 202);
+  // The status stream ends when the import completes; its last line counts the files.
+  const status = await fetch(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${token}` } });
+  const lines = (await status.text())
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  t.like(lines[lines.length - 1], { files: { found: 4, loaded: 3, failed: 1, skipped: 1 } });
+  const { body: sources } = await api(service, token, 'GET', '/api/v1/sources/');
+  t.deepEqual(sources.map((s: any) => [s.filename, s.type, s.status, s.error?.code ?? null]).sort(), [
+    ['1.gpx', 'gpx', 'failed', 'no_timestamps'],
+    ['123.gpx', 'gpx', 'processed', null],
+    ['124.tcx', 'tcx', 'processed', null],
+    ['125.TCX', 'tcx', 'processed', null],
+  ]);
 });

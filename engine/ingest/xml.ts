@@ -34,6 +34,7 @@ export const MAX_XML_DEPTH = 32;
 export const MAX_ELEMENT_TEXT = 1024;
 export const MAX_XML_TEXT = 64 * 1024 * 1024;
 const CHUNK = 256 * 1024;
+const NO_ATTRIBUTES: Readonly<Record<string, string>> = Object.freeze({});
 
 export interface XmlHandler {
   /** An element opens: its local name, its attributes by local name; `path` holds the local names of its ancestors and itself. */
@@ -83,15 +84,19 @@ export function readXml(bytes: Uint8Array, handler: XmlHandler): void {
     path.push(name);
     text = '';
     textLength = 0;
-    const attributes: Record<string, string> = {};
-    for (const [key, value] of Object.entries(tag.attributes)) attributes[localName(key)] = value;
+    let attributes: Record<string, string> = NO_ATTRIBUTES;
+    for (const key in tag.attributes) {
+      if (attributes === NO_ATTRIBUTES) attributes = {};
+      attributes[localName(key)] = tag.attributes[key]!;
+    }
     handler.open(name, attributes, path); // (a self-closing element's closetag follows at once)
   });
   parser.on('text', (chunk: string) => {
     total += chunk.length;
     if (total > MAX_XML_TEXT)
       stop(new IngestError('xml_too_large', `The XML holds more than ${MAX_XML_TEXT.toLocaleString('en-US')} characters of text.`));
-    if (textLength < MAX_ELEMENT_TEXT) text += chunk.slice(0, MAX_ELEMENT_TEXT - textLength);
+    if (textLength === 0) text = chunk.length <= MAX_ELEMENT_TEXT ? chunk : chunk.slice(0, MAX_ELEMENT_TEXT);
+    else if (textLength < MAX_ELEMENT_TEXT) text += chunk.slice(0, MAX_ELEMENT_TEXT - textLength);
     textLength += chunk.length;
   });
   parser.on('closetag', (tag: SaxesTagPlain) => {
