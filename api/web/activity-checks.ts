@@ -86,7 +86,7 @@ const DEVICE_COMPARISONS: {
     device: 'total_timer_time',
     ours: (a) => num(a.timer_seconds),
     show: (s) => clockDuration(s * 1000),
-    why: "We add up the spans between the file's timer start and stop events (or leave out gaps over 90 s); the device keeps its own count, which may treat auto-pause or a paused start differently.",
+    why: "We add up the spans between the file's timer start and stop events (or leave out gaps over 90 s; in a TCX file, the gaps its laps' timers say were stopped); the device keeps its own count, which may treat auto-pause or a paused start differently.",
   },
   {
     key: 'elapsed',

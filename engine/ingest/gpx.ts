@@ -155,9 +155,10 @@ export function parseGpx(bytes: Uint8Array): Recording[] {
         if (name === 'trkpt') {
           points.end();
           inPoint = false;
-        } else if (name === 'time') points.setTime(text);
-        else if (name === 'ele') points.set('altitude', number(text));
-        else if (EXTENSION_PARENTS.has(path[path.length - 2]!.toLowerCase())) {
+        } else if (path[path.length - 2] === 'trkpt') {
+          if (name === 'time') points.setTime(text);
+          else if (name === 'ele') points.set('altitude', number(text));
+        } else if (EXTENSION_PARENTS.has(path[path.length - 2]!.toLowerCase())) {
           const channel = EXTENSION_VALUES[name.toLowerCase()];
           if (channel) points.set(channel, number(text));
         }

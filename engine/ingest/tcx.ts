@@ -119,7 +119,7 @@ export function parseTcx(bytes: Uint8Array): Recording[] {
         if (name === 'Trackpoint') {
           points.end();
           inPoint = false;
-        } else if (name === 'Time') points.setTime(text);
+        } else if (name === 'Time' && parent === 'Trackpoint') points.setTime(text);
         else if (name === 'Value' && parent === 'HeartRateBpm') points.set('heart_rate', number(text));
         else if (parent === 'Trackpoint' || parent === 'Position') {
           const channel = POINT_VALUES[name];
