@@ -1,5 +1,7 @@
 import test from 'ava';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import { createGzip, gzipSync } from 'node:zlib';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -8,6 +10,7 @@ import { fixturesDir } from './helpers/fixtures.ts';
 import { api, upload, uploadAndWait } from './helpers/activities.ts';
 import { dataChecks } from '../api/web/activity-checks.ts';
 import { yazlZip } from './helpers/zip.ts';
+import { envOf } from './helpers/worker-process.ts';
 
 /**
  * GPX and TCX through the real upload API (issue 39, items 1 and 3): every real file of
@@ -239,5 +242,34 @@ test('a history import (backfill) reads GPX and TCX entries, gzipped or not; a r
     ['123.gpx', 'gpx', 'processed', null],
     ['124.tcx', 'tcx', 'processed', null],
     ['125.TCX', 'tcx', 'processed', null],
+  ]);
+});
+
+test('the CLI backfills a directory of GPX and TCX files (.gz too)', async (t) => {
+  const { user, token } = await athlete();
+  const dir = mkdtempSync(join(os.tmpdir(), 'tracks-'));
+  mkdirSync(join(dir, 'watch'));
+  writeFileSync(join(dir, 'watch', 'run.tcx.gz'), gzipSync(fixture('garmin_fr945_treadmill_runcadence_nogps.tcx')));
+  writeFileSync(join(dir, 'walk.GPX'), fixture('gpsbabel_gpx10_8trk.gpx'));
+  writeFileSync(join(dir, 'notes.xml'), '<notes/>');
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import=tsx', 'bin/cli.ts', 'backfill', '--user', user.email, dir, '--json'], {
+      env: envOf(service.config),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+  t.is(out.code, 0, out.stderr);
+  t.like(JSON.parse(out.stdout), { user_id: user.id, total: 2, skipped: 1, queued: 2 });
+  const status = await fetch(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${token}` } });
+  const lines = (await status.text()).split('\n').filter(Boolean);
+  t.like(JSON.parse(lines.at(-1)!), { files: { found: 2, loaded: 2, failed: 0, skipped: 1 } });
+  const { body: sources } = await api(service, token, 'GET', '/api/v1/sources/');
+  t.deepEqual(sources.map((s: any) => [s.filename, s.type, s.status]).sort(), [
+    ['run.tcx', 'tcx', 'processed'],
+    ['walk.GPX', 'gpx', 'processed'],
   ]);
 });
