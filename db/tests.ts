@@ -262,3 +262,58 @@ export function newestTestWith(
     .limit(1)
     .executeTakeFirst();
 }
+
+/** A trace of a new test (createTestWithTraces): its `test_id` is the new test's. */
+export type StepTraceFields = Omit<TraceRow, 'id' | 'user_id' | 'created_at' | 'updated_at' | 'test_id'>;
+
+/**
+ * A new test and its traces (a pasted step table's steps), in one transaction: every trace names the
+ * new test by `test_id`, and either all of it is stored or none. Writes `test_created` and a
+ * `trace_created` per trace, as creating each through the API would.
+ */
+export function createTestWithTraces(
+  db: Db,
+  userId: string,
+  fields: TestFields,
+  traces: StepTraceFields[],
+  createdBy: string | null,
+  now: Date,
+): Promise<{ test: TestRow; traces: TraceRow[] }> {
+  return db.transaction().execute(async (trx) => {
+    const test = await trx
+      .insertInto('tests')
+      .values({ ...stored(fields), user_id: userId, created_by: createdBy, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const rows = traces.length
+      ? await trx
+          .insertInto('traces')
+          .values(traces.map((t) => ({ ...t, test_id: test.id, user_id: userId, created_at: now, updated_at: now })))
+          .returningAll()
+          .execute()
+      : [];
+    await bumpReadVersion(trx, userId);
+    await recordEvents(
+      trx,
+      [
+        { user_id: userId, type: 'test_created', resource_id: test.id },
+        ...rows.map((t) => ({ user_id: userId, type: 'trace_created' as const, resource_id: t.id })),
+      ],
+      now,
+    );
+    return { test, traces: rows.sort((a, b) => a.time.getTime() - b.time.getTime()) };
+  });
+}
+
+/** The user's tests whose window overlaps the span (an activity's), oldest first. */
+export function testsOverlapping(db: Db, userId: string, span: { start_time: Date; end_time: Date }): Promise<TestRow[]> {
+  return db
+    .selectFrom('tests')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('start_time', '<=', span.end_time)
+    .where('end_time', '>=', span.start_time)
+    .orderBy('start_time')
+    .orderBy('id')
+    .execute();
+}

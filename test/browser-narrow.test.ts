@@ -37,12 +37,20 @@ test.serial.before(async () => {
   const app = await createTestApplication(suite.service, user, { name: `${'Application'.repeat(9)}X` });
   await tokenFor(suite.service, user, ['data:read'], app.id); // a connection to show
   await api(suite.service, token, 'POST', '/api/v1/dailies/body_mass', { date: '2026-05-18', value: 72.4 });
+  const labTest = await api(suite.service, token, 'POST', '/api/v1/tests/', {
+    sport: 'cycling.road',
+    start: '2026-05-18T09:00:00+02:00',
+    title: 'T'.repeat(200),
+    tags: ['t'.repeat(64)],
+  });
   pages = [
     '/',
     '/activities',
     `/activities/${activity}`,
     '/curves',
     '/data',
+    '/tests',
+    `/tests/${labTest.body.id}`,
     '/upload',
     '/settings',
     '/settings/tokens',

@@ -4,7 +4,6 @@ import { parseTcx } from '../engine/ingest/tcx.ts';
 import { stepDistance } from '../engine/ingest/track.ts';
 import { MAX_XML_DEPTH, readXml, rootElement } from '../engine/ingest/xml.ts';
 import { sniff } from '../engine/ingest/sniff.ts';
-import { recordedAt } from '../engine/ingest/peek.ts';
 import { IngestError, type Recording } from '../engine/ingest/recording.ts';
 
 /**
@@ -336,12 +335,4 @@ test('every reader hands a Recording the ingest can use: ascending timestamps, a
     for (let k = 1; k < rec.timestamps.length; k++) t.true(rec.timestamps[k]! > rec.timestamps[k - 1]!);
     for (const values of Object.values(rec.channels)) t.is(values!.length, rec.timestamps.length);
   }
-});
-
-test('peek: a GPX or TCX file is dated by its first time (GPX <time>, TCX Id or Lap StartTime), null without one', (t) => {
-  t.deepEqual(recordedAt(gpx(`<metadata><time>2024-05-01T12:00:00+02:00</time></metadata>`), 'gpx'), new Date('2024-05-01T10:00:00Z'));
-  t.deepEqual(recordedAt(gpx(`<trk>${segment(T0, 2)}</trk>`), 'gpx'), new Date(T0));
-  t.deepEqual(recordedAt(tcx(`<Activity Sport="Running"><Id>${iso(T0)}</Id></Activity>`), 'tcx'), new Date(T0));
-  t.deepEqual(recordedAt(tcx(`<Activity Sport="Running">${lap(T0 + 1500, 1, '')}</Activity>`), 'tcx'), new Date(T0 + 1500));
-  t.is(recordedAt(gpx('<trk><trkseg><trkpt lat="1" lon="2"/></trkseg></trk>'), 'gpx'), null);
 });

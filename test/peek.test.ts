@@ -323,3 +323,49 @@ test('peek is much cheaper than a full parse: it reads a small part of the file 
     `${biggest.name} (${(biggest.bytes.length / 1024).toFixed(0)} KiB): peek made ${read.size} byte reads in ${(peek * 1000).toFixed(1)} µs, fitsdk Decoder ${fitsdk.toFixed(1)} ms, fit-file-parser (parseFit) ${parser.toFixed(1)} ms`,
   );
 });
+
+test('GPX and TCX: the first track point’s time, the activity’s Id or its first lap’s StartTime; a route without times is null', (t) => {
+  const dir = join(fixturesDir(), 'tracks');
+  const expected: Record<string, string | null> = {
+    'amazfit_run_hr_twice.gpx': '2018-05-14T09:54:12.000Z',
+    'gpsbabel_gpx10_8trk.gpx': '2010-08-05T14:23:59.000Z',
+    'strava_export_zwift_ride_power.gpx': '2016-04-22T16:44:13.000Z',
+    'strava_route_no_time.gpx': null,
+    'suunto_movescount_gpxdata.gpx': '2014-01-16T18:48:44.340Z',
+    'urbanbiker_android_ride_3seg.gpx': '2019-04-18T14:12:19.000Z',
+    'garmin_edge1000_ride_power_3laps.tcx': '2015-05-31T16:58:41.000Z',
+    'garmin_fr910xt_velodrome_power_7laps_nogps.tcx': '2017-08-26T15:42:53.000Z',
+    'garmin_fr945_treadmill_runcadence_nogps.tcx': '2020-02-02T11:19:00.000Z',
+    'polar_vantagev_indoor_bike_3laps_nogps.tcx': '2020-02-05T16:25:14.909Z',
+    'runtastic_run_short.tcx': '2015-05-10T14:13:32.000Z',
+  };
+  const names = readdirSync(dir).filter((n) => /\.(gpx|tcx)$/.test(n));
+  t.deepEqual(names.sort(), Object.keys(expected).sort());
+  for (const name of names) {
+    const format = name.endsWith('.gpx') ? 'gpx' : 'tcx';
+    t.is(recordedAt(readFileSync(join(dir, name)), format)?.toISOString() ?? null, expected[name]!, name);
+  }
+  const text = (s: string) => new TextEncoder().encode(s);
+  // A namespace prefix; the metadata's time is not a track point's.
+  t.is(
+    recordedAt(
+      text(
+        '<g:gpx><g:metadata><g:time>2020-01-01T00:00:00Z</g:time></g:metadata><g:trk><g:trkseg><g:trkpt lat="1" lon="2"><g:time>2021-02-03T04:05:06+01:00</g:time>',
+      ),
+      'gpx',
+    )?.toISOString(),
+    '2021-02-03T03:05:06.000Z',
+  );
+  // No Id: the first lap's StartTime; a naive time is no instant.
+  t.is(
+    recordedAt(
+      text('<TrainingCenterDatabase><Activities><Activity Sport="Biking"><Lap StartTime=\'2022-05-06T07:08:09Z\'>'),
+      'tcx',
+    )?.toISOString(),
+    '2022-05-06T07:08:09.000Z',
+  );
+  t.is(recordedAt(text('<gpx><trk><trkseg><trkpt lat="1" lon="2"><time>2021-02-03T04:05:06</time>'), 'gpx'), null);
+  t.is(recordedAt(text('<gpx><trk><trkseg><trkpt lat="1" lon="2"><time>yesterday</time>'), 'gpx'), null);
+  // A time only beyond the first 64 KiB is not looked for.
+  t.is(recordedAt(text(`<gpx><trk><trkseg><trkpt lat="1" lon="2">${' '.repeat(70_000)}<time>2021-02-03T04:05:06Z</time>`), 'gpx'), null);
+});

@@ -157,7 +157,12 @@ test("the page lists the user's traces and dailies with local times, units, esca
     laterRow,
     /Speed 12\.6 km\/h<\/span><br><span data-value="heart_rate">Heart rate 141 bpm<\/span><br><span data-value="vo2">VO₂ 41\.5 mL\/min\/kg<\/span><br><span data-value="rpe">RPE 6<\/span>/,
   );
-  t.true(laterRow.includes(`<span class="trace-test">Test <code>${stepTest.body.id}</code></span>`));
+  t.true(
+    laterRow.includes(
+      `<span class="trace-test" data-match="explicit">Test <a href="/tests/${stepTest.body.id}">Running test, 2026-05-19 06:00</a></span>`,
+    ),
+    'the trace links its test, named by its sport and local start',
+  );
   t.regex(laterRow, /<td class="trace-apps"><span class="muted">—<\/span><\/td>/);
 
   t.deepEqual(dailiesOn(page), ['resting_hr/2026-05-19', 'body_mass/2026-05-18'], 'newest first, not the other user’s');

@@ -139,6 +139,12 @@ export function backfillProcessor(deps: BackfillDeps) {
       // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
       await rm(file, { force: true });
       await markBackfillFailed(deps.db, row.id, message, deps.now());
+      deps.log.warn('backfill failed: its archive could not be opened', {
+        backfill_id: row.id,
+        code: err instanceof ArchiveError ? err.code : 'ENOENT',
+        reason: message,
+        attempt: job.attemptsMade + 1,
+      });
       return { failed: message };
     }
     try {

@@ -130,6 +130,7 @@ export async function requeueUnfinished(deps: { db: Db; queues: Queues; dataDir:
   for (const id of scans.exhausted) {
     await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
     await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
+    deps.log.warn('backfill failed: its scan was retried until its attempts ran out', { backfill_id: id });
   }
   let completedBackfills = 0;
   for (const b of backfills) if (b.status === 'loading' && (await completeBackfillIfDone(deps.db, b.id, now))) completedBackfills++;

@@ -1,6 +1,7 @@
 import type { Ctx } from '../http/context.ts';
-import type { ActivityRow } from '../../db/database.ts';
+import type { ActivityRow, TestRow } from '../../db/database.ts';
 import { findActivity, listActivities } from '../../db/activities.ts';
+import { testsOverlapping } from '../../db/tests.ts';
 import { isUuid } from '../../lib/ids.ts';
 import { rootSport } from '../../lib/sports.ts';
 import { formatInstant, formatLocal } from '../../lib/time.ts';
@@ -33,6 +34,11 @@ export function sportLabel(sport: string): string {
   const parts = path.split('.').map((p) => p.replace(/_/g, ' '));
   const head = parts.map((p, i) => (i === 0 ? p.charAt(0).toUpperCase() + p.slice(1) : p)).join(' › ');
   return modifiers.length ? `${head} (${modifiers.map((m) => m.replace(/_/g, ' ')).join(', ')})` : head;
+}
+
+/** A test's name in lists and links: its title, else its sport and local start. */
+export function testName(t: Pick<TestRow, 'title' | 'sport' | 'start_time' | 'utc_offset_seconds'>): string {
+  return t.title ?? `${sportLabel(t.sport)} test, ${formatLocal(t.start_time, t.utc_offset_seconds).replace('T', ' ').slice(0, 16)}`;
 }
 
 /** A distance as the user reads it (`57.60 km`, `35.79 mi`); undefined when there is none. */
@@ -232,7 +238,16 @@ ${pager}`,
   );
 }
 
-function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: string } = {}): string {
+/** The tests whose window overlaps the activity, linked to their pages. */
+function testsList(tests: TestRow[]): Html {
+  if (!tests.length) return html``;
+  return html`<h2>Tests</h2>
+<ul id="activity-tests" class="test-links">${tests.map(
+    (t) => html`<li data-test-id="${t.id}"><a href="/tests/${t.id}">${testName(t)}</a></li>`,
+  )}</ul>`;
+}
+
+function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: string; tests?: TestRow[] } = {}): string {
   const offset = a.utc_offset_seconds;
   const shown: Shown = { sport: a.sport, units: user.units };
   const distance = distanceText(a.distance, user.units);
@@ -266,6 +281,7 @@ function detailsPage(user: WebUser, a: ActivityRow, opts: { confirmError?: strin
   <dt>Id</dt><dd><code id="activity-id">${a.id}</code></dd>
 </dl>
 <p><a href="/api/v1/activities/${a.id}/download" id="download" download>Download original file</a></p>
+${testsList(opts.tests ?? [])}
 ${chartsSection(a)}
 <h2>Summary</h2>
 ${summaryTable(a.summary, shown)}
@@ -326,7 +342,8 @@ async function ownActivity(ctx: Ctx, opts: { post: boolean }): Promise<{ user: W
 export async function showActivity(ctx: Ctx) {
   const found = await ownActivity(ctx, { post: false });
   if (!found) return;
-  sendHtml(ctx, 200, detailsPage(found.user, found.activity));
+  const tests = await testsOverlapping(ctx.deps.db, found.user.id, found.activity);
+  sendHtml(ctx, 200, detailsPage(found.user, found.activity, { tests }));
 }
 
 export async function deleteActivityFromForm(ctx: Ctx) {

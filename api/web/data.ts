@@ -1,5 +1,5 @@
 import type { Ctx } from '../http/context.ts';
-import type { DailyRow, Db, TraceRow } from '../../db/database.ts';
+import type { DailyRow, Db, TestRow, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
 import { activitiesContaining, deleteTrace, listTraces, type ContainingActivity } from '../../db/traces.ts';
 import { deleteDaily, listDailies } from '../../db/dailies.ts';
@@ -10,7 +10,8 @@ import { assertSameOrigin } from '../http/origin-check.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
-import { sportLabel } from './activities.ts';
+import { sportLabel, testName } from './activities.ts';
+import { testsOfTraces, type TestMatch } from '../../db/tests.ts';
 import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
 import { formatSpeed, type Units } from './static/units.js';
 
@@ -54,6 +55,8 @@ const TRACE_VALUES: { key: 'lactate' | 'power' | 'speed' | 'heart_rate' | 'vo2' 
   { key: 'rpe', label: 'RPE' },
 ];
 
+type TraceTest = { test: TestRow; match: TestMatch };
+
 const none = html`<span class="muted">—</span>`;
 
 interface AppMetadata {
@@ -68,7 +71,21 @@ function lines(items: (Html | undefined)[]): Html {
   return present.length ? html`${present.map((item, i) => html`${i ? html`<br>` : ''}${item}`)}` : none;
 }
 
-function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadata: AppMetadata[], pages: Pages, units: Units): Html {
+/** The trace's test, linked to its page (by its title or date; `data-match`: by test id or by time); an id naming no stored test as it is. */
+function testLink(t: TraceRow, test: TraceTest | undefined): Html | undefined {
+  if (test)
+    return html`<span class="trace-test" data-match="${test.match}">Test <a href="/tests/${test.test.id}">${testName(test.test)}</a></span>`;
+  return t.test_id === null ? undefined : html`<span class="trace-test">Test <code>${t.test_id}</code></span>`;
+}
+
+function traceRow(
+  t: TraceRow,
+  activity: ActivitySummaryRow | undefined,
+  test: TraceTest | undefined,
+  metadata: AppMetadata[],
+  pages: Pages,
+  units: Units,
+): Html {
   const local = formatLocal(t.time, t.utc_offset_seconds).replace('T', ' ').slice(0, 19);
   return html`<tr data-trace-id="${t.id}">
 <td class="trace-time">${traceTime(t.time, t.utc_offset_seconds)}</td>
@@ -87,7 +104,7 @@ function traceRow(t: TraceRow, activity: ActivitySummaryRow | undefined, metadat
     t.tags.length
       ? html`<span class="trace-tags">Tags: ${t.tags.map((tag, i) => html`${i ? ' ' : ''}<code>${tag}</code>`)}</span>`
       : undefined,
-    t.test_id === null ? undefined : html`<span class="trace-test">Test <code>${t.test_id}</code></span>`,
+    testLink(t, test),
   ])}</td>
 <td class="trace-activity">${
     activity
@@ -159,6 +176,7 @@ interface DataView {
   traces: TraceRow[];
   olderTraces: boolean;
   activities: Map<string, ContainingActivity>;
+  tests: Map<string, TraceTest>;
   metadata: Map<string, AppMetadata[]>;
   dailies: DailyRow[];
   olderDailies: boolean;
@@ -185,7 +203,7 @@ ${
   v.traces.length
     ? html`<div class="table-scroll"><table class="wide" id="traces-table">
 <thead><tr><th>Local time</th><th>Sport</th><th>Values</th><th>Notes</th><th>Activity</th><th>Application metadata</th><th></th></tr></thead>
-<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.metadata.get(t.id) ?? [], pages, units))}</tbody>
+<tbody>${v.traces.map((t) => traceRow(t, v.activities.get(t.id)?.activity, v.tests.get(t.id), v.metadata.get(t.id) ?? [], pages, units))}</tbody>
 </table></div>`
     : pages.traces > 1
       ? html`<p id="no-traces">No traces on this page. <a href="${dataUrl({ ...pages, traces: 1 }, { hash: 'traces' })}">Back to the newest</a>.</p>`
@@ -239,8 +257,9 @@ export async function showData(ctx: Ctx) {
     listDailies(db, user.id, undefined, { limit: DAILIES_PER_PAGE + 1, offset: (pages.dailies - 1) * DAILIES_PER_PAGE }),
   ]);
   const traces = traceRows.slice(0, TRACES_PER_PAGE);
-  const [activities, metadata] = await Promise.all([
+  const [activities, tests, metadata] = await Promise.all([
     activitiesContaining(db, user.id, traces),
+    testsOfTraces(db, user.id, traces),
     appMetadataOfTraces(
       db,
       traces.map((t) => t.id),
@@ -255,6 +274,7 @@ export async function showData(ctx: Ctx) {
       traces,
       olderTraces: traceRows.length > TRACES_PER_PAGE,
       activities,
+      tests,
       metadata,
       dailies: dailyRows.slice(0, DAILIES_PER_PAGE),
       olderDailies: dailyRows.length > DAILIES_PER_PAGE,

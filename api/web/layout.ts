@@ -40,6 +40,7 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
       opts.user
         ? html`<a href="/activities">Activities</a>
         <a href="/curves">Curves</a>
+        <a href="/tests">Tests</a>
         <a href="/data">Traces and dailies</a>
         <a href="/upload">Upload</a>
         <a href="/settings" class="account" id="header-account">${opts.user.name}</a>
@@ -71,6 +72,8 @@ export function field(f: {
   type?: string;
   value?: string;
   autocomplete?: string;
+  /** The id of a <datalist> suggesting values. */
+  list?: string;
   error?: string | undefined;
   required?: boolean;
   /** A sentence under the field on what it accepts (its id: `<name>-hint`). */
@@ -79,7 +82,7 @@ export function field(f: {
   const describedBy = [f.hint ? `${f.name}-hint` : '', f.error ? `${f.name}-error` : ''].filter(Boolean).join(' ');
   return html`<label for="${f.name}">${f.label}</label>
 <input id="${f.name}" name="${f.name}" type="${f.type ?? 'text'}" value="${f.value ?? ''}"
-  ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ''} ${f.required === false ? '' : html`required`}
+  ${f.autocomplete ? html`autocomplete="${f.autocomplete}"` : ''} ${f.list ? html`list="${f.list}"` : ''} ${f.required === false ? '' : html`required`}
   ${f.error ? html`aria-invalid="true"` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''}>
 ${f.hint ? html`<p class="field-hint muted" id="${f.name}-hint">${f.hint}</p>` : ''}
 ${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : ''}`;

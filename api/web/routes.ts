@@ -18,6 +18,7 @@ import { revokeConnection, showConnections } from './connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './directory.ts';
 import { deleteActivityFromForm, showActivities, showActivity } from './activities.ts';
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './data.ts';
+import { createTestFromForm, deleteTestFromForm, showTest, showTests } from './tests.ts';
 import { showUpload } from './upload.ts';
 import { showCurves } from './curves.ts';
 import { home } from './home.ts';
@@ -60,6 +61,10 @@ export function addWebPages(router: Router<AppState, AppContextExtras>): void {
   router.get('/data', showData);
   router.post('/data/traces/:id/delete', deleteTraceFromForm);
   router.post('/data/dailies/:measure/:date/delete', deleteDailyFromForm);
+  router.get('/tests', showTests);
+  router.post('/tests', createTestFromForm);
+  router.get('/tests/:id', showTest);
+  router.post('/tests/:id/delete', deleteTestFromForm);
   router.get('/apps', showDirectory);
   router.get('/pages/:slug/', showApplicationPage);
   router.get('/pages/:slug', redirectToPage);

@@ -72,10 +72,11 @@ export function textareaField(f: {
   error?: string | undefined;
   hint?: Html | string;
   rows?: number;
+  placeholder?: string;
 }): Html {
   const described = [f.error ? `${f.name}-error` : '', f.hint ? `${f.name}-hint` : ''].filter(Boolean).join(' ');
   return html`<label for="${f.name}">${f.label}</label>
-<textarea id="${f.name}" name="${f.name}" rows="${f.rows ?? 3}"${f.error ? html` aria-invalid="true"` : ''}${described ? html` aria-describedby="${described}"` : ''}>${f.value ?? ''}</textarea>
+<textarea id="${f.name}" name="${f.name}" rows="${f.rows ?? 3}"${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}${f.error ? html` aria-invalid="true"` : ''}${described ? html` aria-describedby="${described}"` : ''}>${f.value ?? ''}</textarea>
 ${f.hint ? html`<p class="hint" id="${f.name}-hint">${f.hint}</p>` : ''}
 ${f.error ? html`<p class="field-error" id="${f.name}-error">${f.error}</p>` : ''}`;
 }

@@ -21,13 +21,13 @@
  * ISO 8601 date-time with `Z` or a UTC offset; null for a naive or invalid value, a missing or
  * duplicated timestamp column, no data row, or a first row not within the first 64 KiB.
  *
- * GPX and TCX: the first time in the first 64 KiB (GPX `<time>`, the metadata's or the first
- * point's; TCX an Activity's `<Id>` or a Lap's StartTime), read as the readers read it
- * (engine/ingest/track.ts parseTime); null when none.
+ * GPX and TCX (read as text, not parsed: the first 64 KiB): GPX, the `<time>` of the first track point
+ * (`trkpt`, any namespace prefix); TCX, the first activity's `<Id>` (an instant by the schema) or, failing
+ * that, its first lap's `StartTime`. The value must carry `Z` or an offset; a route without times, a naive
+ * value or none within 64 KiB gives null.
  */
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { parseInstant } from '../../lib/time.ts';
-import { parseTime } from './track.ts';
 
 export type PeekFormat = 'fit' | 'csv' | 'gpx' | 'tcx';
 
@@ -36,7 +36,7 @@ export function recordedAt(bytes: Uint8Array, format: PeekFormat): Date | null {
   try {
     if (format === 'fit') return fitRecordedAt(bytes);
     if (format === 'csv') return csvRecordedAt(bytes);
-    return xmlRecordedAt(bytes, format === 'gpx' ? GPX_TIME : TCX_TIME);
+    return trackRecordedAt(bytes, format);
   } catch {
     return null;
   }
@@ -196,13 +196,20 @@ function csvRecordedAt(bytes: Uint8Array): Date | null {
 // ---------------------------------------------------------------------------------------------
 // GPX and TCX
 
+const TRACK_PEEK_BYTES = 64 * 1024;
+const GPX_POINT = /<(?:[\w.-]+:)?trkpt\b/;
 const GPX_TIME = /<(?:[\w.-]+:)?time>\s*([^<\s]+)\s*</;
-const TCX_TIME = /<(?:[\w.-]+:)?Id>\s*([^<\s]+)\s*<|StartTime="([^"]+)"/;
+const TCX_ID = /<(?:[\w.-]+:)?Activity\b[^>]*>\s*<(?:[\w.-]+:)?Id>\s*([^<\s]+)\s*</;
+const TCX_LAP_START = /<(?:[\w.-]+:)?Lap\b[^>]*\bStartTime\s*=\s*["']([^"']+)["']/;
 
-function xmlRecordedAt(bytes: Uint8Array, pattern: RegExp): Date | null {
-  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 64 * 1024));
-  const m = pattern.exec(head);
-  const text = m?.[1] ?? m?.[2];
-  const parsed = text === undefined ? undefined : parseTime(text);
-  return parsed ? new Date(parsed.t) : null;
+/** Each search scans the text once (no pattern here backtracks over it). */
+function trackRecordedAt(bytes: Uint8Array, format: 'gpx' | 'tcx'): Date | null {
+  const head = new TextDecoder('utf-8').decode(bytes.subarray(0, TRACK_PEEK_BYTES));
+  let value: string | undefined;
+  if (format === 'gpx') {
+    const at = head.search(GPX_POINT);
+    value = at < 0 ? undefined : GPX_TIME.exec(head.slice(at))?.[1];
+  } else value = (TCX_ID.exec(head) ?? TCX_LAP_START.exec(head))?.[1];
+  const parsed = value === undefined ? undefined : parseInstant(value);
+  return parsed?.ok ? new Date(parsed.t) : null;
 }

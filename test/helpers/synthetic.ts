@@ -44,7 +44,7 @@ export interface RideSpec {
 /** mulberry32 (test/helpers/prng.ts). */
 export { prng };
 
-interface Sample {
+export interface Sample {
   lat: number;
   lon: number;
   distance: number;
