@@ -5,6 +5,8 @@ import { stepDistance } from '../engine/ingest/track.ts';
 import { MAX_XML_DEPTH, readXml, rootElement } from '../engine/ingest/xml.ts';
 import { sniff } from '../engine/ingest/sniff.ts';
 import { IngestError, type Recording } from '../engine/ingest/recording.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
+import { buildRideGpx, buildRideTcx } from './helpers/synthetic-tracks.ts';
 
 /**
  * The GPX and TCX readers (engine/ingest/gpx.ts, tcx.ts, track.ts) and their XML layer (xml.ts) on
@@ -335,4 +337,25 @@ test('every reader hands a Recording the ingest can use: ascending timestamps, a
     for (let k = 1; k < rec.timestamps.length; k++) t.true(rec.timestamps[k]! > rec.timestamps[k - 1]!);
     for (const values of Object.values(rec.channels)) t.is(values!.length, rec.timestamps.length);
   }
+});
+
+test('a synthetic ride as TCX agrees with its laps within 1 %, and as GPX its geodesic distance with the TCX one', async (t) => {
+  const spec = { start: new Date('2025-03-01T08:00:00Z'), seconds: 3600, seed: 7 };
+  const tcxResult = await ingestFile({ format: 'tcx', bytes: bytes(buildRideTcx(spec)), sport: null });
+  const gpxResult = await ingestFile({ format: 'gpx', bytes: bytes(buildRideGpx(spec)), sport: null });
+  if (!tcxResult.ok || !gpxResult.ok) return t.fail(JSON.stringify([tcxResult, gpxResult]));
+  const [fromTcx] = tcxResult.activities;
+  const [fromGpx] = gpxResult.activities;
+  const device = fromTcx!.deviceSummary!;
+  const close = (ours: number | undefined, theirs: number | undefined, what: string) =>
+    t.true(ours !== undefined && theirs !== undefined && Math.abs(ours - theirs) <= 0.01 * theirs, `${what}: ${ours} vs ${theirs}`);
+  t.is(fromTcx!.laps.length, 6);
+  t.deepEqual(fromTcx!.devices, ['Edge 530']);
+  close(fromTcx!.timerSeconds, device.total_timer_time, 'timer');
+  close(fromTcx!.distance ?? undefined, device.total_distance, 'distance');
+  close(fromTcx!.summary.heart_rate?.mean, device.avg_heart_rate, 'heart rate');
+  close(fromTcx!.summary.power?.mean, device.avg_power, 'power');
+  t.is(fromGpx!.sport, 'cycling');
+  close(fromGpx!.distance ?? undefined, device.total_distance, 'GPX geodesic distance beside the TCX DistanceMeters');
+  close(fromGpx!.summary.power?.mean, device.avg_power, 'GPX power');
 });
