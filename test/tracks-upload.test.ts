@@ -134,6 +134,23 @@ test("the data checks show a TCX file's lap totals beside ours, with the 1 % rul
   t.notRegex(html, /data-compare="avg_cadence"/, "the laps' Cadence is their maximum (Garmin Connect), not compared as an average");
   t.regex(html, /Within 1 % of the device: timer time, distance, average power, average heart rate/);
   t.regex(html, /2 records left out: their timestamps repeat/);
+  t.notRegex(html, /data-device-error/);
+
+  // A lap MaximumSpeed of 63,720 m/s is the device's error, said so, not a difference of counting.
+  const broken = new TextDecoder()
+    .decode(fixture('runtastic_run_short.tcx'))
+    .replace(/<MaximumSpeed>[^<]*<\/MaximumSpeed>/, '<MaximumSpeed>63720</MaximumSpeed>');
+  const [other] = await uploadAndWait(service, token, [{ name: 'broken.tcx', bytes: new TextEncoder().encode(broken) }]);
+  const otherRow = await service.deps.db
+    .selectFrom('activities')
+    .selectAll()
+    .where('id', '=', other.activity_ids[0])
+    .executeTakeFirstOrThrow();
+  t.is(otherRow.device_summary?.max_speed, 63720);
+  t.regex(
+    String(dataChecks(otherRow)),
+    /data-device-error="max_speed">The device's maximum speed, 229392.0 km\/h, is impossible \(outside the plausible 0 to 360 km\/h\): the device's error/,
+  );
 });
 
 test('a gzipped GPX and TCX are read; a 3.5 MB TCX ingests; a file that is XML but neither is a 422', async (t) => {
