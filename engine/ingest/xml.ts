@@ -12,8 +12,8 @@
  *   - only the five predefined entities (`&amp;` …) and character references are expanded.
  * On top of that this layer refuses any DOCTYPE outright (`invalid_xml`: GPX and TCX files have none),
  * and caps what a file can make it hold:
- *   - MAX_XML_DEPTH nested elements (the deepest real GPX/TCX value lies 9 levels down): deeper is
- *     `xml_too_deep`, found as the element opens;
+ *   - MAX_XML_DEPTH nested elements (the deepest real GPX/TCX value lies 10 levels down: a TCX
+ *     MultiSportSession leg's TPX Speed): deeper is `xml_too_deep`, found as the element opens;
  *   - MAX_ELEMENT_TEXT characters kept of one element's text (a value is a number, a time or a name;
  *     the rest is counted, not kept) and MAX_XML_TEXT characters of text in the whole file
  *     (`xml_too_large`); the number of points is capped by the readers (limits.ts MAX_RECORDS).
