@@ -65,9 +65,10 @@ test('GPX: heart rate written twice per point (bare <heartrate> and ns3:hr) is o
 });
 
 test('GPX 1.0 without extensions; an hr outside a known extension parent is not read', (t) => {
-  const body = `<trk><trkseg><trkpt lat="45" lon="7"><time>${iso(T0)}</time><foo><hr>99</hr></foo><extensions><x:meta><x:time>1999-01-01T00:00:00Z</x:time></x:meta></extensions></trkpt>${trkpt(T0 + 1000)}</trkseg></trk>`;
+  const body = `<trk><trkseg><trkpt lat="45" lon="7"><time>${iso(T0)}</time><speed>4.5</speed><foo><hr>99</hr></foo><extensions><x:meta><x:time>1999-01-01T00:00:00Z</x:time></x:meta></extensions></trkpt>${trkpt(T0 + 1000)}</trkseg></trk>`;
   const [rec] = parseGpx(gpx(body, 'version="1.0" xmlns="http://www.topografix.com/GPX/1/0"'));
   t.is(rec!.channels.heart_rate, undefined);
+  t.is(rec!.channels.speed![0], 4.5, "GPX 1.0's own speed element");
   t.is(rec!.timestamps[0], T0, "a <time> of an extension is not the point's");
   t.deepEqual(rec!.devices, []);
   t.is(rec!.sport, 'generic');

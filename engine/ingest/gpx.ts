@@ -3,7 +3,7 @@
  * XML layer (engine/ingest/xml.ts); distance, speed, time and ordering rules are engine/ingest/track.ts's.
  *
  * What is read: each `trk`'s `type` and its `trkseg`s' `trkpt`s (`lat`/`lon` attributes, `ele`,
- * `time`), and in a trkpt's `extensions`, by local name whatever the prefix (or none), directly
+ * `time`, and GPX 1.0's `speed`), and in a trkpt's `extensions`, by local name whatever the prefix (or none), directly
  * under `extensions` or under a Garmin `TrackPointExtension` (v1 or v2) or `PowerExtension`:
  *   hr, heartrate → heart_rate       cad, cadence → cadence        atemp, temp → temperature
  *   speed → speed                    power, PowerInWatts → power   distance → distance (cumulative)
@@ -158,6 +158,7 @@ export function parseGpx(bytes: Uint8Array): Recording[] {
         } else if (path[path.length - 2] === 'trkpt') {
           if (name === 'time') points.setTime(text);
           else if (name === 'ele') points.set('altitude', number(text));
+          else if (name === 'speed') points.set('speed', number(text)); // GPX 1.0's own element
         } else if (EXTENSION_PARENTS.has(path[path.length - 2]!.toLowerCase())) {
           const channel = EXTENSION_VALUES[name.toLowerCase()];
           if (channel) points.set(channel, number(text));
