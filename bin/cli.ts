@@ -24,8 +24,8 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       Create a personal token for the user: an access token (15 minutes, RS256 JWT without aud) and
       a refresh token, printed once; revocable in Settings.
   backfill --user EMAIL PATH [--wait]
-      Import a user's history: PATH is a directory (searched recursively) or a zip archive of .fit
-      and .csv files (optionally .gz). The files are read and stored now, then loaded newest first by
+      Import a user's history: PATH is a directory (searched recursively) or a zip archive of .fit,
+      .csv, .gpx and .tcx files (optionally .gz). The files are read and stored now, then loaded newest first by
       the workers (npm start or npm run worker); files already stored are not loaded twice. With
       --wait, show progress until the backfill completes (files loaded/failed/total, rate, ETA: a bar
       on a terminal, a line every 2 s otherwise, NDJSON with --json), then each failed file with its

@@ -113,7 +113,7 @@ export interface AuthorizationCodesTable {
   created_at: Timestamp;
 }
 
-export type SourceType = 'fit' | 'csv';
+export type SourceType = 'fit' | 'csv' | 'gpx' | 'tcx';
 export type SourceOrigin = 'manual_upload' | 'backfill';
 export type SourceStatus = 'processing' | 'processed' | 'failed';
 

@@ -18,7 +18,7 @@ function id(value: string): string {
   return value;
 }
 
-export function originalPath(dataDir: string, userId: string, sourceId: string, type: 'fit' | 'csv'): string {
+export function originalPath(dataDir: string, userId: string, sourceId: string, type: 'fit' | 'csv' | 'gpx' | 'tcx'): string {
   return path.resolve(dataDir, 'users', id(userId), 'sources', `${id(sourceId)}.${type}`);
 }
 

@@ -243,7 +243,8 @@ test.serial(
     t.deepEqual(none.body.detail[0].loc, ['body', 'files']);
 
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
-    const gpx = csv('<?xml version="1.0"?><gpx></gpx>');
+    // XML that is neither GPX nor TCX (a KML file named .gpx): refused by its root element.
+    const gpx = csv('<?xml version="1.0"?><kml xmlns="http://www.opengis.net/kml/2.2"></kml>');
     const unknown = await upload(service, token, [one, { name: 'photo.fit', bytes: png }, { name: 'track.gpx', bytes: gpx }]);
     t.is(unknown.status, 422);
     t.deepEqual(
@@ -254,6 +255,7 @@ test.serial(
       ],
     );
     t.regex(unknown.body.detail[0].msg, /PNG/);
+    t.regex(unknown.body.detail[1].msg, /root element <kml>, neither GPX \(<gpx>\) nor TCX/);
     t.is((await storedSources(user.id)).length, 0, 'nothing of a refused request is stored');
 
     const badSport = await upload(service, token, [one], { sport: 'Cycling Road!' });

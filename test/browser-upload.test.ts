@@ -181,11 +181,11 @@ test('more than 10 files or another extension are refused in the page; a file th
 
   await page.setInputFiles('#files', [
     { name: 'ride.fit', mimeType: 'application/octet-stream', buffer: small },
-    { name: 'route.gpx', mimeType: 'application/gpx+xml', buffer: Buffer.from('<gpx/>') },
+    { name: 'route.kml', mimeType: 'application/vnd.google-earth.kml+xml', buffer: Buffer.from('<kml/>') },
   ]);
   t.regex(
     (await page.textContent('#upload-error'))!,
-    /^Not a \.fit, \.csv, \.fit\.gz, \.csv\.gz file: route\.gpx\. Nothing was uploaded\.$/,
+    /^Not a \.fit, \.csv, \.gpx, \.tcx, \.fit\.gz, \.csv\.gz, \.gpx\.gz, \.tcx\.gz file: route\.kml\. Nothing was uploaded\.$/,
   );
   t.is(await page.$$eval('#uploads li', (items) => items.length), 0);
   t.deepEqual((await api(suite.service, token, 'GET', '/api/v1/sources/')).body, [], 'nothing was sent');

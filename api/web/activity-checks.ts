@@ -86,7 +86,7 @@ const DEVICE_COMPARISONS: {
     device: 'total_timer_time',
     ours: (a) => num(a.timer_seconds),
     show: (s) => clockDuration(s * 1000),
-    why: "We add up the spans between the file's timer start and stop events (or leave out gaps over 90 s); the device keeps its own count, which may treat auto-pause or a paused start differently.",
+    why: "We add up the spans between the file's timer start and stop events (or leave out gaps over 90 s; in a TCX file, the gaps its laps' timers say were stopped); the device keeps its own count, which may treat auto-pause or a paused start differently.",
   },
   {
     key: 'elapsed',
@@ -154,6 +154,43 @@ const DEVICE_COMPARISONS: {
   },
 ];
 
+/** The device's own values checked against their channel's plausible range (engine/ingest/plausible.ts), with their labels. */
+const DEVICE_VALUES: [string, string, string][] = [
+  ['max_speed', 'maximum speed', 'speed'],
+  ['avg_speed', 'average speed', 'speed'],
+  ['max_power', 'maximum power', 'power'],
+  ['avg_power', 'average power', 'power'],
+  ['normalized_power', 'normalized power', 'power'],
+  ['max_heart_rate', 'maximum heart rate', 'heart_rate'],
+  ['avg_heart_rate', 'average heart rate', 'heart_rate'],
+  ['max_cadence', 'maximum cadence', 'cadence'],
+  ['avg_cadence', 'average cadence', 'cadence'],
+];
+
+/**
+ * The device's own values no athlete can produce (beyond the channel's plausible range: a TCX lap
+ * MaximumSpeed of 63,720 m/s): the device's error, not a way of counting, so not compared with ours.
+ */
+function impossibleDeviceValues(
+  device: Record<string, unknown>,
+  shown: { sport: string; units: Units },
+): { keys: Set<string>; lines: Html[] } {
+  const keys = new Set<string>();
+  const lines: Html[] = [];
+  for (const [key, label, channel] of DEVICE_VALUES) {
+    const v = num(device[key]);
+    const range = PLAUSIBLE_RANGES[channel as keyof typeof PLAUSIBLE_RANGES];
+    if (v === undefined || (v >= range.min && v <= range.max)) continue;
+    keys.add(key);
+    // A speed, not a pace (an impossible speed is a pace of 0:00).
+    const value = channel === 'speed' ? formatSpeed(v, 'cycling', shown.units) : `${grouped(v)} ${range.unit}`;
+    lines.push(
+      html`<li data-device-error="${key}">The device's ${label}, ${value}, is impossible (outside the plausible ${plausibleRange(channel) ?? ''}): the device's error, not a way of counting; it is not compared with ours.</li>`,
+    );
+  }
+  return { keys, lines };
+}
+
 /** Whether two values differ by more than 1 % of the device's. */
 const differs = (device: number, ours: number) => Math.abs(ours - device) > 0.01 * Math.abs(device);
 
@@ -162,13 +199,19 @@ function deviceComparison(a: ActivityRow, units: Units): Html {
   const shown = { sport: a.sport, units };
   const device = a.device_summary;
   if (!device) return html``;
-  const pairs = DEVICE_COMPARISONS.map((c) => ({ c, device: num(device[c.device]), ours: c.ours(a) })).filter(
-    (p): p is { c: (typeof DEVICE_COMPARISONS)[number]; device: number; ours: number } => p.device !== undefined && p.ours !== undefined,
-  );
-  if (!pairs.length) return html``;
+  const impossible = impossibleDeviceValues(device, shown);
+  const errors = impossible.lines.length
+    ? html`<ul id="device-errors" class="record-checks" aria-label="The device's own impossible values">${impossible.lines}</ul>`
+    : html``;
+  const pairs = DEVICE_COMPARISONS.filter((c) => !impossible.keys.has(c.device))
+    .map((c) => ({ c, device: num(device[c.device]), ours: c.ours(a) }))
+    .filter(
+      (p): p is { c: (typeof DEVICE_COMPARISONS)[number]; device: number; ours: number } => p.device !== undefined && p.ours !== undefined,
+    );
+  if (!pairs.length) return errors;
   const differing = pairs.filter((p) => differs(p.device, p.ours));
   if (!differing.length)
-    return html`<p id="device-agrees" class="device-agrees">Agrees with the device's own summary (within 1 %: ${pairs.map((p) => p.c.label.toLowerCase()).join(', ')}).</p>`;
+    return html`<p id="device-agrees" class="device-agrees">Agrees with the device's own summary (within 1 %: ${pairs.map((p) => p.c.label.toLowerCase()).join(', ')}).</p>${errors}`;
   const agreeing = pairs.filter((p) => !differs(p.device, p.ours));
   const percent = (p: { device: number; ours: number }) => {
     if (p.device === 0) return '';
@@ -183,7 +226,7 @@ function deviceComparison(a: ActivityRow, units: Units): Html {
       html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device, shown)}</td><td data-ours>${p.c.show(p.ours, shown)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
   )}</tbody>
 </table></div>
-${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}`;
+${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}${errors}`;
 }
 
 /** Which rules made the numbers, when older than the current ones; the device comparison; records and samples left out. */

@@ -37,7 +37,7 @@ export async function home(ctx: Ctx) {
   <h2 id="home-start-heading">Get started</h2>
   <p>No activities yet. Bring your training in one of these ways:</p>
   <ol class="start-steps">
-    <li><a id="start-upload" href="/upload">Upload your files</a>: up to 10 <code>.fit</code> or <code>.csv</code> files at a time, or a zip of your history.</li>
+    <li><a id="start-upload" href="/upload">Upload your files</a>: up to 10 <code>.fit</code>, <code>.csv</code>, <code>.gpx</code> or <code>.tcx</code> files at a time, or a zip of your history.</li>
     <li><a id="start-apps" href="/apps">Connect an app</a> that sends your training here.</li>
     <li><a id="start-token" href="/settings/tokens">Create a personal token</a> for your own scripts, and read the <a href="/docs">API docs</a>.</li>
   </ol>

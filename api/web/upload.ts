@@ -25,7 +25,7 @@ const SPORTS: [value: string, label: string][] = [
   ['xc_skiing', 'Cross-country skiing'],
 ];
 
-export const UPLOAD_EXTENSIONS = ['.fit', '.csv', '.fit.gz', '.csv.gz'];
+export const UPLOAD_EXTENSIONS = ['.fit', '.csv', '.gpx', '.tcx', '.fit.gz', '.csv.gz', '.gpx.gz', '.tcx.gz'];
 
 function uploadPage(user: { name: string; units: 'metric' | 'imperial' }): string {
   return page(
@@ -37,7 +37,7 @@ function uploadPage(user: { name: string; units: 'metric' | 'imperial' }): strin
   <div class="drop-zone" id="drop-zone">
     <p>Drop up to ${MAX_FILES_PER_UPLOAD} files here</p>
     <label for="files">or choose them</label>
-    <input type="file" id="files" name="files" multiple accept=".fit,.csv,.gz">
+    <input type="file" id="files" name="files" multiple accept=".fit,.csv,.gpx,.tcx,.gz">
     <p class="hint">FIT or CSV, optionally gzip-compressed (${UPLOAD_EXTENSIONS.join(', ')}); at most ${MAX_FILES_PER_UPLOAD} at a time. Each file is uploaded on its own, with its own progress.</p>
   </div>
   <label for="sport">Sport (optional)</label>
@@ -53,7 +53,7 @@ function uploadPage(user: { name: string; units: 'metric' | 'imperial' }): strin
 </section>
 <section class="upload" aria-labelledby="history-heading">
 <h2 id="history-heading">History import</h2>
-<p>A zip of your past activities (for example a training platform's bulk export): every .fit/.csv file in it, at any depth, is loaded, newest first. Files already uploaded are recognised and not loaded twice.</p>
+<p>A zip of your past activities (for example a training platform's bulk export): every .fit/.csv/.gpx/.tcx file in it, at any depth, is loaded, newest first. Files already uploaded are recognised and not loaded twice.</p>
 <form id="history-form" class="stack">
   <label for="archive">Zip archive</label>
   <input type="file" id="archive" name="archive" accept=".zip,application/zip">

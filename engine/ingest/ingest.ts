@@ -8,6 +8,8 @@
 import { normaliseSport } from '../../lib/sports.ts';
 import { parseCsv } from './csv.ts';
 import { parseFit } from './fit.ts';
+import { parseGpx } from './gpx.ts';
+import { parseTcx } from './tcx.ts';
 import { computeCurves } from '../curves/activity-curves.ts';
 import { afterGridEntry } from '../curves/after-grid.ts';
 import type { IngestedActivity, IngestInput, IngestResult } from './ingested.ts';
@@ -21,8 +23,7 @@ import { INGEST_RULES_VERSION } from './rules.ts';
 
 export async function ingestFile(task: IngestInput): Promise<IngestResult> {
   try {
-    const recordings =
-      task.format === 'fit' ? withFormSport(await parseFit(task.bytes), task.sport) : [await parseCsv(task.bytes, task.sport)];
+    const recordings = task.format === 'csv' ? [await parseCsv(task.bytes, task.sport)] : withFormSport(await parse(task), task.sport);
     return { ok: true, activities: recordings.map(toActivity) };
   } catch (error) {
     if (error instanceof IngestError) return { ok: false, code: error.code, message: error.message };
@@ -30,8 +31,15 @@ export async function ingestFile(task: IngestInput): Promise<IngestResult> {
   }
 }
 
+/** The Recordings of a FIT, GPX or TCX file. */
+async function parse(task: IngestInput): Promise<Recording[]> {
+  if (task.format === 'gpx') return parseGpx(task.bytes);
+  if (task.format === 'tcx') return parseTcx(task.bytes);
+  return parseFit(task.bytes);
+}
+
 /**
- * FIT files name their sport; the upload's sport field only replaces `generic` (a file, or a
+ * FIT, GPX and TCX files name their sport (or `generic`); the upload's sport field only replaces `generic` (a file, or a
  * session of a multisport file, that does not say). A sport field that is not a sport is refused
  * (`invalid_sport`) whether or not it would be used: the API validates it, this is the backstop.
  */

@@ -1,3 +1,4 @@
+import type { ActivityFormat } from './sniff.ts';
 import type { MetricCurves } from '../curves/activity-curves.ts';
 import type { ImplausibleCounts } from './plausible.ts';
 import type { DeviceSummary, DroppedRecords } from './recording.ts';
@@ -81,7 +82,7 @@ export type IngestResult = { ok: true; activities: IngestedActivity[] } | { ok: 
 
 export interface IngestTask {
   task: 'ingest';
-  format: 'fit' | 'csv';
+  format: ActivityFormat;
   /** The file's (decompressed) bytes, transferred to the pool thread. */
   bytes: Uint8Array;
   /** The upload's `sport` field: required for CSV without a sport column; for FIT it replaces only `generic`. */

@@ -58,7 +58,8 @@ export type DeviceSummary = Partial<Record<(typeof DEVICE_SUMMARY_FIELDS)[number
  * Why records of a file were left out of an activity, and how many (only reasons with at least one):
  * `duplicate_timestamp`: another record has the same timestamp (the last in the file is kept);
  * `outside_session`: the timestamp lies outside every session's span (a clock that jumped, a record
- * written before the start or long after the end).
+ * written before the start or long after the end; in a GPX or TCX file, a point whose time goes
+ * backwards, engine/ingest/track.ts).
  */
 export type DroppedRecords = Partial<Record<'duplicate_timestamp' | 'outside_session', number>>;
 
@@ -68,7 +69,7 @@ export interface Recording {
   /** UTC instants of the activity (FIT session start and start + elapsed time; CSV first and last rows). */
   start: Date;
   end: Date;
-  /** Local wall-clock time = UTC + this offset (FIT local_timestamp; CSV timestamp offsets). */
+  /** Local wall-clock time = UTC + this offset (FIT local_timestamp; CSV, GPX and TCX timestamp offsets). */
   utcOffsetSeconds: number;
   /** Device names (manufacturer and product), in file order, without duplicates. */
   devices: string[];
@@ -78,9 +79,10 @@ export interface Recording {
   /** One array per channel present, aligned with `timestamps`; NaN where a sample lacks the value. */
   channels: Partial<Record<Channel, Float64Array>>;
   /**
-   * When the file says its timer was stopped (FIT timer events), ascending and disjoint; undefined
-   * when the file has no timer events (CSV, some FIT producers): resampling then takes a long gap
-   * between samples for a pause (engine/ingest/resample.ts).
+   * When the file says its timer was stopped (FIT timer events; GPX segment breaks and long gaps;
+   * the gaps a TCX lap's timer says were stopped), ascending and disjoint; undefined when the file
+   * has no timer events (CSV, some FIT producers): resampling then takes a long gap between samples
+   * for a pause (engine/ingest/resample.ts).
    */
   pauses?: Pause[];
   /**
@@ -88,7 +90,7 @@ export interface Recording {
    * cadence and distance come from them rather than from its records (engine/ingest/resample.ts).
    */
   lengths?: SwimLength[];
-  /** The file's own session values (FIT); undefined for CSV. */
+  /** The file's own session values (FIT; a TCX file's laps' totals, engine/ingest/tcx.ts); undefined for CSV and GPX. */
   deviceSummary?: DeviceSummary;
   /** Records of the file left out of this activity, by reason. */
   dropped?: DroppedRecords;

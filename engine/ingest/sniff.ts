@@ -1,10 +1,16 @@
 /**
  * Content sniffing for uploads: what a file's bytes say it is, before any parsing. An upload is
- * refused at once (422) only when the content is recognisably something else; a damaged FIT or
- * CSV file is accepted and fails on its own with a precise code when the worker reads it.
+ * refused at once (422) only when the content is recognisably something else; a damaged FIT, CSV,
+ * GPX or TCX file is accepted and fails on its own with a precise code when the worker reads it.
+ *
+ * XML is told apart by its root element, after any BOM, XML declaration, comments and processing
+ * instructions: `<gpx>` is GPX, `<TrainingCenterDatabase>` is TCX (with any namespace prefix),
+ * whatever the file's name; other XML (or HTML) is refused. XML whose root is not within the first
+ * 64 KiB (a file of comments) is taken for what its name says (`.gpx`, `.tcx`), else refused.
  */
+import { rootElement } from './xml.ts';
 
-export type ActivityFormat = 'fit' | 'csv';
+export type ActivityFormat = 'fit' | 'csv' | 'gpx' | 'tcx';
 export type Sniffed = { format: ActivityFormat } | { unsupported: string };
 
 const SIGNATURES: [string, number[]][] = [
@@ -33,13 +39,13 @@ export function hasFitHeader(bytes: Uint8Array): boolean {
   );
 }
 
-/** The name without a `.gz` suffix, lower-cased extension rules: `.fit`, `.csv`. */
+/** The name without a `.gz` suffix, lower-cased extension rules: `.fit`, `.csv`, `.gpx`, `.tcx`. */
 export function declaredFormat(filename: string): ActivityFormat | undefined {
-  const name = filename.toLowerCase().replace(/\.gz$/, '');
-  if (name.endsWith('.fit')) return 'fit';
-  if (name.endsWith('.csv')) return 'csv';
-  return undefined;
+  const m = /\.(fit|csv|gpx|tcx)$/.exec(filename.toLowerCase().replace(/\.gz$/, ''));
+  return m ? (m[1] as ActivityFormat) : undefined;
 }
+
+const XML_ROOTS: Record<string, ActivityFormat> = { gpx: 'gpx', TrainingCenterDatabase: 'tcx' };
 
 /** Sniff decompressed content (`bytes`) uploaded under `filename`. */
 export function sniff(filename: string, bytes: Uint8Array): Sniffed {
@@ -55,8 +61,16 @@ export function sniff(filename: string, bytes: Uint8Array): Sniffed {
     .decode(head)
     .replace(/^\uFEFF/, '')
     .trimStart();
-  if (text.startsWith('<')) return { unsupported: 'the content is XML or HTML (GPX and TCX are not supported)' };
+  if (text.startsWith('<')) {
+    const root = rootElement(text);
+    const format = root === undefined ? undefined : XML_ROOTS[root];
+    if (format) return { format };
+    if (root === undefined && (declared === 'gpx' || declared === 'tcx') && !/<html/i.test(text)) return { format: declared };
+    return {
+      unsupported: `the content is XML or HTML${root ? ` with root element <${root}>` : ''}, neither GPX (<gpx>) nor TCX (<TrainingCenterDatabase>)`,
+    };
+  }
   if (text.startsWith('{') || text.startsWith('[')) return { unsupported: 'the content is JSON' };
   if (declared === 'csv') return { format: 'csv' };
-  return { unsupported: 'expected a FIT file (.fit) or a CSV file (.csv), optionally gzip-compressed (.gz)' };
+  return { unsupported: 'expected a FIT (.fit), CSV (.csv), GPX (.gpx) or TCX (.tcx) file, optionally gzip-compressed (.gz)' };
 }

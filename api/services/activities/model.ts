@@ -9,12 +9,12 @@ export const SourceError = z.object({ code: z.string(), message: z.string() }).m
 export const SourceOut = z
   .object({
     id: z.string(),
-    type: z.enum(['fit', 'csv']),
+    type: z.enum(['fit', 'csv', 'gpx', 'tcx']),
     origin: z.enum(['manual_upload', 'backfill']),
     filename: z.string(),
     status: z.enum(['processing', 'processed', 'failed']),
     error: SourceError.nullable().describe(
-      'Why the file could not be read (`invalid_fit`, `empty_file`, `csv_missing_timestamp`, …; `activity_too_long` past 8 days, `too_many_samples` past 2,764,800 records, `ingest_timeout` past INGEST_TIMEOUT_MS)',
+      'Why the file could not be read (`invalid_fit`, `empty_file`, `csv_missing_timestamp`, `invalid_xml`, `no_timestamps`, …; `activity_too_long` past 8 days, `too_many_samples` past 2,764,800 records, `ingest_timeout` past INGEST_TIMEOUT_MS)',
     ),
     activity_ids: z.array(z.string()),
     created_at: z.string(),

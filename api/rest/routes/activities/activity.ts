@@ -49,7 +49,12 @@ export const getActivityRoute = defineRoute(
   },
 );
 
-const CONTENT_TYPES = { fit: 'application/vnd.ant.fit', csv: 'text/csv; charset=utf-8' } as const;
+const CONTENT_TYPES = {
+  fit: 'application/vnd.ant.fit',
+  csv: 'text/csv; charset=utf-8',
+  gpx: 'application/gpx+xml',
+  tcx: 'application/vnd.garmin.tcx+xml',
+} as const;
 
 export const downloadActivityRoute = defineRoute(
   {

@@ -9,7 +9,9 @@ const UploadForm = z
       .array(z.string().meta({ format: 'binary' }))
       .min(1)
       .max(MAX_FILES_PER_UPLOAD)
-      .describe('1 to 10 files: .fit or .csv, optionally gzip-compressed (.fit.gz, .csv.gz)'),
+      .describe(
+        '1 to 10 files: .fit, .csv, .gpx or .tcx, optionally gzip-compressed (.fit.gz, .csv.gz, .gpx.gz, .tcx.gz); GPX and TCX are recognised by their root element',
+      ),
     sport: z
       .string()
       .nullable()
