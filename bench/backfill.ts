@@ -28,12 +28,12 @@ const WORKLOADS = [
 ].filter((w) => (process.env.BENCH_BACKFILL_WORKLOADS ?? '2h,mixed').split(',').includes(w.key));
 
 /** The naive local date-time the backfill-status stream reports (synthetic rides are written at UTC+1). */
-function naiveLocal(iso: string, offsetSeconds: number): string {
+export function naiveLocal(iso: string, offsetSeconds: number): string {
   return new Date(new Date(iso).getTime() + offsetSeconds * 1000).toISOString().slice(0, 19);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the child's JSON report (bench/backfill-service.ts), read field by field below
-function runChild(env: Record<string, string>): Promise<any> {
+export function runChild(env: Record<string, string>): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import=tsx', 'bench/backfill-service.ts'], {
       cwd: ROOT,

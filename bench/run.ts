@@ -9,6 +9,7 @@ import { formatGate, recordGate, runGate } from './gate.ts';
 import { execFileSync } from 'node:child_process';
 import { benchIngest } from './ingest.ts';
 import { benchBackfill } from './backfill.ts';
+import { benchTracks } from './tracks.ts';
 import { benchBackfillStages } from './backfill-stages.ts';
 import { benchCurves } from './curves.ts';
 import { benchMeanMax } from './engine-mean-max.ts';
@@ -33,6 +34,8 @@ import { benchManyUsers } from './many-users/many-users.ts';
  *   (bench/ingest.ts). Uses the test helpers' PostgreSQL and Redis (a throwaway database).
  * - backfill: 500 FIT files in a zip, POST → completed, files/s and RSS, beside sequential decoding
  *   (bench/backfill.ts).
+ * - tracks: a 2,000-ride Strava-style export (FIT, GPX, TCX, half gzipped), POST → completed, beside a FIT-only
+ *   history, lxml and the engine task; a 3.5 MB TCX's ingest (bench/tracks.ts). Not run by default: name it.
  * - backfill-stages: where one 2 h ride's ingest job spends its time, stage by stage, in-process
  *   (bench/backfill-stages.ts).
  * - engine: the exact mean-max kernel beside the plain prefix-sum scan: every duration and the 19
@@ -64,6 +67,7 @@ const BENCHMARKS = {
   ingest: benchIngest,
   backfill: benchBackfill,
   'backfill-stages': benchBackfillStages,
+  tracks: benchTracks,
   engine: benchEngine,
   curves: benchCurves,
   longitudinal: benchLongitudinal,
@@ -74,7 +78,7 @@ const BENCHMARKS = {
   'many-users': benchManyUsers,
 } as const;
 /** Run only when named: each takes more than a few minutes. */
-const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users']);
+const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users', 'tracks']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);
