@@ -207,28 +207,31 @@ test('XML attacks through the upload: an external entity is never read, billion 
   t.notRegex(JSON.stringify(sources), /root:/, 'nothing of /etc/passwd in any answer');
 });
 
-test.serial('a 200 MB gzip bomb named .gpx.gz is refused within the decompressed-size cap (413), memory flat, nothing stored', async (t) => {
-  // Serial: it runs before this file's other tests, whose ingests in the same process would move the RSS it measures.
-  const { user, token } = await athlete();
-  // 200 MB of zeros gzipped a megabyte at a time (about 200 KB), never held whole.
-  const gzip = createGzip({ level: 9 });
-  const parts: Buffer[] = [];
-  gzip.on('data', (b: Buffer) => parts.push(b));
-  const done = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(1024 * 1024);
-  for (let i = 0; i < 200; i++) gzip.write(zeros);
-  gzip.end();
-  await done;
-  const bomb = Buffer.concat(parts);
-  t.true(bomb.length < 1024 * 1024);
-  const before = process.memoryUsage().rss;
-  const res = await upload(service, token, [{ name: 'bomb.gpx.gz', bytes: bomb }]);
-  t.is(res.status, 413);
-  const grown = process.memoryUsage().rss - before;
-  t.true(grown < 100 * 1024 * 1024, `RSS grew ${Math.round(grown / 1024 / 1024)} MB`);
-  const stored = await service.deps.db.selectFrom('sources').selectAll().where('user_id', '=', user.id).execute();
-  t.is(stored.length, 0);
-});
+test.serial(
+  'a 200 MB gzip bomb named .gpx.gz is refused within the decompressed-size cap (413), memory flat, nothing stored',
+  async (t) => {
+    // Serial: it runs before this file's other tests, whose ingests in the same process would move the RSS it measures.
+    const { user, token } = await athlete();
+    // 200 MB of zeros gzipped a megabyte at a time (about 200 KB), never held whole.
+    const gzip = createGzip({ level: 9 });
+    const parts: Buffer[] = [];
+    gzip.on('data', (b: Buffer) => parts.push(b));
+    const done = new Promise((resolve) => gzip.on('end', resolve));
+    const zeros = Buffer.alloc(1024 * 1024);
+    for (let i = 0; i < 200; i++) gzip.write(zeros);
+    gzip.end();
+    await done;
+    const bomb = Buffer.concat(parts);
+    t.true(bomb.length < 1024 * 1024);
+    const before = process.memoryUsage().rss;
+    const res = await upload(service, token, [{ name: 'bomb.gpx.gz', bytes: bomb }]);
+    t.is(res.status, 413);
+    const grown = process.memoryUsage().rss - before;
+    t.true(grown < 100 * 1024 * 1024, `RSS grew ${Math.round(grown / 1024 / 1024)} MB`);
+    const stored = await service.deps.db.selectFrom('sources').selectAll().where('user_id', '=', user.id).execute();
+    t.is(stored.length, 0);
+  },
+);
 
 test('a history import (backfill) reads GPX and TCX entries, gzipped or not; a route fails alone; other XML is skipped', async (t) => {
   const { token } = await athlete();
