@@ -1,7 +1,9 @@
 import test from 'ava';
 import { parseGpx, sportFromType } from '../engine/ingest/gpx.ts';
 import { parseTcx } from '../engine/ingest/tcx.ts';
-import { stepDistance } from '../engine/ingest/track.ts';
+import { parseTime, stepDistance } from '../engine/ingest/track.ts';
+import fc from 'fast-check';
+import { parseInstant } from '../lib/time.ts';
 import { MAX_XML_DEPTH, readXml, rootElement } from '../engine/ingest/xml.ts';
 import { sniff } from '../engine/ingest/sniff.ts';
 import { IngestError, type Recording } from '../engine/ingest/recording.ts';
@@ -359,4 +361,32 @@ test('a synthetic ride as TCX agrees with its laps within 1 %, and as GPX its ge
   t.is(fromGpx!.sport, 'cycling');
   close(fromGpx!.distance ?? undefined, device.total_distance, 'GPX geodesic distance beside the TCX DistanceMeters');
   close(fromGpx!.summary.power?.mean, device.avg_power, 'GPX power');
+});
+
+test("parseTime's fast path for `…Z` times gives parseInstant's instants, and refuses what it refuses", (t) => {
+  const same = (text: string) => {
+    const fast = parseTime(text);
+    const plain = parseInstant(text);
+    return plain.ok ? fast?.t === plain.t && fast.offset === undefined : fast === undefined;
+  };
+  for (const text of [
+    '2024-02-29T23:59:59.5Z',
+    '2023-02-29T10:00:00Z',
+    '2024-13-01T00:00:00Z',
+    '2024-03-01T24:00:00Z',
+    '2024-03-01T08:60:00Z',
+    '2024-03-01T08:00:60Z',
+    '9999-12-31T23:59:59.999Z',
+    '0001-01-01T00:00:00Z',
+    '2024-03-01T08:00:00.123456789Z',
+  ])
+    t.true(same(text), text);
+  t.is(parseTime('2024-03-01T08:00:00+01:00')?.offset, 3600);
+  fc.assert(
+    fc.property(fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2100, 0, 1) }), fc.boolean(), (ms, whole) => {
+      const iso = new Date(ms).toISOString();
+      return same(whole ? iso.replace(/\.\d+Z$/, 'Z') : iso);
+    }),
+    { numRuns: 20_000 },
+  );
 });
