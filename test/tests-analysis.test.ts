@@ -3,6 +3,8 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
+import { rmSync } from 'node:fs';
+import { samplePath } from '../lib/storage.ts';
 import { agrees, DEMO, DEMO_POWER_PRINTED, demoPower, LTP1_TOLERANCE, README, tolerance } from './helpers/lab-demos.ts';
 
 /**
@@ -272,4 +274,18 @@ test('a test links at most 1,000 traces (the next is 422 naming test_id); beyond
   t.true(
     over.body.lactate.every((m: { reason: string }) => m.reason === 'the test holds more than 1000 traces; a step test has one per step'),
   );
+});
+
+test('an activity whose samples are gone is left out of the efforts, not a 500', async (t) => {
+  const { user, token } = await athlete();
+  const start = new Date('2026-04-15T08:00:00Z');
+  const ride = criticalPowerRide(start);
+  const [source] = await uploadAndWait(service, token, [{ name: 'cp.fit', bytes: ride.bytes }]);
+  const id = await newTest(token, { sport: 'cycling', start: '2026-04-15T07:59:00Z', end: at(start.toISOString(), ride.seconds / 60 + 1) });
+  t.is((await api(service, token, 'GET', `/api/v1/tests/${id}/analysis`)).body.efforts.length, 5);
+  rmSync(samplePath(service.config.DATA_DIR, user.id, source!.activity_ids[0]));
+  const res = await api(service, token, 'GET', `/api/v1/tests/${id}/analysis`);
+  t.is(res.status, 200);
+  t.deepEqual(res.body.efforts, []);
+  t.is(res.body.maxima.heart_rate_max.value, null);
 });

@@ -83,7 +83,13 @@ async function recordings(deps: Deps, test: TestRow, activities: readonly Analys
   for (const activity of activities) {
     const channels = [metric, 'heart_rate'].filter((c) => activity.metrics.includes(c));
     if (!channels.length) continue;
-    const file = await deps.engine.samples.readSampleFile(samplePath(deps.config.DATA_DIR, activity.user_id, activity.id), channels);
+    const file = await deps.engine.samples
+      .readSampleFile(samplePath(deps.config.DATA_DIR, activity.user_id, activity.id), channels)
+      .catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined; // its samples are gone (the activity being deleted): not one of the test's recordings
+        throw error;
+      });
+    if (!file) continue;
     const t0 = activity.start_time.getTime();
     const from = Math.max(0, Math.ceil((test.start_time.getTime() - t0) / 1000));
     const to = Math.min(file.length, Math.floor((test.end_time.getTime() - t0) / 1000) + 1);
