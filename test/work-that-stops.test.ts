@@ -153,7 +153,9 @@ test('the engine pool: an aborted task rejects with the reason, its thread is ke
     const asked = performance.now();
     stop.abort(reason);
     t.is(await running.catch((e: unknown) => e), reason);
-    t.true(performance.now() - asked < 200, `stopped ${Math.round(performance.now() - asked)} ms after the abort`);
+    // Within a few ms on a quiet machine; 500 ms leaves room for CI's load (four test files on two cores: 239 ms seen
+    // once), and is still nothing beside the minutes the whole task would run.
+    t.true(performance.now() - asked < 500, `stopped ${Math.round(performance.now() - asked)} ms after the abort`);
     t.deepEqual(pool.threadIds, ids, 'the same thread');
     const quick = performance.now();
     await pool.meanMax({ samples: samples(), durations: Int32Array.of(60) });
