@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { prng } from './prng.ts';
-import { buildRideFit, simulateRide, type RideSpec } from './synthetic.ts';
+import { buildRideFit, type RideSpec, shuffledDays, simulateRide, writeZip } from './synthetic.ts';
 
 /**
  * The synthetic rides of ./synthetic.ts written as GPX and TCX, in the layouts real exports use:
@@ -146,9 +144,9 @@ export async function syntheticExport(opts: {
   days?: number;
   onProgress?: (done: number) => void;
 }): Promise<ExportHistory> {
-  const require = createRequire(import.meta.url);
   const seed = opts.seed ?? 20250101;
   const days = opts.days ?? 3650;
+  if (opts.count > days) throw new Error(`${opts.count} rides on distinct days need more than ${days} days`);
   const key = createHash('sha256')
     .update(fs.readFileSync(new URL(import.meta.url)))
     .update(fs.readFileSync(new URL('./synthetic.ts', import.meta.url)))
@@ -167,11 +165,7 @@ export async function syntheticExport(opts: {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'activities'), { recursive: true });
   const rand = prng(seed);
-  const dayList = Array.from({ length: days }, (_, i) => i);
-  for (let i = dayList.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [dayList[i], dayList[j]] = [dayList[j]!, dayList[i]!];
-  }
+  const dayList = shuffledDays(rand, days);
   const first = Date.UTC(2016, 0, 1);
   const files: ExportFile[] = [];
   const rows: string[] = [CSV_HEADER.join(',')];
@@ -224,20 +218,12 @@ export async function syntheticExport(opts: {
   }
   fs.writeFileSync(path.join(dir, 'activities.csv'), `${rows.join('\n')}\n`);
   const zipPath = path.join(dir, 'export.zip');
-  const yazl = require('yazl') as { ZipFile: new () => YazlZipFile };
-  const zip = new yazl.ZipFile();
-  zip.addFile(path.join(dir, 'activities.csv'), 'activities.csv', { compress: true });
   // Already gzipped files are stored, as Strava's export stores them; the others deflated.
-  for (const f of files) zip.addFile(f.path, f.name, { compress: !f.gzip, mtime: new Date(f.start) });
-  zip.end();
-  await pipeline(zip.outputStream, fs.createWriteStream(zipPath));
+  await writeZip(zipPath, [
+    { path: path.join(dir, 'activities.csv'), name: 'activities.csv', compress: true },
+    ...files.map((f) => ({ path: f.path, name: f.name, compress: !f.gzip, mtime: new Date(f.start) })),
+  ]);
   const result = { dir, files, zip: zipPath };
   fs.writeFileSync(manifest, JSON.stringify(result, null, 2));
   return { ...result, generated: true, generateSeconds: (performance.now() - started) / 1000 };
-}
-
-interface YazlZipFile {
-  addFile(realPath: string, name: string, options?: { compress?: boolean; mtime?: Date }): void;
-  end(): void;
-  outputStream: NodeJS.ReadableStream;
 }

@@ -369,6 +369,26 @@ interface YazlZipFile {
   outputStream: NodeJS.ReadableStream;
 }
 
+/** Distinct days for a history's rides: a seeded shuffle of the period's `days` (0 … days − 1); a history takes the first of them. */
+export function shuffledDays(rand: () => number, days: number): number[] {
+  const dayList = Array.from({ length: days }, (_, i) => i);
+  for (let i = dayList.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [dayList[i], dayList[j]] = [dayList[j]!, dayList[i]!];
+  }
+  return dayList;
+}
+
+/** A zip archive of files on disk (yazl), each under its name in the archive, deflated or stored. */
+export async function writeZip(zipPath: string, entries: { path: string; name: string; compress: boolean; mtime?: Date }[]): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const yazl = require('yazl') as { ZipFile: new () => YazlZipFile };
+  const zip = new yazl.ZipFile();
+  for (const e of entries) zip.addFile(e.path, e.name, { compress: e.compress, ...(e.mtime ? { mtime: e.mtime } : {}) });
+  zip.end();
+  await pipeline(zip.outputStream, fs.createWriteStream(zipPath));
+}
+
 /**
  * `count` rides of 30 min to 3 h (or all of `seconds`), each starting on a distinct day (06:00–18:00 UTC) over about two
  * years, as FIT files named like a bulk export (`activities/<id>.fit`) and zipped (deflate).
@@ -405,12 +425,7 @@ export async function syntheticHistory(opts: {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'activities'), { recursive: true });
   const rand = prng(seed);
-  // Distinct days: a seeded shuffle of the period's days, the first `count` of them.
-  const dayList = Array.from({ length: days }, (_, i) => i);
-  for (let i = dayList.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [dayList[i], dayList[j]] = [dayList[j]!, dayList[i]!];
-  }
+  const dayList = shuffledDays(rand, days);
   const first = Date.UTC(2024, 0, 1);
   const files: HistoryFile[] = [];
   for (let i = 0; i < opts.count; i++) {
@@ -424,11 +439,10 @@ export async function syntheticHistory(opts: {
     opts.onProgress?.(i + 1);
   }
   const zipPath = path.join(dir, 'history.zip');
-  const yazl = require('yazl') as { ZipFile: new () => YazlZipFile };
-  const zip = new yazl.ZipFile();
-  for (const f of files) zip.addFile(f.path, f.name, { compress: true, mtime: new Date(f.start) });
-  zip.end();
-  await pipeline(zip.outputStream, fs.createWriteStream(zipPath));
+  await writeZip(
+    zipPath,
+    files.map((f) => ({ path: f.path, name: f.name, compress: true, mtime: new Date(f.start) })),
+  );
   const result = { dir, files, zip: zipPath };
   fs.writeFileSync(manifest, JSON.stringify(result, null, 2));
   return { ...result, generated: true, generateSeconds: (performance.now() - started) / 1000 };
