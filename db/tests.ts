@@ -200,16 +200,7 @@ export async function linkedTraceCount(db: Db, userId: string, testId: string): 
 
 /** The activities overlapping the test's window with what its analysis reads (metrics, laps), oldest first, at most `limit`. */
 export function activitiesForAnalysis(db: Db, userId: string, test: Pick<TestRow, 'start_time' | 'end_time'>, limit: number) {
-  return db
-    .selectFrom('activities')
-    .select(['id', 'user_id', 'start_time', 'end_time', 'metrics', 'laps'])
-    .where('user_id', '=', userId)
-    .where('start_time', '<=', test.end_time)
-    .where('end_time', '>=', test.start_time)
-    .orderBy('start_time')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  return activitiesInWindow(db, userId, test).select(['id', 'user_id', 'start_time', 'end_time', 'metrics', 'laps']).limit(limit).execute();
 }
 
 /** Sets the given members of the test's results (the others kept), as a `test_updated` change. */
@@ -229,15 +220,18 @@ export function activitiesOverlapping(
   userId: string,
   test: Pick<TestRow, 'start_time' | 'end_time'>,
 ): Promise<ActivitySummaryRow[]> {
+  return activitiesInWindow(db, userId, test).select(ACTIVITY_SUMMARY_COLUMNS).execute();
+}
+
+/** The user's activities whose span overlaps the test's window, oldest first: the query the two readers above select from. */
+function activitiesInWindow(db: Db, userId: string, test: Pick<TestRow, 'start_time' | 'end_time'>) {
   return db
     .selectFrom('activities')
-    .select(ACTIVITY_SUMMARY_COLUMNS)
     .where('user_id', '=', userId)
     .where('start_time', '<=', test.end_time)
     .where('end_time', '>=', test.start_time)
     .orderBy('start_time')
-    .orderBy('id')
-    .execute();
+    .orderBy('id');
 }
 
 /**
