@@ -1,7 +1,10 @@
 import type { Logger } from './log.ts';
 
-/** A signal repeated within this long is the same signal delivered twice (see handleSignals). */
-const DUPLICATE_SIGNAL_MS = 1_000;
+/**
+ * The first repeat of a signal within this long is the same signal delivered twice (see
+ * handleSignals): npm forwards it as soon as it runs, which on a busy machine can be seconds late.
+ */
+export const DUPLICATE_SIGNAL_MS = 5_000;
 
 type Closer = { name: string; close: () => Promise<void>; timeoutMs?: number };
 
@@ -17,7 +20,8 @@ export const POOL_CLOSE_TIMEOUT_MS = 2_000;
 
 /**
  * Ordered shutdown: closers run in reverse order of registration (the last thing started stops
- * first), each once. SIGTERM/SIGINT start it; a second signal (a second or more later) exits at once.
+ * first), each once. SIGTERM/SIGINT start it; a second signal exits at once (the first repeat within
+ * DUPLICATE_SIGNAL_MS is npm's copy of the first, not a second).
  * A closer that does not finish within `stepTimeoutMs` is logged and left behind, so one stuck
  * resource (a pool waiting for a query that waits on a lock held elsewhere) cannot keep the process
  * up: the process exits, and the server side rolls back what that connection had open.
@@ -61,10 +65,15 @@ export class Lifecycle {
   handleSignals(): void {
     let received = 0;
     let first = 0;
+    let copyIgnored = false;
     const onSignal = (signal: NodeJS.Signals) => {
       // Ctrl-C or a SIGTERM to the process group under `npm start` arrives twice: from the terminal
-      // (or kill) and forwarded by npm. A repeat within a second is that one signal, not a second.
-      if (received === 1 && Date.now() - first < DUPLICATE_SIGNAL_MS) return;
+      // (or kill) and forwarded by npm. The first repeat soon after is that one signal, not a second;
+      // a further one is the operator's second.
+      if (received === 1 && !copyIgnored && Date.now() - first < DUPLICATE_SIGNAL_MS) {
+        copyIgnored = true;
+        return;
+      }
       received += 1;
       first ||= Date.now();
       if (received > 1) {

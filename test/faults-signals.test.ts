@@ -65,7 +65,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       );
       socket.write(body.slice(10));
       await closed;
-      t.regex(response, /HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 (200|303|401|422) /, 'the in-flight request was answered, not cut');
+      t.regex(
+        response,
+        /HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 (200|303|401|422) /,
+        `the in-flight request was answered, not cut; the service said:\n${out.slice(-3000)}`,
+      );
       t.is(await exited, 0, out);
       t.true(Date.now() - sent < 5_000 + 3_000, 'exited within SHUTDOWN_TIMEOUT_MS');
       t.regex(out, /"msg":"shutdown complete"/);

@@ -156,3 +156,45 @@ test('a closer that never finishes is left behind after its bound; the closers a
   t.deepEqual(closed, ['server', 'pool']);
   t.true(took >= 190 && took < 30_000, `the stuck step cost its own bound, not the default (${took} ms)`);
 });
+
+/** A process that shuts down through Lifecycle.handleSignals, its one closer taking `closeMs`. */
+function signalled(closeMs: number) {
+  const script = `
+    import { Lifecycle } from ${JSON.stringify(new URL('../lib/lifecycle.ts', import.meta.url).href)};
+    import { createLogger } from ${JSON.stringify(new URL('../lib/log.ts', import.meta.url).href)};
+    const lifecycle = new Lifecycle(createLogger('info'));
+    lifecycle.add('slow', () => new Promise((r) => setTimeout(r, ${closeMs})));
+    lifecycle.handleSignals();
+    setInterval(() => {}, 1000);
+    console.log('ready');`;
+  const child = spawn(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, out: () => out };
+}
+
+test("the first repeat of a signal is npm's copy of it (even seconds late): shutdown goes on; a further one exits at once", async (t) => {
+  const { DUPLICATE_SIGNAL_MS } = await import('../lib/lifecycle.ts');
+  // Copied late (2 s, as npm on a loaded machine): still the same signal, and the shutdown ends with 0.
+  const copied = signalled(4_000);
+  await poll('the process to start', async () => copied.out().includes('ready'));
+  copied.child.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 2_000));
+  t.true(2_000 < DUPLICATE_SIGNAL_MS);
+  copied.child.kill('SIGINT');
+  t.is(await copied.exited, 0, copied.out());
+  t.regex(copied.out(), /"msg":"shutdown complete"/);
+  t.notRegex(copied.out(), /second signal/);
+
+  // The operator's second (a third signal): out at once, with 1.
+  const forced = signalled(60_000);
+  await poll('the process to start', async () => forced.out().includes('ready'));
+  for (const _ of [1, 2, 3]) {
+    forced.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.is(await forced.exited, 1, forced.out());
+  t.regex(forced.out(), /second signal: exiting now/);
+});
