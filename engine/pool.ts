@@ -38,6 +38,11 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     // loads its modules and compiles the kernels cold, ~0.4 s added to the request that needs it.
     minThreads: threads,
     maxThreads: threads,
+    // Between tasks a thread waits on its message port, not in Atomics.wait (piscina's default,
+    // which stops the thread's event loop): its pending I/O goes on meanwhile. Under tsx that I/O
+    // is the transform cache's writes; stopped, they left empty files, so every thread started
+    // since (each service start) compiled the engine's modules again with esbuild (~1 s of CPU).
+    atomics: 'disabled',
   });
   // A thread that fails outside a task (one still starting when a signal stops the process: the
   // module loader of tsx is gone by then) is reported, not thrown: a task it held fails on its own.
@@ -112,6 +117,11 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     },
     /** The most threads the pool runs at once. */
     maxThreads: threads,
+    // Between tasks a thread waits on its message port, not in Atomics.wait (piscina's default,
+    // which stops the thread's event loop): its pending I/O goes on meanwhile. Under tsx that I/O
+    // is the transform cache's writes; stopped, they left empty files, so every thread started
+    // since (each service start) compiled the engine's modules again with esbuild (~1 s of CPU).
+    atomics: 'disabled',
     get threads() {
       return pool.threads.length;
     },
