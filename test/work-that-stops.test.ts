@@ -65,6 +65,15 @@ async function cpuOver(ms: number): Promise<number> {
 /** A pool-bound request nobody asked before (a new duration each time): nothing cached answers it. */
 let lightN = 0;
 const light = () => get(`/api/v1/activities/${activityId}/mean-max?durations=${61 + lightN++}&format=json`);
+/**
+ * How long a light pool-bound request may take right after a stopped one: 500 ms, or 3 times the
+ * same kind of request timed just before (the second of two) when the machine is loaded (CI runs four
+ * test files on two cores). A task left running would hold the only thread for seconds more.
+ */
+async function quickBound(): Promise<number> {
+  await light();
+  return Math.max(500, 3 * (await light()).ms);
+}
 
 test.serial('the fatigue state that spun the event loop (after=1e20) is a 422 naming `after`, at once', async (t) => {
   for (const huge of ['100000000000000000000', '9'.repeat(24), '1'.repeat(300), `1${'0'.repeat(400)}.5`]) {
@@ -96,6 +105,7 @@ test.serial('the fatigue state that spun the event loop (after=1e20) is a 422 na
 
 test.serial('at the time limit the 503 goes out at once and the pool task stops: the next request runs right away', async (t) => {
   const threads = service.deps.engine.pool.threadIds;
+  const bound = await quickBound();
   const heavy = await get(HEAVY);
   t.is(heavy.status, 503, heavy.text);
   t.truthy(heavy.headers.get('retry-after'));
@@ -104,19 +114,20 @@ test.serial('at the time limit the 503 goes out at once and the pool task stops:
   // would hold it for seconds more), and the process is idle right after.
   const next = await light();
   t.is(next.status, 200, next.text);
-  t.true(next.ms < 500, `the next pool request took ${Math.round(next.ms)} ms`);
+  t.true(next.ms < bound, `the next pool request took ${Math.round(next.ms)} ms (bound ${Math.round(bound)} ms)`);
   const cpu = await cpuOver(1_000);
   t.true(cpu < 400, `the process used ${Math.round(cpu)} ms of CPU in the second after the 503`);
   t.deepEqual(service.deps.engine.pool.threadIds, threads, 'stopped, not terminated: the same warm thread');
 });
 
 test.serial('a client that goes away stops the computation it started', async (t) => {
+  const bound = await quickBound();
   const gone = AbortSignal.timeout(200);
   t.is(await get(HEAVY.replace('after=0', 'after=1'), gone).catch(() => 'gone'), 'gone');
   // Well before the time limit (1.5 s) would have stopped it: the thread is free at once.
   const next = await light();
   t.is(next.status, 200, next.text);
-  t.true(next.ms < 500, `the next pool request took ${Math.round(next.ms)} ms`);
+  t.true(next.ms < bound, `the next pool request took ${Math.round(next.ms)} ms (bound ${Math.round(bound)} ms)`);
   const cpu = await cpuOver(800);
   t.true(cpu < 400, `the process used ${Math.round(cpu)} ms of CPU after the client left`);
 });

@@ -40,11 +40,19 @@ export async function api(service: TestService, token: string | undefined, metho
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
-/** Poll a source until it is no longer `processing`. */
+/**
+ * Poll a source until it is no longer `processing`. A 503 with Retry-After (the database or queue
+ * briefly out of reach: a connection that took over 5 s on a machine loaded by CI) is retried, as the
+ * API documents and a client does, until the deadline.
+ */
 export async function waitForSource(service: TestService, token: string, id: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api(service, token, 'GET', `/api/v1/sources/${id}`);
+    if (res.status === 503 && res.headers.get('retry-after') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      continue;
+    }
     if (res.status !== 200) throw new Error(`GET source ${id}: ${res.status} ${JSON.stringify(res.body)}`);
     if (res.body.status !== 'processing') return res.body;
     if (Date.now() > deadline) throw new Error(`source ${id} still processing after ${timeoutMs} ms`);
