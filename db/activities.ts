@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { ActivityRow, Db, StoredLap } from './database.ts';
 import type { MetricCurves } from '../engine/curves/activity-curves.ts';
+import type { DeviceChecks } from '../engine/ingest/recording.ts';
 import { bumpDataVersion, curveRows, storeCurves, storedCurvesEqual } from './curves.ts';
 import { recordEvents } from './events.ts';
 import { bumpDataAndReadVersion, bumpReadVersion } from './read-version.ts';
@@ -43,6 +44,7 @@ export interface NewActivity {
   moving_seconds?: number | null;
   device_summary?: Record<string, number> | null;
   dropped_records?: Record<string, number> | null;
+  device_checks?: DeviceChecks | null;
   /** The activity's curves (engine/curves/activity-curves.ts), stored with it. */
   curves: MetricCurves[];
 }
@@ -114,7 +116,7 @@ export async function storeActivities(
 
 /** An activity's jsonb columns as PostgreSQL takes them (JSON text; null for an absent value). */
 export function jsonColumns(
-  a: Partial<Record<'summary' | 'laps' | 'implausible_samples' | 'device_summary' | 'dropped_records', unknown>>,
+  a: Partial<Record<'summary' | 'laps' | 'implausible_samples' | 'device_summary' | 'dropped_records' | 'device_checks', unknown>>,
 ) {
   const json = (v: unknown) => (v ? JSON.stringify(v) : null);
   return {
@@ -123,6 +125,7 @@ export function jsonColumns(
     implausible_samples: json(a.implausible_samples),
     device_summary: json(a.device_summary),
     dropped_records: json(a.dropped_records),
+    device_checks: json(a.device_checks),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { DeviceChecks } from '../engine/ingest/recording.ts';
 
 /** Timestamps are written as Date (or left to defaults) and read as Date. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -211,6 +212,8 @@ export interface ActivitiesTable {
   device_summary: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
   /** Per reason, the records of the file left out (engine/ingest/recording.ts DroppedRecords); null for version 1. */
   dropped_records: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
+  /** Per device summary field, ours beside the device's and the rule that explains a difference (engine/ingest/recording.ts DeviceChecks); null without a device summary and for rows stored before the checks. */
+  device_checks: ColumnType<DeviceChecks | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

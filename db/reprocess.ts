@@ -71,6 +71,7 @@ const DERIVED = [
   'moving_seconds',
   'device_summary',
   'dropped_records',
+  'device_checks',
 ] as const;
 
 type Derived = Pick<ActivityRow, (typeof DERIVED)[number]>;
@@ -94,6 +95,7 @@ function derivedOf(a: NewActivity): Derived {
     moving_seconds: a.moving_seconds ?? null,
     device_summary: a.device_summary ?? null,
     dropped_records: a.dropped_records ?? null,
+    device_checks: a.device_checks ?? null,
   };
 }
 

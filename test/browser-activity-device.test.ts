@@ -220,6 +220,76 @@ test('version 2: elapsed, timer and moving time, NP and work, the device values 
   t.deepEqual(csp, [], 'no CSP violations');
 });
 
+test('the data checks made at ingest: each difference names its rule; a device error is listed as one, not compared; a difference no rule explains says so', async (t) => {
+  const user = await createTestUser(suite.service);
+  // The device's NP of 773 W above the ride's best 30 s (a device error); its average power 185 W
+  // without zeros (a convention); its cadence unexplained; the rest agreeing.
+  const id = await storeOne(user, {
+    summary: SUMMARY,
+    ingest_version: 2,
+    timer_seconds: TIMER,
+    moving_seconds: MOVING,
+    device_summary: { ...DEVICE, normalized_power: 773, avg_speed: DISTANCE / MOVING, total_ascent: 412 },
+    device_checks: {
+      total_timer_time: { agrees: true },
+      total_elapsed_time: { agrees: true },
+      total_distance: { agrees: true },
+      avg_power: { agrees: false, rule: 'power-zeros-left-out' },
+      normalized_power: { agrees: false, rule: 'np-above-best-30s' },
+      avg_heart_rate: { agrees: true },
+      avg_cadence: { agrees: false },
+      avg_speed: { agrees: true },
+      total_ascent: { agrees: true },
+    },
+    dropped_records: {},
+    implausible_samples: {},
+  });
+  const token = await tokenFor(suite.service, user, ['data:read']);
+  const details = (await api(suite.service, token, 'GET', `/api/v1/activities/${id}`)).body;
+  t.deepEqual(details.device_checks.normalized_power, {
+    agrees: false,
+    rule: 'np-above-best-30s',
+    kind: 'device-error',
+    explanation: details.device_checks.normalized_power.explanation,
+  });
+  t.regex(details.device_checks.normalized_power.explanation, /cannot exceed the highest of them/);
+  t.like(details.device_checks.avg_power, { agrees: false, rule: 'power-zeros-left-out', kind: 'convention' });
+  t.deepEqual(details.device_checks.avg_cadence, { agrees: false, rule: null, kind: null, explanation: null });
+  t.deepEqual(details.device_checks.total_timer_time, { agrees: true, rule: null, kind: null, explanation: null });
+
+  const { page, csp, errors } = await open(user, id);
+  t.deepEqual(await texts(page, '#device-comparison thead th'), ['', 'Device says', 'We compute', 'Why they differ']);
+  t.deepEqual(await page.$$eval('#device-comparison tbody tr', (els) => els.map((el) => el.getAttribute('data-compare'))), [
+    'avg_power',
+    'avg_cadence',
+  ]);
+  t.is(
+    await page.$eval('#device-comparison tr[data-compare="avg_power"] [data-rule]', (el) => el.getAttribute('data-rule')),
+    'power-zeros-left-out',
+  );
+  t.regex(
+    await text(page, '#device-comparison tr[data-compare="avg_power"] .why'),
+    /^power-zeros-left-out: the device's average power is above/,
+  );
+  t.regex(
+    await text(page, '#device-comparison tr[data-compare="avg_cadence"] .why'),
+    /^No rule of the data checks explains this difference\./,
+  );
+  const error = await text(page, '#device-errors li[data-rule="np-above-best-30s"]');
+  t.regex(
+    error,
+    /^The device's normalized power, 773 W, is impossible: .*cannot exceed the highest of them \(np-above-best-30s\)\. The device's error/,
+  );
+  t.is(
+    await text(page, '#device-agreeing'),
+    'Agreeing with the device: timer time, elapsed time, distance, average heart rate, average speed, ascent.',
+  );
+  await fits(t, page, 'activity-device-checks');
+  await page.context().close();
+  t.deepEqual(errors, [], 'no console or page errors');
+  t.deepEqual(csp, [], 'no CSP violations');
+});
+
 test("when every compared value is within 1 % of the device's: one line, no table; nothing left out: one line", async (t) => {
   const user = await createTestUser(suite.service);
   const id = await storeOne(user, {

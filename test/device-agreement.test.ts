@@ -13,8 +13,15 @@ import {
   type Ours,
   type Quantity,
   type ReasonRule,
+  oursOf,
 } from './helpers/device-agreement.ts';
 import { formatTable } from '../bench/report.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fixturesDir } from './helpers/fixtures.ts';
+import { ingestFile } from '../engine/ingest/ingest.ts';
+import { DEVICE_FIELD } from '../engine/ingest/device-facts.ts';
+import { deviceSessions, matchActivities } from './helpers/device-session.ts';
 
 /**
  * Agreement with the device (issue 24 item 5; `npm run bench -- device`): every session of every
@@ -37,6 +44,36 @@ test('every fixture session: each value within tolerance of the device or a name
     for (const c of r.cells)
       if (c.device !== undefined && !c.agrees)
         t.true(c.reason !== undefined && names.has(c.reason), `${r.file} #${r.session.index} ${c.quantity}`);
+});
+
+test("ingest's own data checks give every fixture session the verdict and rule the FIT SDK's decode gives", async (t) => {
+  // The product decides from its own parse of the file (engine/ingest/device-facts.ts sessionFacts);
+  // this side from Garmin's FIT SDK: the same rules must reach the same verdicts.
+  const dir = path.join(fixturesDir(), 'fit');
+  let compared = 0;
+  for (const file of readdirSync(dir).filter((f) => f.toLowerCase().endsWith('.fit'))) {
+    const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
+    const sessions = deviceSessions(bytes);
+    const result = await ingestFile({ format: 'fit', bytes: bytes.slice(), sport: null });
+    if (!result.ok) continue;
+    const matched = matchActivities(sessions, result.activities);
+    for (const [i, session] of sessions.entries()) {
+      const activity = matched[i];
+      if (!activity) continue;
+      const row = compareSession(file, session, oursOf(activity));
+      for (const cell of row.cells) {
+        if (cell.device === undefined) continue;
+        const stored = activity.deviceChecks?.[DEVICE_FIELD[cell.quantity]];
+        t.deepEqual(
+          stored,
+          { agrees: cell.agrees, ...(cell.reason ? { rule: cell.reason } : {}) },
+          `${file} #${session.index} ${cell.quantity}`,
+        );
+        compared++;
+      }
+    }
+  }
+  t.true(compared >= 80, `${compared} values compared`);
 });
 
 test('at least half of each quantity’s fixture values agree outright, and distance, heart rate and ascent all do', async (t) => {
@@ -64,6 +101,7 @@ function device(over: Partial<DeviceSession> = {}): DeviceSession {
   return {
     index: 0,
     sport: 'cycling',
+    poolSwim: false,
     start: T0,
     timestamp: T0 + HOUR,
     values: { timer: 3600, elapsed: 3600, distance: 30000, power: 200, np: 220, hr: 140, cadence: 90, speed: 30000 / 3600, ascent: 300 },
@@ -210,25 +248,17 @@ test('pool-swim-rests: the device timer spans first start → last stop, ours th
   const swim = (over: Partial<DeviceSession> = {}) =>
     withValues(
       { timer: 2400, elapsed: 2400 },
-      { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over },
+      { sport: 'swimming/lap_swimming', poolSwim: true, timestamp: T0 + 2400_000, timerEvents: events, ...over },
     );
   t.is(cell(swim(), ours({}, { timer: 1800, elapsed: 2400 }), 'timer').reason, 'pool-swim-rests');
-  t.true(
-    rule('pool-swim-rests').fires(swim({ poolLength: undefined } as Partial<DeviceSession>), ours({}, { timer: 1800 }), 'timer'),
-    'by sub sport alone',
-  );
   t.false(
-    rule('pool-swim-rests').fires(
-      swim({ sport: 'swimming/open_water', poolLength: undefined } as Partial<DeviceSession>),
-      ours({}, { timer: 1800 }),
-      'timer',
-    ),
+    rule('pool-swim-rests').fires(swim({ sport: 'swimming/open_water', poolSwim: false }), ours({}, { timer: 1800 }), 'timer'),
     'not a pool swim',
   );
   t.false(rule('pool-swim-rests').fires(swim(), ours({}, { timer: 1700 }), 'timer'), 'ours is not the running time');
   t.false(
     rule('pool-swim-rests').fires(
-      withValues({ timer: 2000 }, { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events }),
+      withValues({ timer: 2000 }, { sport: 'swimming/lap_swimming', poolSwim: true, timestamp: T0 + 2400_000, timerEvents: events }),
       ours({}, { timer: 1800 }),
       'timer',
     ),
@@ -246,7 +276,7 @@ test("pool-swim-speed-underivable: a pool swim's device speed that no distance /
   const swim = (values: Partial<Record<Quantity, number>>, over: Partial<DeviceSession> = {}) =>
     withValues(
       { timer: 2400, elapsed: 2400, distance: 1000, ...values },
-      { sport: 'swimming/lap_swimming', poolLength: 25, timestamp: T0 + 2400_000, timerEvents: events, ...over },
+      { sport: 'swimming/lap_swimming', poolSwim: true, timestamp: T0 + 2400_000, timerEvents: events, ...over },
     );
   const mine = ours({}, { distance: 1000, speed: 0.8, timer: 1800 });
   t.is(cell(swim({ speed: 0.65 }), mine, 'speed').reason, 'pool-swim-speed-underivable');
@@ -260,11 +290,7 @@ test("pool-swim-speed-underivable: a pool swim's device speed that no distance /
     'our distance disagrees',
   );
   t.false(
-    rule('pool-swim-speed-underivable').fires(
-      swim({ speed: 0.65 }, { sport: 'cycling', poolLength: undefined } as Partial<DeviceSession>),
-      mine,
-      'speed',
-    ),
+    rule('pool-swim-speed-underivable').fires(swim({ speed: 0.65 }, { sport: 'cycling', poolSwim: false }), mine, 'speed'),
     'not a pool swim',
   );
 });
@@ -397,11 +423,64 @@ test('tiny-session: under 60 s', (t) => {
 test('the first rule that fires is the reason', (t) => {
   // A tiny pool swim: pool-swim-rests comes before tiny-session.
   const events = [0, 20, 30, 50].map((s, i) => ({ t: T0 + s * 1000, running: i % 2 === 0 }));
-  const s = withValues({ timer: 50, elapsed: 50 }, { sport: 'swimming/lap_swimming', timestamp: T0 + 50_000, timerEvents: events });
+  const s = withValues(
+    { timer: 50, elapsed: 50 },
+    { sport: 'swimming/lap_swimming', poolSwim: true, timestamp: T0 + 50_000, timerEvents: events },
+  );
   t.is(cell(s, ours({}, { timer: 40, elapsed: 50 }), 'timer').reason, 'pool-swim-rests');
   t.deepEqual(
     REASONS.map((r) => r.name),
     [...new Set(REASONS.map((r) => r.name))],
     'names are unique',
+  );
+});
+
+test('np-above-best-30s: a device NP above the highest 30-s mean power of the records is the device’s error', (t) => {
+  // A session NP of 773 W on a ride averaging 186 W whose records give 215 W (best 30 s: 420 W).
+  const s = withValues({ power: 186, np: 773 }, { maxPower: 900 });
+  const mine = ours({ best30sPower: 420 }, { power: 215, np: 240 });
+  t.is(cell(s, mine, 'np').reason, 'np-above-best-30s');
+  t.is(rule('np-above-best-30s').kind, 'device-error');
+  t.false(rule('np-above-best-30s').fires(withValues({ np: 430 }), ours({ best30sPower: 420 }), 'np'), 'within 5 % of the best 30 s');
+  t.false(rule('np-above-best-30s').fires(s, ours({}, { np: 240 }), 'np'), 'ours has no power: nothing to bound it by');
+});
+
+test('cadence-zeros-counted: the device averages its cadence records with zeros, ours without', (t) => {
+  // The FR945's treadmill run: laps 82 rpm, records 82.8 with zeros and 86.8 without; ours 86.8.
+  const s = withValues({ cadence: 82 }, { recordMeans: { cadence: { withZeros: 82.77, withoutZeros: 86.8 } } });
+  t.is(cell(s, ours({}, { cadence: 86.8 }), 'cadence').reason, 'cadence-zeros-counted');
+  t.false(rule('cadence-zeros-counted').fires(s, ours({}, { cadence: 84 }), 'cadence'), 'ours is not the mean without zeros');
+  t.false(
+    rule('cadence-zeros-counted').fires(
+      withValues({ cadence: 80 }, { recordMeans: s.recordMeans }),
+      ours({}, { cadence: 86.8 }),
+      'cadence',
+    ),
+    'the device is not the mean with zeros either',
+  );
+});
+
+test('hr-not-from-records: the device heart rate is no mean of its records, ours is', (t) => {
+  // Runtastic's 61 s run: the lap says 140 bpm, its 15 heart-rate points 146.8; ours 147.8 (the seconds).
+  const s = withValues({ hr: 140 }, { recordMeans: { heart_rate: { withZeros: 146.8 } } });
+  t.is(cell(s, ours({}, { hr: 147.8 }), 'hr').reason, 'hr-not-from-records');
+  t.false(rule('hr-not-from-records').fires(s, ours({}, { hr: 152 }), 'hr'), 'ours is not the records mean');
+  t.false(rule('hr-not-from-records').fires(withValues({ hr: 146 }, { recordMeans: s.recordMeans }), ours({}, { hr: 152 }), 'hr'));
+  t.false(rule('hr-not-from-records').fires(withValues({ hr: 140 }, { recordMeans: {} }), ours({}, { hr: 147.8 }), 'hr'), 'no records');
+});
+
+test('speed-over-shorter-moving-time: the device divides by a moving time of its own, under 10 % shorter than ours', (t) => {
+  // The Edge 1000's laps: 17,054 m at 8.950 m/s (1,905 s moving), ours over 1,934 s.
+  const s = withValues({ distance: 17054, speed: 8.95 });
+  const mine = ours({ movingSeconds: 1934 }, { distance: 17054, speed: 17054 / 1934 });
+  t.is(cell(s, mine, 'speed').reason, 'speed-over-shorter-moving-time');
+  t.false(
+    rule('speed-over-shorter-moving-time').fires(withValues({ distance: 17054, speed: 10.5 }), mine, 'speed'),
+    '1,624 s: 16 % shorter',
+  );
+  t.false(rule('speed-over-shorter-moving-time').fires(withValues({ distance: 17054, speed: 8.7 }), mine, 'speed'), 'longer than ours');
+  t.false(
+    rule('speed-over-shorter-moving-time').fires(withValues({ distance: 16000, speed: 8.95 }), mine, 'speed'),
+    'the distances differ',
   );
 });

@@ -305,6 +305,8 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
       t.is(row.moving_seconds, want.moving_seconds ?? null);
       t.not(row.timer_seconds, null, 'the new fields are filled');
       t.is(canonical(row.device_summary), canonical(want.device_summary));
+      t.is(canonical(row.device_checks), canonical(want.device_checks));
+      t.not(row.device_checks, null, 'the data checks are made');
       t.is(canonical(row.dropped_records), canonical(want.dropped_records));
       t.is(canonical(row.summary), canonical(want.summary), "the summary is a fresh ingest's");
       t.is(canonical(row.laps), canonical(want.laps));

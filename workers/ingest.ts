@@ -192,6 +192,7 @@ export function activityRow(
     moving_seconds: a.movingSeconds,
     device_summary: a.deviceSummary,
     dropped_records: a.droppedRecords,
+    device_checks: a.deviceChecks,
     curves: a.curves,
   };
 }

@@ -7,6 +7,7 @@
 import type { ActivityRow } from '../../db/database.ts';
 import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
 import { INGEST_RULES_VERSION } from '../../engine/ingest/rules.ts';
+import { REASONS } from '../../engine/ingest/device-rules.ts';
 import { html, type Html } from './html.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
 import { formatDistance, formatSpeed, type Units } from './static/units.js';
@@ -191,15 +192,48 @@ function impossibleDeviceValues(
   return { keys, lines };
 }
 
-/** Whether two values differ by more than 1 % of the device's. */
-const differs = (device: number, ours: number) => Math.abs(ours - device) > 0.01 * Math.abs(device);
+const RULES = new Map(REASONS.map((r) => [r.name, r]));
 
-/** The device's own session values beside ours where they differ by more than 1 %; one line when all agree. */
+/**
+ * Whether ours differs from the device's value: as the data checks made at ingest say
+ * (engine/ingest/device-checks.ts: 1 %, NP 2 %, or the value's own rounding), or for activities
+ * stored before them, by more than 1 % of the device's.
+ */
+function differs(a: ActivityRow, field: string, device: number, ours: number): boolean {
+  const check = a.device_checks?.[field as keyof NonNullable<ActivityRow['device_checks']>];
+  return check ? !check.agrees : Math.abs(ours - device) > 0.01 * Math.abs(device);
+}
+
+/** The rule the data checks name for a value, when they name one. */
+function ruleOf(a: ActivityRow, field: string) {
+  const name = a.device_checks?.[field as keyof NonNullable<ActivityRow['device_checks']>]?.rule;
+  return name === undefined ? undefined : RULES.get(name);
+}
+
+/** Why ours and the device's differ: the rule the data checks name, or how each is counted when none does. */
+function whyCell(a: ActivityRow, c: (typeof DEVICE_COMPARISONS)[number]): Html {
+  const rule = ruleOf(a, c.device);
+  if (rule) return html`<span class="rule" data-rule="${rule.name}">${rule.name}</span>: ${rule.explanation}.`;
+  if (a.device_checks) return html`<span data-rule="">No rule of the data checks explains this difference.</span> ${c.why}`;
+  return html`${c.why}`;
+}
+
+/** The device's own session values beside ours where they differ (each with its rule); one line when all agree. */
 function deviceComparison(a: ActivityRow, units: Units): Html {
   const shown = { sport: a.sport, units };
   const device = a.device_summary;
   if (!device) return html``;
   const impossible = impossibleDeviceValues(device, shown);
+  // Values the data checks found impossible by the device's own data (a device error, not a convention).
+  for (const c of DEVICE_COMPARISONS) {
+    const rule = ruleOf(a, c.device);
+    const v = num(device[c.device]);
+    if (rule?.kind !== 'device-error' || v === undefined || impossible.keys.has(c.device)) continue;
+    impossible.keys.add(c.device);
+    impossible.lines.push(
+      html`<li data-device-error="${c.device}" data-rule="${rule.name}">The device's ${c.label.toLowerCase()}, ${c.show(v, shown)}, is impossible: ${rule.explanation} (<span class="rule">${rule.name}</span>). The device's error, not a way of counting; it is not compared with ours.</li>`,
+    );
+  }
   const errors = impossible.lines.length
     ? html`<ul id="device-errors" class="record-checks" aria-label="The device's own impossible values">${impossible.lines}</ul>`
     : html``;
@@ -209,10 +243,10 @@ function deviceComparison(a: ActivityRow, units: Units): Html {
       (p): p is { c: (typeof DEVICE_COMPARISONS)[number]; device: number; ours: number } => p.device !== undefined && p.ours !== undefined,
     );
   if (!pairs.length) return errors;
-  const differing = pairs.filter((p) => differs(p.device, p.ours));
+  const differing = pairs.filter((p) => differs(a, p.c.device, p.device, p.ours));
   if (!differing.length)
-    return html`<p id="device-agrees" class="device-agrees">Agrees with the device's own summary (within 1 %: ${pairs.map((p) => p.c.label.toLowerCase()).join(', ')}).</p>${errors}`;
-  const agreeing = pairs.filter((p) => !differs(p.device, p.ours));
+    return html`<p id="device-agrees" class="device-agrees">Agrees with the device's own summary (within ${a.device_checks ? "1 % (normalized power 2 %) or the device's rounding" : '1 %'}: ${pairs.map((p) => p.c.label.toLowerCase()).join(', ')}).</p>${errors}`;
+  const agreeing = pairs.filter((p) => !differs(a, p.c.device, p.device, p.ours));
   const percent = (p: { device: number; ours: number }) => {
     if (p.device === 0) return '';
     const d = ((p.ours - p.device) / Math.abs(p.device)) * 100;
@@ -220,13 +254,13 @@ function deviceComparison(a: ActivityRow, units: Units): Html {
   };
   return html`<h3 id="device-heading">Beside the device's own summary</h3>
 <div class="table-scroll"><table class="wide device-comparison" id="device-comparison" aria-labelledby="device-heading">
-<thead><tr><th></th><th>Device says</th><th>We compute</th><th>Why it may differ</th></tr></thead>
+<thead><tr><th></th><th>Device says</th><th>We compute</th><th>${a.device_checks ? 'Why they differ' : 'Why it may differ'}</th></tr></thead>
 <tbody>${differing.map(
     (p) =>
-      html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device, shown)}</td><td data-ours>${p.c.show(p.ours, shown)} <span class="muted">(${percent(p)})</span></td><td class="why">${p.c.why}</td></tr>`,
+      html`<tr data-compare="${p.c.key}"><th scope="row">${p.c.label}</th><td data-device>${p.c.show(p.device, shown)}</td><td data-ours>${p.c.show(p.ours, shown)} <span class="muted">(${percent(p)})</span></td><td class="why">${whyCell(a, p.c)}</td></tr>`,
   )}</tbody>
 </table></div>
-${agreeing.length ? html`<p class="muted" id="device-agreeing">Within 1 % of the device: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}${errors}`;
+${agreeing.length ? html`<p class="muted" id="device-agreeing">${a.device_checks ? 'Agreeing with the device' : 'Within 1 % of the device'}: ${agreeing.map((p) => p.c.label.toLowerCase()).join(', ')}.</p>` : ''}${errors}`;
 }
 
 /** Which rules made the numbers, when older than the current ones; the device comparison; records and samples left out. */

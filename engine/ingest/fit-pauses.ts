@@ -15,15 +15,8 @@ const TIMER_STOPS = new Set(['stop', 'stop_all', 'stop_disable', 'stop_disable_a
  * event the timer is stopped; a stop never followed by a start lasts to the end.
  */
 export function timerPauses(events: object[]): Pause[] | undefined {
-  const timer: { t: number; type: string }[] = [];
-  for (const message of events) {
-    const e = fields(message);
-    const t = time(e, 'timestamp');
-    const type = e['event_type'];
-    if ((e['event'] === 'timer' || e['event'] === 0) && t !== undefined && typeof type === 'string') timer.push({ t, type });
-  }
+  const timer = timerEvents(events);
   if (timer.length === 0) return undefined;
-  timer.sort((a, b) => a.t - b.t); // stable: file order within an instant
   const pauses: Pause[] = [];
   let stoppedAt: number | undefined = TIMER_STARTS.has(timer[0]!.type) ? -Infinity : undefined;
   for (const { t, type } of timer) {
@@ -34,6 +27,18 @@ export function timerPauses(events: object[]): Pause[] | undefined {
   }
   if (stoppedAt !== undefined) pauses.push({ start: stoppedAt, end: Infinity });
   return pauses;
+}
+
+/** The file's timer events (event `timer`), ascending (stable: file order within an instant). */
+export function timerEvents(events: object[]): { t: number; type: string }[] {
+  const timer: { t: number; type: string }[] = [];
+  for (const message of events) {
+    const e = fields(message);
+    const t = time(e, 'timestamp');
+    const type = e['event_type'];
+    if ((e['event'] === 'timer' || e['event'] === 0) && t !== undefined && typeof type === 'string') timer.push({ t, type });
+  }
+  return timer.sort((a, b) => a.t - b.t);
 }
 
 /**

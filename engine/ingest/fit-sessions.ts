@@ -25,6 +25,10 @@ export interface SessionSpan {
   deviceSummary: DeviceSummary;
   /** A pool swim's pool length (m): the session's pool_length (only pool swims have one). */
   poolLength: number | undefined;
+  /** The session message's own timestamp, epoch ms. */
+  timestamp: number | undefined;
+  /** Its average cadence has a fractional part (avg_fractional_cadence). */
+  fractionalCadence: boolean;
 }
 
 export function sessionSpans(fit: ParsedFit): SessionSpan[] {
@@ -54,6 +58,8 @@ export function sessionSpans(fit: ParsedFit): SessionSpan[] {
       selectionEnd: bounds.length > 0 ? Math.max(...bounds) : Infinity,
       deviceSummary: deviceSummary(s),
       poolLength,
+      timestamp: stamp,
+      fractionalCadence: num(s, 'avg_fractional_cadence') !== undefined,
     });
   }
   return spans.sort((a, b) => a.start - b.start);

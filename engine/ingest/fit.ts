@@ -23,7 +23,7 @@ import { IngestError, type DroppedRecords, type Recording } from './recording.ts
 import { CHANNELS } from '../channels.ts';
 import { leanDecode, libraryDecode, type Samples } from './fit-samples.ts';
 import { lapSpans, sessionSpans, swimLengths, utcOffset } from './fit-sessions.ts';
-import { sessionPauses, timerPauses } from './fit-pauses.ts';
+import { sessionPauses, timerEvents, timerPauses } from './fit-pauses.ts';
 import { deviceNames } from './fit-devices.ts';
 
 export { leanDecodes } from './fit-samples.ts';
@@ -56,6 +56,7 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
   const utcOffsetSeconds = utcOffset(fit);
   const devices = deviceNames(fit);
   const pauses = timerPauses(fit.events ?? []);
+  const timer = timerEvents(fit.events ?? []).map((e) => ({ t: e.t, running: e.type === 'start' }));
 
   const recordings: Recording[] = [];
   /** Each recording's run of samples [from, to), to count the records left out (droppedRecords). */
@@ -97,6 +98,12 @@ export async function parseFit(bytes: Uint8Array | Buffer, options: { decoder?: 
         ? swimLengths(fit.lengths ?? [], session.start, Math.min(session.selectionEnd, next), session.poolLength)
         : {}),
       deviceSummary: session.deviceSummary,
+      facts: {
+        ...(session.timestamp === undefined ? {} : { timestamp: session.timestamp }),
+        ...(session.poolLength === undefined ? {} : { poolLength: session.poolLength }),
+        timerEvents: timer,
+        fractionalCadence: session.fractionalCadence,
+      },
     });
     runs.push([from, to]);
   }

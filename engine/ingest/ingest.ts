@@ -20,6 +20,8 @@ import { resample } from './resample.ts';
 import { MAX_RECORDS, tooManyRecords } from './limits.ts';
 import { lapStats, summarise, timing, type SpanTotals } from './summary.ts';
 import { INGEST_RULES_VERSION } from './rules.ts';
+import { checkDevice } from './device-checks.ts';
+import { oursOf, sessionFacts } from './device-facts.ts';
 
 export async function ingestFile(task: IngestInput): Promise<IngestResult> {
   try {
@@ -64,7 +66,7 @@ function toActivity(parsed: Recording): IngestedActivity {
   const totals: SpanTotals = { ascent: device?.total_ascent, descent: device?.total_descent };
   const { timer_seconds, moving_seconds } = timing(grid, { start: rec.start.getTime(), end }, 0, grid.length);
   const summary = summarise(grid, 0, grid.length, totals, moving_seconds);
-  return {
+  const activity = {
     sport: rec.sport,
     start: grid.start,
     end,
@@ -85,4 +87,7 @@ function toActivity(parsed: Recording): IngestedActivity {
     droppedRecords: rec.dropped ?? {},
     ingestVersion: INGEST_RULES_VERSION,
   };
+  // The data checks read the file's records as the device saw them: before implausible samples were dropped.
+  const facts = sessionFacts(parsed);
+  return { ...activity, deviceChecks: facts ? checkDevice(facts, oursOf(activity)) : null };
 }

@@ -1,7 +1,7 @@
 import type { ActivityFormat } from './sniff.ts';
 import type { MetricCurves } from '../curves/activity-curves.ts';
 import type { ImplausibleCounts } from './plausible.ts';
-import type { DeviceSummary, DroppedRecords } from './recording.ts';
+import type { DeviceChecks, DeviceSummary, DroppedRecords } from './recording.ts';
 import type { Channel } from '../channels.ts';
 
 /**
@@ -72,6 +72,8 @@ export interface IngestedActivity {
   movingSeconds: number;
   /** The file's own session values as recorded; null for CSV. */
   deviceSummary: DeviceSummary | null;
+  /** Each of those values beside ours: agreeing, or the rule that explains the difference (engine/ingest/device-checks.ts); null without a device summary. */
+  deviceChecks: DeviceChecks | null;
   /** Records of the file left out, by reason (`{}` when none). */
   droppedRecords: DroppedRecords;
   /** The ingest rules that made it (engine/ingest/rules.ts). */

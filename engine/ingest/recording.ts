@@ -54,6 +54,14 @@ export const DEVICE_SUMMARY_FIELDS = [
 ] as const;
 export type DeviceSummary = Partial<Record<(typeof DEVICE_SUMMARY_FIELDS)[number], number>>;
 
+/** One value of the data checks (engine/ingest/device-checks.ts): whether ours agrees with the device's, and if not, the rule that says why (none: unexplained). */
+export interface DeviceCheck {
+  agrees: boolean;
+  rule?: string;
+}
+/** Per device summary field compared (only those the device has). */
+export type DeviceChecks = Partial<Record<keyof DeviceSummary, DeviceCheck>>;
+
 /**
  * Why records of a file were left out of an activity, and how many (only reasons with at least one):
  * `duplicate_timestamp`: another record has the same timestamp (the last in the file is kept);
@@ -94,6 +102,20 @@ export interface Recording {
   deviceSummary?: DeviceSummary;
   /** Records of the file left out of this activity, by reason. */
   dropped?: DroppedRecords;
+  /** What the data checks read of the file besides its records (engine/ingest/device-checks.ts): FIT only. */
+  facts?: SessionFileFacts;
+}
+
+/** Of a FIT file, for the data checks: the session's own timestamp and pool length, the file's timer events. */
+export interface SessionFileFacts {
+  /** The session message's timestamp, epoch ms. */
+  timestamp?: number;
+  /** A pool swim's pool length (m). */
+  poolLength?: number;
+  /** Every timer event of the file (start: running), ascending. */
+  timerEvents: { t: number; running: boolean }[];
+  /** The session's average cadence has its fractional part (stored to 1/128 rpm). */
+  fractionalCadence: boolean;
 }
 
 /** A file that cannot become an activity: `code` is what the source reports (docs/api-clients.md, "Activities": failure codes). */

@@ -6,9 +6,26 @@
  */
 import { Decoder, Stream } from '@garmin/fitsdk';
 import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
+import {
+  type DeviceSession as SessionFacts,
+  type Ours,
+  type Quantity,
+  QUANTITIES,
+  RESOLUTION,
+} from '../../engine/ingest/device-facts.ts';
 
-export const QUANTITIES = ['timer', 'elapsed', 'distance', 'power', 'np', 'hr', 'cadence', 'speed', 'ascent'] as const;
-export type Quantity = (typeof QUANTITIES)[number];
+// The quantities, their tolerances and resolutions, our side and the agreement are the product's
+// data checks' own (engine/ingest/device-facts.ts); this side reads the device's from the FIT SDK.
+export {
+  agrees,
+  type Ours,
+  oursOf,
+  type Quantity,
+  QUANTITIES,
+  RESOLUTION,
+  TOLERANCE,
+  type TimerEvent,
+} from '../../engine/ingest/device-facts.ts';
 
 /** Column headings: the quantity and its unit. */
 export const LABELS: Record<Quantity, string> = {
@@ -23,31 +40,6 @@ export const LABELS: Record<Quantity, string> = {
   ascent: 'ascent m',
 };
 
-/** Relative tolerance against the device's value. */
-export const TOLERANCE: Record<Quantity, number> = {
-  timer: 0.01,
-  elapsed: 0.01,
-  distance: 0.01,
-  power: 0.01,
-  np: 0.02,
-  hr: 0.01,
-  cadence: 0.01,
-  speed: 0.01,
-  ascent: 0.01,
-};
-
-/** The resolution of the FIT session field each device value is stored in (profile scale). */
-export const RESOLUTION: Record<Quantity, number> = {
-  timer: 0.001,
-  elapsed: 0.001,
-  distance: 0.01,
-  power: 1,
-  np: 1,
-  hr: 1,
-  cadence: 1,
-  speed: 0.001,
-  ascent: 1,
-};
 /** avg_cadence + avg_fractional_cadence: 1/128 rpm. */
 const FRACTIONAL_CADENCE_RESOLUTION = 1 / 128;
 
@@ -64,38 +56,12 @@ export const DECIMALS: Record<Quantity, number> = {
   ascent: 0,
 };
 
-export interface TimerEvent {
-  /** Epoch ms. */
-  t: number;
-  /** A start event (true) or a stop / stop_all / stop_disable(_all) event (false). */
-  running: boolean;
-}
-
-/** One FIT session as the device recorded it, with the facts of its file the reason rules read. */
-export interface DeviceSession {
+/** One FIT session as the device recorded it (the FIT SDK's decode): the facts the rules read, its index and FIT sport. */
+export interface DeviceSession extends SessionFacts {
   /** Index among the file's session messages (in start order). */
   index: number;
   /** FIT sport, and `/sub_sport` when there is one other than generic. */
   sport: string;
-  /** start_time, epoch ms. */
-  start: number;
-  /** The session message's timestamp, epoch ms (when it has one). */
-  timestamp?: number;
-  /** The session's own values (only those the file has). */
-  values: Partial<Record<Quantity, number>>;
-  /** Resolution of each value present (RESOLUTION, or 1/128 rpm for a fractional cadence). */
-  resolution: Partial<Record<Quantity, number>>;
-  maxPower?: number;
-  /** Pool length (m) of a pool swim. */
-  poolLength?: number;
-  /** The file's timer start/stop events, ascending (all of them: a multisport file's timer spans its sessions). */
-  timerEvents: TimerEvent[];
-  /** The file's records in the session's span [start, end] before the next session: count, first and last timestamps. */
-  records: { count: number; first?: number; last?: number };
-  /** Of those records, the plain means of power and cadence with and without their zero readings (absent without such records). */
-  recordMeans: Partial<Record<'power' | 'cadence', { withZeros: number; withoutZeros?: number }>>;
-  /** The quantities whose channel at least one of those records carries (RECORD_FIELDS). */
-  recorded: Quantity[];
 }
 
 /** The record fields (fitsdk names) each quantity is computed from. */
@@ -110,14 +76,6 @@ export const RECORD_FIELDS: Record<Quantity, string[]> = {
   speed: ['enhancedSpeed', 'speed'],
   ascent: ['enhancedAltitude', 'altitude'],
 };
-
-/** What the service made of the session: the quantities and the facts the reason rules read. */
-export interface Ours {
-  values: Partial<Record<Quantity, number>>;
-  movingSeconds?: number;
-  /** The activity's channels (IngestedActivity.metrics). */
-  channels: string[];
-}
 
 export interface Cell {
   quantity: Quantity;
@@ -177,8 +135,12 @@ export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
     const mine = recordTimes.filter((t) => t >= start && t <= last && t < next);
     const records = mine.map((t) => byTime.get(t)!);
     const recordMeans: DeviceSession['recordMeans'] = {};
-    for (const channel of ['power', 'cadence'] as const) {
-      const v = records.map((r) => num(r, channel)).filter((x): x is number => x !== undefined);
+    for (const [channel, field] of [
+      ['power', 'power'],
+      ['cadence', 'cadence'],
+      ['heart_rate', 'heartRate'],
+    ] as const) {
+      const v = records.map((r) => num(r, field)).filter((x): x is number => x !== undefined);
       const nonZero = v.filter((x) => x > 0);
       if (v.length) recordMeans[channel] = { withZeros: mean(v), ...(nonZero.length ? { withoutZeros: mean(nonZero) } : {}) };
     }
@@ -203,9 +165,11 @@ export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
         resolution[q] = q === 'cadence' && fraction !== undefined ? FRACTIONAL_CADENCE_RESOLUTION : RESOLUTION[q];
     const sport = snake(s['sport']) ?? 'none';
     const sub = snake(s['subSport']);
+    const fitSport = sub && sub !== 'generic' ? `${sport}/${sub}` : sport;
     return {
       index,
-      sport: sub && sub !== 'generic' ? `${sport}/${sub}` : sport,
+      sport: fitSport,
+      poolSwim: num(s, 'poolLength') !== undefined || /\/lap_swimming$/.test(fitSport),
       start,
       ...(timestamp === undefined ? {} : { timestamp }),
       values,
@@ -220,25 +184,7 @@ export function deviceSessions(bytes: Uint8Array): DeviceSession[] {
   });
 }
 
-// ─── Ours ─────────────────────────────────────────────────────────────────────────────────────────
-
-/** The quantities of one ingested activity (fields the engine does not give yet are left out). */
-export function oursOf(a: IngestedActivity): Ours {
-  const s = a.summary;
-  const values: Ours['values'] = {
-    timer: a.timerSeconds,
-    elapsed: (a.end - a.start) / 1000,
-    distance: s.distance?.sum,
-    power: s.power?.mean,
-    np: s.power?.normalized,
-    hr: s.heart_rate?.mean,
-    cadence: s.cadence?.mean,
-    speed: s.speed?.mean,
-    ascent: s.altitude?.gain,
-  };
-  for (const q of QUANTITIES) if (typeof values[q] !== 'number' || !Number.isFinite(values[q])) delete values[q];
-  return { values, ...(typeof a.movingSeconds === 'number' ? { movingSeconds: a.movingSeconds } : {}), channels: [...a.metrics] };
-}
+// ─── Matching ─────────────────────────────────────────────────────────────────────────────────────
 
 /**
  * The activity made of each session: the one whose start (a whole second) lies in the session's
@@ -253,11 +199,4 @@ export function matchActivities(
     const next = sessions[i + 1]?.start ?? Infinity;
     return activities.find((a) => a.start >= from && a.start < next);
   });
-}
-
-/** Whether ours agrees with the device's value: within TOLERANCE of it, or within half its stored resolution. */
-export function agrees(quantity: Quantity, device: number, ours: number | undefined, resolution = RESOLUTION[quantity]): boolean {
-  if (ours === undefined || !Number.isFinite(ours)) return false;
-  const diff = Math.abs(ours - device);
-  return diff <= TOLERANCE[quantity] * Math.abs(device) + 1e-9 || diff <= resolution / 2 + 1e-9;
 }

@@ -8,6 +8,7 @@ import { formatDuration, formatInstant, formatLocal } from '../../../lib/time.ts
 import type { TestMatch } from '../../../db/tests.ts';
 import type { TestRow } from '../../../db/database.ts';
 import { TestSummary, testSummaryOut } from './tests.ts';
+import { DeviceChecksOut, deviceChecksOut } from './device-checks.ts';
 
 /**
  * The two resources that embed each other, as clients see them (Activity, ActivitySummarySummary (named ActivityStatistics here),
@@ -232,6 +233,7 @@ export function activityDetailsOut(
     timer_duration: row.timer_seconds === null ? null : formatDuration(row.timer_seconds),
     moving_duration: row.moving_seconds === null ? null : formatDuration(row.moving_seconds),
     device_summary: row.device_summary,
+    device_checks: deviceChecksOut(row.device_checks),
     dropped_records: row.dropped_records,
     ingest_version: row.ingest_version,
   };
@@ -300,6 +302,9 @@ export const ActivityDetails = z
       ),
     device_summary: DeviceSummaryOut.nullable().describe(
       "The file's own session values as the device recorded them (null for CSV files and ingest version 1)",
+    ),
+    device_checks: DeviceChecksOut.nullable().describe(
+      'The data checks: each value of `device_summary` beside ours, and where they differ the rule that explains it (null without a device summary, and for activities stored before 2026-12: `npm run cli -- reprocess --all` makes them)',
     ),
     dropped_records: DroppedRecordsOut.nullable().describe(
       'Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1',
