@@ -6,13 +6,7 @@
  */
 import { Decoder, Stream } from '@garmin/fitsdk';
 import type { IngestedActivity } from '../../engine/ingest/ingested.ts';
-import {
-  type DeviceSession as SessionFacts,
-  type Ours,
-  type Quantity,
-  QUANTITIES,
-  RESOLUTION,
-} from '../../engine/ingest/device-facts.ts';
+import { type DeviceSession as SessionFacts, type Ours, type Quantity, QUANTITIES, RESOLUTION } from '../../engine/ingest/device-facts.ts';
 
 // The quantities, their tolerances and resolutions, our side and the agreement are the product's
 // data checks' own (engine/ingest/device-facts.ts); this side reads the device's from the FIT SDK.
