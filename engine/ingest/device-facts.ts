@@ -107,7 +107,25 @@ const RECORD_CHANNEL: Partial<Record<Quantity, string>> = {
   ascent: 'altitude',
 };
 
-const mean = (v: readonly number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+/** The plain means of a channel's readings, with the zeros and of those above zero (undefined without a reading). */
+function plainMeans(values: Float64Array | undefined): { withZeros: number; withoutZeros?: number } | undefined {
+  if (!values) return undefined;
+  let sum = 0;
+  let count = 0;
+  let above = 0;
+  let aboveCount = 0;
+  for (const x of values) {
+    if (x !== x) continue;
+    sum += x;
+    count++;
+    if (x > 0) {
+      above += x;
+      aboveCount++;
+    }
+  }
+  if (!count) return undefined;
+  return { withZeros: sum / count, ...(aboveCount ? { withoutZeros: above / aboveCount } : {}) };
+}
 
 /** The facts of a parsed recording (before implausible samples are dropped: as the device saw them), or undefined without a device summary. */
 export function sessionFacts(rec: Recording): DeviceSession | undefined {
@@ -123,9 +141,8 @@ export function sessionFacts(rec: Recording): DeviceSession | undefined {
   }
   const recordMeans: DeviceSession['recordMeans'] = {};
   for (const channel of ['power', 'cadence', 'heart_rate'] as const) {
-    const v = [...(rec.channels[channel] ?? [])].filter((x) => !Number.isNaN(x));
-    const nonZero = v.filter((x) => x > 0);
-    if (v.length) recordMeans[channel] = { withZeros: mean(v), ...(nonZero.length ? { withoutZeros: mean(nonZero) } : {}) };
+    const means = plainMeans(rec.channels[channel]);
+    if (means) recordMeans[channel] = means;
   }
   const n = rec.timestamps.length;
   return {
