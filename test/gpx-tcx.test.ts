@@ -390,3 +390,33 @@ test("parseTime's fast path for `…Z` times gives parseInstant's instants, and 
     { numRuns: 20_000 },
   );
 });
+
+test('GPX and TCX points without a valid time are left out and counted (no_time), in the activity they lie in', (t) => {
+  const untimed = '<trkpt lat="45" lon="7"><ele>100</ele><extensions><power>300</power></extensions></trkpt>';
+  const badTime = '<trkpt lat="45" lon="7"><ele>100</ele><time>yesterday</time></trkpt>';
+  const pts = [trkpt(T0), untimed, trkpt(T0 + 1000), badTime, trkpt(T0 + 2000), untimed].join('');
+  const [rec] = parseGpx(gpx(`<trk><trkseg>${untimed}${pts}</trkseg></trk>`));
+  t.deepEqual([...rec!.timestamps], [T0, T0 + 1000, T0 + 2000]);
+  t.deepEqual(rec!.dropped, { no_time: 4 });
+  t.false([...(rec!.channels.power ?? [])].includes(300), 'no value of an untimed point is kept');
+
+  // Two tracks on different days: each counts its own.
+  const day = 86_400_000;
+  const two = parseGpx(
+    gpx(
+      `<trk><trkseg>${trkpt(T0)}${untimed}${trkpt(T0 + 1000)}</trkseg></trk><trk><trkseg>${untimed}${untimed}${trkpt(T0 + day)}${trkpt(T0 + day + 1000)}</trkseg></trk>`,
+    ),
+  );
+  t.deepEqual(
+    two.map((r) => r.dropped),
+    [{ no_time: 1 }, { no_time: 2 }],
+  );
+
+  // A TCX trackpoint without <Time>.
+  const [lapped] = parseTcx(
+    tcx(
+      `<Activity Sport="Biking"><Id>${iso(T0)}</Id>${lap(T0, 3, `${tp(T0, 0)}<Trackpoint><DistanceMeters>5</DistanceMeters></Trackpoint>${tp(T0 + 1000, 10)}${tp(T0 + 2000, 20)}`)}</Activity>`,
+    ),
+  );
+  t.deepEqual(lapped!.dropped, { no_time: 1 });
+});

@@ -160,6 +160,24 @@ test("the data checks show a TCX file's lap totals beside ours, each difference 
   );
 });
 
+test('points without a time: left out, counted in dropped_records.no_time, and said so in the data checks', async (t) => {
+  const { token } = await athlete();
+  // The Zwift ride with the <time> of three of its points taken out.
+  let removed = 0;
+  const text = new TextDecoder()
+    .decode(fixture('strava_export_zwift_ride_power.gpx'))
+    .replace(/<time>[^<]*<\/time>/g, (m) => (removed++ % 500 === 250 && removed < 1600 ? '' : m));
+  const [source] = await uploadAndWait(service, token, [{ name: 'gaps.gpx', bytes: new TextEncoder().encode(text) }]);
+  t.is(source.status, 'processed', JSON.stringify(source.error));
+  const { body: a } = await api(service, token, 'GET', `/api/v1/activities/${source.activity_ids[0]}`);
+  t.deepEqual(a.dropped_records, { no_time: 3 });
+  const row = await service.deps.db.selectFrom('activities').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+  t.regex(
+    String(dataChecks(row)),
+    /data-dropped="no_time">3 records left out: they have no valid time, so they cannot be placed in the activity/,
+  );
+});
+
 test('a gzipped GPX and TCX are read; a 3.5 MB TCX ingests; a file that is XML but neither is a 422', async (t) => {
   const { token } = await athlete();
   // 3.5 MB: the FR945 file's trackpoints twice over (the second copy a day later: one activity of 6,202 points would

@@ -24,6 +24,10 @@ const DROPPED_REASONS: Record<string, { one: string; many: string }> = {
     one: 'its timestamp lies outside the session (a device clock that jumped, or a record written after the end)',
     many: 'their timestamps lie outside the session (a device clock that jumped, or records written after the end)',
   },
+  no_time: {
+    one: 'it has no valid time, so it cannot be placed in the activity',
+    many: 'they have no valid time, so they cannot be placed in the activity',
+  },
 };
 
 /** A channel's plausible range (engine/ingest/plausible.ts), as people read it: `0 to 3,000 W`, `0 to 360 km/h`, `at least 0 m`. */

@@ -67,9 +67,9 @@ export type DeviceChecks = Partial<Record<keyof DeviceSummary, DeviceCheck>>;
  * `duplicate_timestamp`: another record has the same timestamp (the last in the file is kept);
  * `outside_session`: the timestamp lies outside every session's span (a clock that jumped, a record
  * written before the start or long after the end; in a GPX or TCX file, a point whose time goes
- * backwards, engine/ingest/track.ts).
+ * backwards, engine/ingest/track.ts); `no_time`: a GPX or TCX point with values but no valid time.
  */
-export type DroppedRecords = Partial<Record<'duplicate_timestamp' | 'outside_session', number>>;
+export type DroppedRecords = Partial<Record<'duplicate_timestamp' | 'outside_session' | 'no_time', number>>;
 
 export interface Recording {
   /** OpenSportTaxonomy string (lib/sports.ts). */

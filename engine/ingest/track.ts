@@ -99,6 +99,8 @@ export class Points {
   offset: number | undefined;
   /** Points with at least one value but no valid time (GPX routes). */
   untimed = 0;
+  /** Where each of those came: the number of timed points before it. */
+  readonly untimedAt: number[] = [];
   private runNumber = 0;
   private time: number | undefined;
   private readonly current = new Float64Array(TRACK_CHANNELS.length);
@@ -135,7 +137,10 @@ export class Points {
 
   end(): void {
     if (this.time === undefined) {
-      if (this.any) this.untimed++;
+      if (this.any) {
+        this.untimed++;
+        this.untimedAt.push(this.times.length);
+      }
       return;
     }
     if (this.times.length >= MAX_RECORDS) throw tooManyRecords();
@@ -158,10 +163,16 @@ export interface TrackMeta {
   utcOffsetSeconds: number;
 }
 
-/** The points [from, to) of `points` kept in time order (see the module comment), with what was dropped. */
+/**
+ * The points [from, to) of `points` kept in time order (see the module comment), with what was
+ * dropped: also the points without a time among them (`no_time`: those after the previous range's
+ * last timed point and before this range's last, or after it when the range ends the file).
+ */
 export function orderedPoints(points: Points, from: number, to: number): { keep: number[]; dropped: DroppedRecords } {
   const keep: number[] = [];
   const dropped: DroppedRecords = {};
+  const untimed = points.untimedAt.filter((p) => p >= from && (p < to || (p === to && to === points.count))).length;
+  if (untimed) dropped.no_time = untimed;
   for (let k = from; k < to; k++) {
     const t = points.times[k]!;
     const last = keep.length ? points.times[keep[keep.length - 1]!]! : -Infinity;

@@ -173,6 +173,12 @@ export const DroppedRecordsOut = z
       .describe(
         "Records whose timestamp lies outside every session's span (a device clock that jumped, records long after the end); counted on the session before them",
       ),
+    no_time: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('GPX and TCX points with values but no valid time (they cannot be placed in the activity)'),
   })
   .meta({
     id: 'DroppedRecords',
