@@ -291,6 +291,7 @@ test('a trace within an activity carries it and the lap containing it; the activ
       timer_duration: undefined,
       moving_duration: undefined,
       device_summary: undefined,
+      device_checks: undefined,
       dropped_records: undefined,
       ingest_version: undefined,
     };
