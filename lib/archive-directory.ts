@@ -96,7 +96,8 @@ export async function readDirectory(
         skip('unsupported', NOT_AN_ACTIVITY);
         continue;
       }
-      if (size > l.maxEntryBytes) {
+      // A zip inside (read through) is bounded by the history's total, not by the cap of one file.
+      if (c.kind !== 'archive' && size > l.maxEntryBytes) {
         skip('too_large', `${size} bytes; at most ${l.maxEntryBytes} per file`);
         continue;
       }

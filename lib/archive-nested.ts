@@ -6,9 +6,12 @@
  * a zip deeper than that is skipped as `too_deep` (nothing of it is read).
  *
  * Every nested zip is read with the rules of lib/archive.ts: its name is checked like any entry's,
- * it must be stored or deflated, unencrypted, at most `maxEntryBytes` (it is read into memory, its
- * CRC-32 and size checked, then opened with yauzl from the buffer) and within `maxRatio` of its
- * compressed size; its own central directory is refused for overlapping entries and a ratio over
+ * it must be stored or deflated, unencrypted, within what is left of `maxTotalBytes` and within
+ * `maxRatio` of its compressed size. One of at most `maxInMemoryBytes` (NESTED_IN_MEMORY_BYTES,
+ * 64 MiB) is read into memory, its CRC-32 and size checked, then opened with yauzl from the buffer;
+ * a larger one (Garmin Connect's `UploadedFiles_0-_Part1.zip` runs to gigabytes) is written to a
+ * temporary file in `spoolDir` with the same checks, opened from there, and removed when it is
+ * closed; its own central directory is refused for overlapping entries and a ratio over
  * `maxRatio` like the outer one. Its entries count against the history's `maxEntries` and its files'
  * bytes against `maxTotalBytes` (a nested zip's own bytes count too: they are decompressed): what is
  * left of both is the limit its scan runs under. A nested zip that cannot be read, or is over those
@@ -20,9 +23,13 @@
  *
  * Reading: entries are meant to be read in listed order, one at a time (those of one nested zip
  * are listed together); one nested zip per level is kept open, so memory holds at most `maxDepth`
- * nested zips of at most `maxEntryBytes` each. Reading an entry of another one reads that one again
- * from its parent.
+ * nested zips of at most `maxInMemoryBytes` each (and disk as many temporary files). Reading an
+ * entry of another one reads that one again from its parent.
  */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type yauzl from 'yauzl';
 import {
   ArchiveError,
@@ -34,15 +41,25 @@ import {
   type SkipReason,
   type SkippedEntry,
 } from './archive-model.ts';
-import { openZip, openZipBuffer, readZipEntry, scanZip } from './archive-zip.ts';
+import { openZip, openZipBuffer, readZipEntry, scanZip, spoolZipEntry } from './archive-zip.ts';
 import { gunzipCapped, gzipInputCap } from './archive-gzip.ts';
 import { directoryFilePath, readDirectory, readDirectoryEntry } from './archive-directory.ts';
 
 /** How many levels of zips inside the history are opened (a zip inside a zip inside the upload: 2). */
 export const MAX_NESTING_DEPTH = 2;
 
+/** A nested zip up to this size is read into memory; a larger one is written to a temporary file. */
+export const NESTED_IN_MEMORY_BYTES = 64 * 1024 * 1024;
+
 export interface HistoryLimits extends ArchiveLimits {
   maxDepth: number;
+  maxInMemoryBytes: number;
+}
+
+/** Where and from what size nested zips are spooled to disk. */
+interface Spool {
+  dir: string;
+  maxInMemoryBytes: number;
 }
 
 /**
@@ -82,7 +99,7 @@ const UNLIMITED: ArchiveLimits = {
   maxRatio: Number.MAX_SAFE_INTEGER,
 };
 
-async function zipContainer(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<Container> {
+async function zipContainer(zipfile: yauzl.ZipFile, limits: ArchiveLimits, spool: Spool): Promise<Container> {
   let listing: Awaited<ReturnType<typeof scanZip>>;
   try {
     listing = await scanZip(zipfile, limits, { nested: true });
@@ -102,14 +119,45 @@ async function zipContainer(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Prom
       return e.gzip ? gunzipCapped(raw, maxBytes, e.name) : raw;
     },
     async open(c, l) {
-      const bytes = await readZipEntry(zipfile, found.get(c.index)!, c, l.maxEntryBytes);
-      return zipContainer(await openZipBuffer(bytes), l);
+      const raw = found.get(c.index)!;
+      if (raw.uncompressedSize <= spool.maxInMemoryBytes) {
+        const bytes = await readZipEntry(zipfile, raw, c, Math.min(l.maxTotalBytes, spool.maxInMemoryBytes));
+        return zipContainer(await openZipBuffer(bytes), l, spool);
+      }
+      return spooledContainer(zipfile, raw, c, l, spool);
     },
     close: () => zipfile.close(),
   };
 }
 
-async function directoryContainer(dir: string, limits: ArchiveLimits): Promise<Container> {
+/** A nested zip too large for memory: written to a temporary file, read from there, the file removed when closed (or when it fails to open). */
+async function spooledContainer(
+  zipfile: yauzl.ZipFile,
+  raw: yauzl.Entry,
+  c: ContainerEntry,
+  l: ArchiveLimits,
+  spool: Spool,
+): Promise<Container> {
+  const file = path.join(spool.dir, `.nested-${randomUUID()}.zip`);
+  await spoolZipEntry(zipfile, raw, c, l.maxTotalBytes, file);
+  const remove = () => fs.rmSync(file, { force: true });
+  let inner: Container;
+  try {
+    inner = await zipContainer(await openZip(file), l, spool);
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return {
+    ...inner,
+    close: () => {
+      inner.close();
+      remove();
+    },
+  };
+}
+
+async function directoryContainer(dir: string, limits: ArchiveLimits, spool: Spool): Promise<Container> {
   const listing = await readDirectory(dir, limits, { nested: true });
   return {
     ...listing,
@@ -117,7 +165,7 @@ async function directoryContainer(dir: string, limits: ArchiveLimits): Promise<C
     read: (e, maxBytes) => readDirectoryEntry(dir, e, maxBytes),
     async open(c, l) {
       const file = await directoryFilePath(dir, c.name);
-      return zipContainer(await openZip(file), l);
+      return zipContainer(await openZip(file), l, spool);
     },
     close: () => {},
   };
@@ -129,12 +177,19 @@ function skipReason(code: ArchiveError['code']): SkipReason {
 
 /**
  * Open a history (a zip archive or a directory) with the zips inside it, listed as one: see the
- * module comment. Whole-history refusals are those of lib/archive.ts for the history itself.
+ * module comment. Whole-history refusals are those of lib/archive.ts for the history itself. Nested
+ * zips over `maxInMemoryBytes` are spooled to `spoolDir` (the system's temporary directory unless given).
  */
-export async function openNestedHistory(target: string, kind: 'archive' | 'directory', limits?: Partial<HistoryLimits>): Promise<History> {
-  const { maxDepth = MAX_NESTING_DEPTH, ...rest } = limits ?? {};
+export async function openNestedHistory(
+  target: string,
+  kind: 'archive' | 'directory',
+  limits?: Partial<HistoryLimits>,
+  options: { spoolDir?: string } = {},
+): Promise<History> {
+  const { maxDepth = MAX_NESTING_DEPTH, maxInMemoryBytes = NESTED_IN_MEMORY_BYTES, ...rest } = limits ?? {};
   const l = limitsOf(rest);
-  const top = kind === 'archive' ? await zipContainer(await openZip(target), l) : await directoryContainer(target, l);
+  const spool: Spool = { dir: options.spoolDir ?? os.tmpdir(), maxInMemoryBytes };
+  const top = kind === 'archive' ? await zipContainer(await openZip(target), l, spool) : await directoryContainer(target, l, spool);
   const entries: HistoryEntry[] = [];
   const skipped: SkippedEntry[] = [];
   const parents = new Map<string, { parent: string; entry: ContainerEntry }>();
@@ -190,7 +245,7 @@ export async function openNestedHistory(target: string, kind: 'archive' | 'direc
     for (const [d, k] of chain.entries()) {
       if (open[d]?.key !== k) {
         for (const o of open.splice(d)) o.container.close();
-        // Its listing was checked when the history was opened: read again, only its size is capped.
+        // Its listing and size were checked when the history was opened: read again, only its entries' size is capped.
         open[d] = { key: k, container: await parent.open(parents.get(k)!.entry, { ...UNLIMITED, maxEntryBytes: l.maxEntryBytes }) };
       }
       parent = open[d]!.container;

@@ -179,7 +179,8 @@ export async function scanZip(
       if (entry.isEncrypted()) skip('unsupported', 'encrypted entry');
       else if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8)
         skip('unsupported', `compression method ${entry.compressionMethod} (only stored and deflate are read)`);
-      else if (uncompressedSize > limits.maxEntryBytes)
+      // A zip inside (read through, lib/archive-nested.ts) is bounded by the total, not by the cap of one file.
+      else if (c.kind !== 'archive' && uncompressedSize > limits.maxEntryBytes)
         skip('too_large', `declares ${uncompressedSize} bytes; at most ${limits.maxEntryBytes} per file`);
       else if (uncompressedSize > RATIO_MIN_BYTES && uncompressedSize > limits.maxRatio * compressedSize) {
         skip(
@@ -237,6 +238,41 @@ export async function readZipEntry(
   listed: Pick<ArchiveEntry, 'name'>,
   maxBytes: number,
 ): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const size = await pumpZipEntry(zipfile, entry, listed, maxBytes, (chunk) => void chunks.push(chunk));
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * An entry written to `file` (created, never overwritten) rather than held in memory, with the same
+ * checks as readZipEntry; the file is removed when a check fails.
+ */
+export async function spoolZipEntry(
+  zipfile: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  listed: Pick<ArchiveEntry, 'name'>,
+  maxBytes: number,
+  file: string,
+): Promise<void> {
+  const handle = await fs.promises.open(file, 'wx');
+  try {
+    await pumpZipEntry(zipfile, entry, listed, maxBytes, async (chunk) => void (await handle.write(chunk)));
+    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await fs.promises.rm(file, { force: true });
+    throw error;
+  }
+}
+
+/** An entry's bytes, chunk by chunk, to `sink`: at most `maxBytes`, its declared size and CRC-32 checked at the end. Its size. */
+async function pumpZipEntry(
+  zipfile: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  listed: Pick<ArchiveEntry, 'name'>,
+  maxBytes: number,
+  sink: (chunk: Buffer) => void | Promise<void>,
+): Promise<number> {
   const tooLarge = () => new ArchiveError('too_large', `Entry ${JSON.stringify(listed.name)} holds more than ${maxBytes} bytes.`);
   if (entry.uncompressedSize > maxBytes) throw tooLarge();
   let stream: NodeJS.ReadableStream;
@@ -246,7 +282,6 @@ export async function readZipEntry(
     if (isSystemError(error)) throw error;
     throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} cannot be read: ${(error as Error).message}`);
   }
-  const chunks: Buffer[] = [];
   let size = 0;
   let crc = 0;
   try {
@@ -255,7 +290,7 @@ export async function readZipEntry(
       // Our own cap, whatever the header says (yauzl's check trusts the declared size).
       if (size > maxBytes) throw tooLarge();
       crc = zlib.crc32(chunk, crc);
-      chunks.push(chunk);
+      await sink(chunk);
     }
   } catch (error) {
     if (error instanceof ArchiveError || isSystemError(error)) throw error;
@@ -275,5 +310,5 @@ export async function readZipEntry(
   }
   if (crc >>> 0 !== entry.crc32 >>> 0)
     throw new ArchiveError('corrupt_entry', `Entry ${JSON.stringify(listed.name)} fails its CRC-32 check.`);
-  return Buffer.concat(chunks, size);
+  return size;
 }

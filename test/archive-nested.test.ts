@@ -1,7 +1,8 @@
 import test from 'ava';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { openNestedHistory } from '../lib/archive-nested.ts';
 import { cleanText, findActivitiesCsv, gearTag, readStravaExport, stravaSport } from '../lib/strava-export.ts';
@@ -108,11 +109,48 @@ test('hostile nested zips are skipped alone: too large, a compression bomb insid
     ['ok.fit'],
   );
   const skipped = Object.fromEntries(history.skipped.map((s) => [s.name, s.reason]));
-  t.is(skipped['big.zip'], 'too_large', 'a nested zip over the entry cap is never read');
+  t.is(skipped['big.zip/x.fit'], 'too_large', "a nested zip is bounded by the history's total, its entries by the entry cap");
   t.is(skipped['bomb.zip/zeros.fit'], 'too_large', 'its 50 MB entry is over the cap (and the ratio)');
   t.is(skipped['many.zip'], 'too_large', "its 30 entries are over what is left of the archive's 20");
   t.is(skipped['fake.zip'], 'unsupported');
   t.regex(history.skipped.find((s) => s.name === 'many.zip')!.detail, /entries/);
+});
+
+test('a nested zip too large for memory is spooled to a temporary file, read from there, removed when closed; a corrupt one is skipped alone, its file removed', async (t) => {
+  const dir = tmp(t);
+  const spoolDir = tmp(t);
+  const files = Array.from({ length: 3 }, (_, i) => ({ name: `2021/ride${i}.fit`, data: randomBytes(50_000), compress: false }));
+  const part = await yazlZip(files);
+  const outer = await yazlZip([
+    { name: 'ok.fit', data: bytes('ok') },
+    { name: 'UploadedFiles_0-_Part1.zip', data: part, compress: false },
+    { name: 'UploadedFiles_0-_Part2.zip', data: part, compress: false },
+  ]);
+  // Part 2 with one byte flipped inside the archive: its CRC-32 no longer matches.
+  const second = outer.indexOf(part.subarray(0, 64), outer.indexOf(part.subarray(0, 64)) + 1);
+  t.true(second > 0);
+  outer[second + 1000] = outer[second + 1000]! ^ 0xff;
+  const file = path.join(dir, 'garmin.zip');
+  writeFileSync(file, outer);
+  const spooled = () => readdirSync(spoolDir);
+
+  // 64 KiB in memory at most: the 150 KB parts are spooled.
+  const history = await openNestedHistory(file, 'archive', { maxInMemoryBytes: 64 * 1024 }, { spoolDir });
+  t.deepEqual(
+    history.entries.map((e) => e.name),
+    ['ok.fit', ...files.map((f) => `UploadedFiles_0-_Part1.zip/${f.name}`)],
+  );
+  t.deepEqual(
+    history.skipped.map((x) => [x.name, x.reason]),
+    [['UploadedFiles_0-_Part2.zip', 'unsupported']],
+  );
+  t.regex(history.skipped[0]!.detail, /CRC-32/);
+  t.deepEqual(spooled(), [], 'listed: every spooled file removed');
+  for (const [i, f] of files.entries()) t.deepEqual(await history.read(history.entries[i + 1]!), f.data);
+  t.is(spooled().length, 1, 'the part being read is on disk, once');
+  t.regex(spooled()[0]!, /^\.nested-.*\.zip$/);
+  history.close();
+  t.deepEqual(spooled(), [], 'closed: removed');
 });
 
 test('a directory with a zip in it is read through the zip; a directory is level 0', async (t) => {

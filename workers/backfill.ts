@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type { Job } from 'bullmq';
 import type { Backfill, Db } from '../db/database.ts';
 import {
@@ -10,7 +10,7 @@ import {
   type ScanCounts,
 } from '../db/backfills.ts';
 import { recordedAt } from '../engine/ingest/peek.ts';
-import { archivePath } from '../lib/storage.ts';
+import { archivePath, tmpDir } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { ArchiveError } from '../lib/archive.ts';
 import { openNestedHistory, type History, type HistoryLimits } from '../lib/archive-nested.ts';
@@ -31,8 +31,16 @@ export interface BackfillDeps {
 /** Where a history's files come from: a zip archive or a directory tree, with the zips inside (lib/archive-nested.ts). */
 export type HistoryReader = History;
 
-export function openHistory(file: string, kind: 'archive' | 'directory', limits: Partial<HistoryLimits>): Promise<HistoryReader> {
-  return openNestedHistory(file, kind, limits);
+/** Open a history; nested zips too large for memory are spooled to DATA_DIR/tmp (whose leftovers housekeeping removes after a day). */
+export async function openHistory(
+  file: string,
+  kind: 'archive' | 'directory',
+  limits: Partial<HistoryLimits>,
+  dataDir: string,
+): Promise<HistoryReader> {
+  const spoolDir = tmpDir(dataDir);
+  await mkdir(spoolDir, { recursive: true });
+  return openNestedHistory(file, kind, limits, { spoolDir });
 }
 
 /** Files being stored (original written, source row inserted) while the scan reads the next ones. */
@@ -141,7 +149,7 @@ export function backfillProcessor(deps: BackfillDeps) {
     }
     let reader: HistoryReader;
     try {
-      reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes });
+      reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes }, deps.dataDir);
     } catch (err) {
       if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';

@@ -25,9 +25,11 @@ export async function backfill(db: Db, config: Config, flags: Flags, target: str
   const queues = createQueues(redis, config.QUEUE_PREFIX);
   try {
     await waitForRedis(redis, 10_000);
-    const reader = await openHistory(path.resolve(target), kind, { maxEntryBytes: config.UPLOAD_MAX_FILE_BYTES }).catch((err) => {
-      throw new UsageError(`${target}: ${(err as Error).message}`);
-    });
+    const reader = await openHistory(path.resolve(target), kind, { maxEntryBytes: config.UPLOAD_MAX_FILE_BYTES }, config.DATA_DIR).catch(
+      (err) => {
+        throw new UsageError(`${target}: ${(err as Error).message}`);
+      },
+    );
     const started = await startBackfill(db, { user_id: user.id, origin: 'cli', filename: path.basename(path.resolve(target)) });
     if ('busy' in started) {
       reader.close();
