@@ -62,6 +62,7 @@ export async function startApi(deps: Deps, lifecycle: Lifecycle): Promise<{ serv
   const { config, log } = deps;
   const app = createApp(deps);
   const server = http.createServer(app.callback());
+  trackUnflushed(server);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
@@ -81,7 +82,26 @@ export async function startApi(deps: Deps, lifecycle: Lifecycle): Promise<{ serv
   return { server, url };
 }
 
+/**
+ * Responses not yet handed to the operating system, per server (from trackUnflushed): Node counts a
+ * connection idle once its response has ended, and closing it then (a destroy) could drop an answer
+ * still being written.
+ */
+const UNFLUSHED = new WeakMap<http.Server, Set<http.ServerResponse>>();
+
+export function trackUnflushed(server: http.Server): void {
+  const unflushed = new Set<http.ServerResponse>();
+  UNFLUSHED.set(server, unflushed);
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    unflushed.add(res);
+    const done = () => unflushed.delete(res);
+    res.once('finish', done);
+    res.once('close', done);
+  });
+}
+
 export function closeServer(server: http.Server, timeoutMs: number): Promise<void> {
+  const unflushed = UNFLUSHED.get(server) ?? new Set();
   return new Promise((resolve) => {
     const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
     force.unref();
@@ -90,8 +110,11 @@ export function closeServer(server: http.Server, timeoutMs: number): Promise<voi
       resolve();
     });
     server.closeIdleConnections();
-    // Connections that become idle after their in-flight request finishes are closed too.
-    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    // Connections that become idle after their in-flight request finishes are closed too, once no
+    // answer is still being written.
+    const sweep = setInterval(() => {
+      if (unflushed.size === 0) server.closeIdleConnections();
+    }, 100);
     sweep.unref();
     server.once('close', () => clearInterval(sweep));
   });

@@ -342,8 +342,19 @@ test('no API operation answers 5xx to hostile values or stalls the service: text
     t.deepEqual(report.slow, [], 'probes that waited over 1 s (or were not answered 200)');
     t.true(report.worst <= 1_000, `a probe waited ${Math.round(report.worst)} ms`);
     t.true(report.count > 50, `only ${report.count} probes`);
-    // The service saw no block of its loop beyond 500 ms either (it logs each: lib/event-loop.ts).
-    t.notRegex(apiChild.output(), /event loop blocked/);
+    // The service saw no block of its loop beyond 500 ms while serving a request either (it logs
+    // each, with the requests in flight: lib/event-loop.ts). A block with none in flight is the
+    // process left unscheduled on a loaded machine (seen at start-up under CI's load), no request's doing.
+    const blocks = apiChild
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"event loop blocked"'))
+      .map((l) => JSON.parse(l) as { in_flight: unknown[] });
+    t.deepEqual(
+      blocks.filter((b) => b.in_flight.length > 0),
+      [],
+      'loop blocks while requests were in flight',
+    );
   }
   t.true(requests.length > 1000);
   t.true(
