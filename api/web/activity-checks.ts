@@ -7,7 +7,7 @@
 import type { ActivityRow } from '../../db/database.ts';
 import { PLAUSIBLE_RANGES } from '../../engine/ingest/plausible.ts';
 import { INGEST_RULES_VERSION } from '../../engine/ingest/rules.ts';
-import { REASONS } from '../../engine/ingest/device-rules.ts';
+import { ruleNamed } from '../../engine/ingest/device-rules.ts';
 import { html, type Html } from './html.ts';
 import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-format.ts';
 import { formatDistance, formatSpeed, type Units } from './static/units.js';
@@ -196,8 +196,6 @@ function impossibleDeviceValues(
   return { keys, lines };
 }
 
-const RULES = new Map(REASONS.map((r) => [r.name, r]));
-
 /**
  * Whether ours differs from the device's value: as the data checks made at ingest say
  * (engine/ingest/device-checks.ts: 1 %, NP 2 %, or the value's own rounding), or for activities
@@ -211,7 +209,7 @@ function differs(a: ActivityRow, field: string, device: number, ours: number): b
 /** The rule the data checks name for a value, when they name one. */
 function ruleOf(a: ActivityRow, field: string) {
   const name = a.device_checks?.[field as keyof NonNullable<ActivityRow['device_checks']>]?.rule;
-  return name === undefined ? undefined : RULES.get(name);
+  return ruleNamed(name);
 }
 
 /** Why ours and the device's differ: the rule the data checks name, or how each is counted when none does. */

@@ -254,3 +254,8 @@ export const REASONS: readonly ReasonRule[] = [
     },
   },
 ];
+
+const BY_NAME = new Map(REASONS.map((r) => [r.name, r]));
+
+/** The rule of that name (a stored check names one), or undefined. */
+export const ruleNamed = (name: string | undefined): ReasonRule | undefined => (name === undefined ? undefined : BY_NAME.get(name));

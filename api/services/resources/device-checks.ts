@@ -3,10 +3,8 @@
  * each with its rule's kind and one-line explanation (engine/ingest/device-rules.ts).
  */
 import { z } from 'zod';
-import { REASONS } from '../../../engine/ingest/device-rules.ts';
+import { REASONS, ruleNamed } from '../../../engine/ingest/device-rules.ts';
 import type { DeviceChecks } from '../../../engine/ingest/recording.ts';
-
-const RULES = new Map(REASONS.map((r) => [r.name, r]));
 
 export const DeviceCheckOut = z
   .object({
@@ -39,7 +37,7 @@ export function deviceChecksOut(checks: DeviceChecks | null): z.output<typeof De
   if (!checks) return null;
   return Object.fromEntries(
     Object.entries(checks).map(([field, check]) => {
-      const rule = check?.rule === undefined ? undefined : RULES.get(check.rule);
+      const rule = ruleNamed(check?.rule);
       return [
         field,
         { agrees: check?.agrees ?? false, rule: check?.rule ?? null, kind: rule?.kind ?? null, explanation: rule?.explanation ?? null },
