@@ -19,6 +19,9 @@ import { userinfo } from './rest/routes/oauth/userinfo.ts';
 import { tokenRoutes } from './rest/routes/oauth/token.ts';
 import { revokeRoutes } from './rest/routes/oauth/revoke.ts';
 import { applicationRoutes } from './rest/routes/applications.ts';
+import { delegationRoutes } from './rest/routes/oauth/delegation.ts';
+import { userRoutes } from './rest/routes/users/index.ts';
+import { teamRoutes } from './rest/routes/teams/index.ts';
 import { wellknownRoutes } from './rest/routes/wellknown.ts';
 import { activityRoutes } from './rest/routes/activities/index.ts';
 import { sourceRoutes } from './rest/routes/sources.ts';
@@ -39,6 +42,9 @@ export const apiRoutes: Route[] = [
   ...revokeRoutes,
   userinfo,
   ...applicationRoutes,
+  ...delegationRoutes,
+  ...userRoutes,
+  ...teamRoutes,
   ...activityRoutes,
   ...sourceRoutes,
   ...traceRoutes,

@@ -4,22 +4,29 @@ import { isUuid } from '../lib/ids.ts';
 /** What an access token is bound to (api/services/auth/tokens.ts): a grant, or a web session. */
 export type Credential =
   | { kind: 'grant'; id: string; userId: string /** The token's client; null for a personal token. */; applicationId: string | null }
-  | { kind: 'session'; id: string; userId: string; now: Date };
+  | { kind: 'session'; id: string; userId: string; now: Date }
+  /** A delegated token's delegation (db/delegations.ts): `actorId` acting as `userId`. */
+  | { kind: 'delegation'; id: string; userId: string; actorId: string; applicationId: string | null; now: Date };
 
 interface Row {
-  kind: 'grant' | 'session';
+  kind: Credential['kind'];
   id: string;
   user_id: string;
   application_id: string | null;
   expires_at: Date | null;
   read_version: string;
   data_version: string;
+  actor_id: string | null;
+  team_id: string | null;
+  allowed_scopes: string[] | null;
 }
 
 /** The user's versions, read with the credential's check: `read_version` (db/read-version.ts) and `data_version` (db/curves.ts). */
 export interface UserVersions {
   readVersion: string;
   dataVersion: string;
+  /** For a delegation: the team it goes through (null: the actor manages the user) and the scopes the athlete grants the team now (null: no limit beyond the token's). */
+  delegation?: { teamId: string | null; allowedScopes: string[] | null };
 }
 
 interface Waiter {
@@ -56,24 +63,40 @@ export function liveCredentialVersions(db: Db, credential: Credential): Promise<
   });
 }
 
-/** The grants and the sessions among the ids, with their users' read versions. */
+/**
+ * The grants, sessions and delegations among the ids, with their users' read versions. A delegation
+ * is returned only while it still allows something: its user not deleted, and either its actor still
+ * manages the user (no team) or the user still authorises the team and the actor is still a member;
+ * with its web session's expiry when it was made under one (a deleted grant or session deletes it).
+ */
 const LIVE_CREDENTIALS = `
-  SELECT 'grant' AS kind, g.id, g.user_id, g.application_id, NULL::timestamptz AS expires_at, u.read_version, u.data_version
+  SELECT 'grant' AS kind, g.id, g.user_id, g.application_id, NULL::timestamptz AS expires_at, u.read_version, u.data_version,
+         NULL::uuid AS actor_id, NULL::uuid AS team_id, NULL::text[] AS allowed_scopes
     FROM grants g JOIN users u ON u.id = g.user_id
    WHERE g.id = ANY($1::uuid[])
   UNION ALL
-  SELECT 'session', s.id, s.user_id, NULL, s.expires_at, u.read_version, u.data_version
+  SELECT 'session', s.id, s.user_id, NULL, s.expires_at, u.read_version, u.data_version, NULL, NULL, NULL
     FROM sessions s JOIN users u ON u.id = s.user_id
-   WHERE s.id = ANY($2::uuid[])`;
+   WHERE s.id = ANY($2::uuid[])
+  UNION ALL
+  SELECT 'delegation', d.id, d.user_id, d.application_id, s.expires_at, u.read_version, u.data_version, d.actor_id, d.team_id, ta.scopes
+    FROM delegations d
+    JOIN users u ON u.id = d.user_id AND u.deleted_at IS NULL
+    LEFT JOIN sessions s ON s.id = d.session_id
+    LEFT JOIN team_authorizations ta ON ta.team_id = d.team_id AND ta.user_id = d.user_id
+   WHERE d.id = ANY($3::uuid[])
+     AND ((d.team_id IS NULL AND u.managed_by = d.actor_id)
+          OR (ta.user_id IS NOT NULL
+              AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = d.team_id AND m.user_id = d.actor_id)))`;
 
 async function check(db: Db): Promise<void> {
   const waiters = pending.get(db)!;
   pending.delete(db);
-  const ids = { grant: new Set<string>(), session: new Set<string>() };
+  const ids = { grant: new Set<string>(), session: new Set<string>(), delegation: new Set<string>() };
   for (const { credential } of waiters) ids[credential.kind].add(credential.id.toLowerCase());
   let rows: Row[];
   try {
-    rows = await preparedQuery<Row>(db, 'live_credentials', LIVE_CREDENTIALS, [[...ids.grant], [...ids.session]]);
+    rows = await preparedQuery<Row>(db, 'live_credentials_v2', LIVE_CREDENTIALS, [[...ids.grant], [...ids.session], [...ids.delegation]]);
   } catch (err) {
     for (const w of waiters) w.reject(err);
     return;
@@ -81,10 +104,29 @@ async function check(db: Db): Promise<void> {
   const found = new Map(rows.map((row) => [`${row.kind}:${row.id}`, row]));
   for (const { credential: c, resolve } of waiters) {
     const row = found.get(`${c.kind}:${c.id.toLowerCase()}`);
-    const live =
-      row !== undefined &&
-      row.user_id === c.userId &&
-      (c.kind === 'grant' ? row.application_id === c.applicationId : row.expires_at !== null && row.expires_at.getTime() > c.now.getTime());
-    resolve(live ? { readVersion: row.read_version, dataVersion: row.data_version } : undefined);
+    if (row === undefined || !isLive(c, row)) {
+      resolve(undefined);
+      continue;
+    }
+    const versions: UserVersions = { readVersion: row.read_version, dataVersion: row.data_version };
+    if (c.kind === 'delegation')
+      versions.delegation = { teamId: row.team_id, allowedScopes: row.team_id === null ? null : (row.allowed_scopes ?? []) };
+    resolve(versions);
+  }
+}
+
+function isLive(c: Credential, row: Row): boolean {
+  if (row.user_id !== c.userId) return false;
+  switch (c.kind) {
+    case 'grant':
+      return row.application_id === c.applicationId;
+    case 'session':
+      return row.expires_at !== null && row.expires_at.getTime() > c.now.getTime();
+    case 'delegation':
+      return (
+        row.actor_id === c.actorId &&
+        row.application_id === c.applicationId &&
+        (row.expires_at === null || row.expires_at.getTime() > c.now.getTime())
+      );
   }
 }

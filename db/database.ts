@@ -8,8 +8,9 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
 export interface UsersTable {
   id: Generated<string>;
-  email: string;
-  password_hash: string;
+  /** Null for a managed user (no login), as is the password. */
+  email: string | null;
+  password_hash: string | null;
   first_name: string;
   last_name: string;
   created_at: Timestamp;
@@ -20,6 +21,10 @@ export interface UsersTable {
   read_version: Generated<string>;
   /** How the web pages show distances and speeds (api/web/static/units.js). */
   units: Generated<'metric' | 'imperial'>;
+  /** The user who created and manages this account (a managed user: no email, no password); null for everyone else. */
+  managed_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set when a managed user was deleted: hidden everywhere until housekeeping removes the row. */
+  deleted_at: NullableTimestamp;
 }
 
 export interface SessionsTable {
@@ -340,6 +345,68 @@ export interface WebhookDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
+export interface TeamsTable {
+  id: Generated<string>;
+  name: string;
+  description: Generated<string>;
+  url: ColumnType<string | null, string | null | undefined, string | null>;
+  image: ColumnType<string | null, string | null | undefined, string | null>;
+  privacy_statement: ColumnType<string | null, string | null | undefined, string | null>;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type TeamRole = 'owner' | 'coach';
+
+export interface TeamMembersTable {
+  team_id: string;
+  user_id: string;
+  role: TeamRole;
+  created_at: Timestamp;
+}
+
+export interface TeamInvitationsTable {
+  id: Generated<string>;
+  team_id: string;
+  /** SHA-256 of the link's secret. */
+  secret_hash: string;
+  role: TeamRole;
+  created_by: string | null;
+  created_at: Timestamp;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: NullableTimestamp;
+  used_by: string | null;
+  revoked_at: NullableTimestamp;
+}
+
+export interface TeamAuthorizationsTable {
+  team_id: string;
+  user_id: string;
+  scopes: string[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DelegationsTable {
+  id: Generated<string>;
+  /** Who acts. */
+  actor_id: string;
+  /** For whom. */
+  user_id: string;
+  /** Through which team; null: the actor manages the user. */
+  team_id: string | null;
+  /** The actor's credential it was made under: a grant or a web session. */
+  grant_id: string | null;
+  session_id: string | null;
+  /** The application of the actor's token (null: first-party). */
+  application_id: string | null;
+  scopes: string[];
+  refresh_token_hash: string | null;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -362,9 +429,16 @@ export interface Database {
   profile_app_metadata: ProfileAppMetadataTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  team_invitations: TeamInvitationsTable;
+  team_authorizations: TeamAuthorizationsTable;
+  delegations: DelegationsTable;
 }
 
-export type User = Selectable<UsersTable>;
+export type UserRow = Selectable<UsersTable>;
+/** An account with a login: every user but a managed one (db/managed-users.ts). */
+export type User = UserRow & { email: string; password_hash: string; managed_by: null };
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type Session = Selectable<SessionsTable>;
@@ -374,6 +448,8 @@ export type ClientSecret = Selectable<ClientSecretsTable>;
 export type Consent = Selectable<ConsentsTable>;
 export type Grant = Selectable<GrantsTable>;
 export type AuthorizationCode = Selectable<AuthorizationCodesTable>;
+export type Team = Selectable<TeamsTable>;
+export type Delegation = Selectable<DelegationsTable>;
 
 export type Backfill = Selectable<BackfillsTable>;
 export type Source = Selectable<SourcesTable>;

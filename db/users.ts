@@ -8,9 +8,10 @@ export class DuplicateEmailError extends Error {
   }
 }
 
-export async function createUser(db: Db, user: NewUser): Promise<User> {
+/** An account with a login (a managed user is made by db/managed-users.ts). */
+export async function createUser(db: Db, user: NewUser & { email: string; password_hash: string }): Promise<User> {
   try {
-    return await db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+    return (await db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()) as User;
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw new DuplicateEmailError(user.email);
     throw err;
@@ -18,17 +19,32 @@ export async function createUser(db: Db, user: NewUser): Promise<User> {
 }
 
 /** Emails match case-insensitively (the unique index is on lower(email)). */
-export function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
-  return db.selectFrom('users').selectAll().where(sql<string>`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
+export async function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
+  return (await db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('managed_by', 'is', null)
+    .executeTakeFirst()) as User | undefined;
 }
 
-export function findUserById(db: Db, id: string): Promise<User | undefined> {
-  if (!isUuid(id)) return Promise.resolve(undefined);
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+/** An account with a login by id; undefined for a managed user (db/managed-users.ts reads those). */
+export async function findUserById(db: Db, id: string): Promise<User | undefined> {
+  if (!isUuid(id)) return undefined;
+  return (await db.selectFrom('users').selectAll().where('id', '=', id).where('managed_by', 'is', null).executeTakeFirst()) as
+    | User
+    | undefined;
 }
 
-export function listUsers(db: Db): Promise<User[]> {
-  return db.selectFrom('users').selectAll().orderBy('created_at', 'desc').orderBy('id').execute();
+/** The accounts with a login, newest first. */
+export async function listUsers(db: Db): Promise<User[]> {
+  return (await db
+    .selectFrom('users')
+    .selectAll()
+    .where('managed_by', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()) as User[];
 }
 
 export async function updateUserName(db: Db, id: string, name: { first_name: string; last_name: string }) {

@@ -18,4 +18,10 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export const SECRET_PREFIX = { clientSecret: 'tds_cs_', refreshToken: 'tds_rt_', code: 'tds_ac_', webhookSecret: 'tds_whs_' } as const;
+export const SECRET_PREFIX = {
+  clientSecret: 'tds_cs_',
+  refreshToken: 'tds_rt_',
+  code: 'tds_ac_',
+  webhookSecret: 'tds_whs_',
+  teamInvitation: 'tds_inv_',
+} as const;

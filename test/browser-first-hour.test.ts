@@ -7,6 +7,7 @@ import { fixturesDir } from './helpers/fixtures.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { collectErrors, DESKTOP, overflow, PHONE, screenshot } from './helpers/page-checks.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
+import { findUserByEmail } from '../db/users.ts';
 
 /**
  * An athlete whose only ride is years old (an imported history): every default view opens on it, or
@@ -109,7 +110,7 @@ test.serial(
     t.regex(status, new RegExp(`Fatigue states cover at most a year: here \\d{4}-\\d{2}-\\d{2} to ${RIDE_DAY}\\.`));
     await page.waitForSelector('#model-section:not([hidden])');
     // What the API fits to the 90 days up to the ride decides which note the page must show.
-    const user = await suite.service.deps.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    const user = (await findUserByEmail(suite.service.deps.db, email))!;
     const token = await tokenFor(suite.service, user, ['data:read']);
     const fitted = (
       await api(suite.service, token, 'GET', `/api/v1/profile/intensity-duration-model?sport=cycling&metric=power&date=${RIDE_DAY}`)
@@ -199,7 +200,7 @@ test.serial('on a phone, an empty range says where the ride is and its buttons f
 
 test.serial('a fatigue state no activity of its window reached offers the year up to the newest activity that did', async (t) => {
   // A short ride today: the last year now holds an activity, but none past 1,000 kJ.
-  const user = await suite.service.deps.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+  const user = (await findUserByEmail(suite.service.deps.db, email))!;
   const token = await tokenFor(suite.service, user, ['data:read', 'data:write']);
   const start = new Date(Date.now() - 3_600_000);
   start.setUTCMilliseconds(0);

@@ -73,6 +73,14 @@ test.before(async () => {
     const res = await api(service, token, 'POST', '/api/v1/dailies/body_mass', { date: dayOf(Date.now() - daysAgo * DAY_MS), value });
     if (res.status !== 200) throw new Error(JSON.stringify(res.body));
   }
+  // A managed user, a team and an athlete sharing with it: `include_managed` and `include_shared` change the list.
+  const managed = await api(service, token, 'POST', '/api/v1/users/', { first_name: 'Bob', last_name: null });
+  pathValues.user_id = managed.body.id;
+  const team = await api(service, token, 'POST', '/api/v1/teams/', { name: 'Team' });
+  pathValues.team_id = team.body.id;
+  pathValues.invitation_id = (await api(service, token, 'POST', `/api/v1/teams/${team.body.id}/invitations`, {})).body.id;
+  const athlete = await createTestUser(service, { first_name: 'Anna' });
+  await api(service, await tokenFor(service, athlete, ['data:write']), 'POST', `/api/v1/teams/${team.body.id}/authorize`, { scopes: ['data:read'] });
   const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
   operations = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
     Object.entries<any>(item).map(([method, op]) => ({ method, path, parameters: (op.parameters ?? []) as Parameter[] })),
@@ -181,7 +189,7 @@ test('a boolean parameter takes true, false, 1 and 0', async (t) => {
       checked++;
     }
   }
-  t.is(checked, 4, 'segmentation, only_root, interpolate, include_baseline');
+  t.is(checked, 6, 'segmentation, only_root, interpolate, include_baseline, include_managed, include_shared');
 });
 
 test('a value outside the declared type is a 422 naming the parameter; so is a missing required one', async (t) => {

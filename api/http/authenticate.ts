@@ -13,8 +13,10 @@ import { failureHeaders, overLimit, recordFailure, tooManyFailures } from './fai
  * - `scopes`: every listed scope must be granted.
  * - `firstParty`: the web session or a personal token (no `aud`); third-party app tokens get 403.
  * - `appOnly`: an application's token (with `aud`); first-party credentials get 403.
+ * - `noDelegation`: a delegated token (docs/coaching.md) gets 403: the endpoint manages an account
+ *   (teams, managed users, delegation itself), which nobody does for another. `firstParty` implies it.
  */
-export type AuthRequirement = 'none' | { scopes: readonly Scope[]; firstParty?: boolean; appOnly?: boolean };
+export type AuthRequirement = 'none' | { scopes: readonly Scope[]; firstParty?: boolean; appOnly?: boolean; noDelegation?: boolean };
 
 export const SESSION_COOKIE = 'token';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -29,6 +31,8 @@ export function authenticate(requirement: AuthRequirement): Mw {
     if (missing.length) throw new InsufficientScope(requirement.scopes);
     if (requirement.firstParty && principal.clientId) throw new Forbidden('This endpoint is not available to third-party applications');
     if (requirement.appOnly && !principal.clientId) throw new Forbidden('This endpoint needs an application token');
+    if (principal.delegation && (requirement.noDelegation || requirement.firstParty))
+      throw new Forbidden('This endpoint does not accept a delegated token: use your own (GET /api/v1/oauth/principal-token)');
     ctx.state.principal = principal;
     await next();
   };
@@ -81,6 +85,17 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
       applicationId: claims.aud ?? null,
     });
     if (versions === undefined) await refuseFailedBearer(ctx, 'The access token has been revoked', via);
+  } else if (claims.did && claims.act) {
+    versions = await liveCredentialVersions(deps.db, {
+      kind: 'delegation',
+      id: claims.did,
+      userId: claims.sub,
+      actorId: claims.act.sub,
+      applicationId: claims.aud ?? null,
+      now: deps.now(),
+    });
+    if (versions === undefined)
+      await refuseFailedBearer(ctx, 'The delegation has ended: the team authorisation, the membership or the managed user is gone', via);
   } else {
     await refuseFailedBearer(ctx, 'the access token is invalid', via);
   }
@@ -100,9 +115,15 @@ async function refuseFailedBearer(ctx: Ctx, message: string, via: Principal['via
 }
 
 function principalOf(claims: AccessTokenClaims, via: Principal['via'], versions?: UserVersions): Principal {
+  const delegation = versions?.delegation;
+  // A delegated token may do what the athlete grants the team now, whatever it was minted with.
+  const allowed = delegation?.allowedScopes;
   return {
     userId: claims.sub,
-    scopes: claims.scopes,
+    scopes: allowed ? claims.scopes.filter((s) => allowed.includes(s)) : claims.scopes,
+    ...(delegation && claims.did && claims.act
+      ? { delegation: { id: claims.did, actorId: claims.act.sub, teamId: delegation.teamId } }
+      : {}),
     clientId: claims.aud,
     sessionId: claims.sid,
     grantId: claims.gid,

@@ -24,6 +24,11 @@ export interface Principal {
   readVersion: string | undefined;
   /** The user's `data_version` (the key of computed answers), read with it; undefined when that is. */
   dataVersion: string | undefined;
+  /**
+   * A delegated token (docs/coaching.md): `userId` is the user acted as, `actorId` who acts, through
+   * `teamId` (null: the actor manages the user). Undefined for every other credential.
+   */
+  delegation?: { id: string; actorId: string; teamId: string | null };
 }
 
 export interface AppState {

@@ -64,6 +64,11 @@ export const TAGS = [
   { name: 'tests', description: 'Lab and field tests (lactate steps, ramps, critical-power efforts): their window, results and traces' },
   { name: 'dailies', description: 'One value per calendar day for a named measure (body mass, resting heart rate, HRV…)' },
   { name: 'profile', description: "Tags, sports, template week, intensity-duration model and the profile's app metadata" },
+  {
+    name: 'users',
+    description: 'Yourself, your managed users (accounts without a login you manage) and the athletes who shared with a team of yours',
+  },
+  { name: 'teams', description: 'Teams of coaches, their invitations, and the athletes’ authorisations of them' },
   { name: 'applications', description: 'OAuth applications of the signed-in user (first-party credentials only)' },
   { name: 'oauth', description: 'The OAuth 2.0 authorization server: authorization, tokens, revocation, userinfo, discovery, JWKS' },
   { name: 'operations', description: 'Health and readiness probes' },

@@ -1,6 +1,9 @@
 import type { Ctx } from '../../http/context.ts';
 import type { Grant } from '../../../db/database.ts';
-import { findGrantByRefreshToken, touchGrant } from '../../../db/grants.ts';
+import { findGrant, findGrantByRefreshToken, touchGrant } from '../../../db/grants.ts';
+import { findDelegationByRefreshToken, touchDelegation } from '../../../db/delegations.ts';
+import { liveCredentialVersions } from '../../../db/credentials.ts';
+import { mintAccessToken } from '../../services/auth/tokens.ts';
 import { parseScopes, type Scope } from '../../services/auth/scopes.ts';
 import type { AuthenticatedClient, OAuthForm } from './client-auth.ts';
 import { isBuiltinApp } from '../../services/oauth/builtin-clients.ts';
@@ -26,7 +29,7 @@ async function refresh(
 ): Promise<TokenResponse> {
   const { db, tokens } = ctx.deps;
   const grant = await findGrantByRefreshToken(db, refreshToken);
-  if (!grant) throw new InvalidGrant('The refresh token is invalid or has been revoked');
+  if (!grant) return refreshDelegation(ctx, client, refreshToken, scope);
   checkClientOf(grant, client);
   const scopes = scope === undefined ? (grant.scopes as Scope[]) : narrowScopes(grant.scopes as Scope[], scope);
   await touchGrant(db, grant.id, ctx.deps.now());
@@ -63,4 +66,44 @@ function narrowScopes(granted: Scope[], scope: string): Scope[] {
   if (extra.length) throw new InvalidScope(`Not granted: ${extra.join(' ')}`);
   if (!asked.scopes.length) throw new InvalidScope('scope is empty');
   return asked.scopes;
+}
+
+/**
+ * A delegated token's refresh token (docs/coaching.md): refreshed by the client of the grant it was
+ * made under, with that grant's rules, while the delegation still allows something (the same check
+ * as every request's); the new token is narrowed to what the athlete grants now.
+ */
+async function refreshDelegation(
+  ctx: Ctx,
+  client: AuthenticatedClient | undefined,
+  refreshToken: string,
+  scope: string | undefined,
+): Promise<TokenResponse> {
+  const { db, tokens } = ctx.deps;
+  const delegation = await findDelegationByRefreshToken(db, refreshToken);
+  const grant = delegation?.grant_id ? await findGrant(db, delegation.grant_id) : undefined;
+  if (!delegation || !grant) throw new InvalidGrant('The refresh token is invalid or has been revoked');
+  checkClientOf(grant, client);
+  const live = await liveCredentialVersions(db, {
+    kind: 'delegation',
+    id: delegation.id,
+    userId: delegation.user_id,
+    actorId: delegation.actor_id,
+    applicationId: delegation.application_id,
+    now: ctx.deps.now(),
+  });
+  if (!live) throw new InvalidGrant('The delegation has ended: the team authorisation, the membership or the managed user is gone');
+  const allowed = live.delegation?.allowedScopes;
+  const current = (delegation.scopes as Scope[]).filter((s) => !allowed || allowed.includes(s));
+  const scopes = scope === undefined ? current : narrowScopes(current, scope);
+  if (!scopes.length) throw new InvalidGrant('The delegation no longer allows any scope');
+  await touchDelegation(db, delegation.id, ctx.deps.now());
+  const { token, expiresIn } = await mintAccessToken(tokens, {
+    sub: delegation.user_id,
+    scopes,
+    aud: delegation.application_id ?? undefined,
+    act: delegation.actor_id,
+    did: delegation.id,
+  });
+  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refreshToken, scope: scopes.join(' ') };
 }

@@ -9,7 +9,8 @@ import { Scope } from './scopes.ts';
  * The claims of our access tokens (docs/app-developers.md, "Access tokens"): iss, sub, aud (client id; absent on
  * personal and web-session tokens), exp, iat, jti, scopes. Every token is bound to something that
  * can end it: `sid` to a web-session row (signing out ends it), `gid` to a grant row (an
- * application's authorization or a personal token; revoking it ends the token at once).
+ * application's authorization or a personal token; revoking it ends the token at once), `did` to a
+ * delegation (a delegated token, with `act`: docs/coaching.md).
  */
 export const AccessTokenClaims = z.object({
   iss: z.string(),
@@ -21,6 +22,9 @@ export const AccessTokenClaims = z.object({
   scopes: z.array(Scope),
   sid: z.string().optional(),
   gid: z.string().optional(),
+  /** A delegated token: who acts (RFC 8693 §4.1), `sub` being whom they act as; bound to a delegation row by `did`. */
+  act: z.object({ sub: z.string() }).optional(),
+  did: z.string().optional(),
 });
 export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
 
@@ -32,7 +36,7 @@ export interface TokenIssuer {
 
 export async function mintAccessToken(
   t: TokenIssuer,
-  grant: { sub: string; scopes: Scope[]; aud?: string | undefined; sid?: string; gid?: string },
+  grant: { sub: string; scopes: Scope[]; aud?: string | undefined; sid?: string; gid?: string; act?: string; did?: string },
 ): Promise<{ token: string; expiresIn: number; claims: AccessTokenClaims }> {
   const { kid, key } = await t.keys.signingKey();
   const iat = Math.floor(t.now().getTime() / 1000);
@@ -46,6 +50,7 @@ export async function mintAccessToken(
     scopes: grant.scopes,
     ...(grant.sid ? { sid: grant.sid } : {}),
     ...(grant.gid ? { gid: grant.gid } : {}),
+    ...(grant.act && grant.did ? { act: { sub: grant.act }, did: grant.did } : {}),
   };
   const token = await new SignJWT(claims as JWTPayload).setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' }).sign(key);
   return { token, expiresIn: ACCESS_TOKEN_TTL_SECONDS, claims };
@@ -151,6 +156,7 @@ export async function verifyAccessToken(
 /** Remembered claims are shared by every request that presents the token: nobody may change them. */
 function deepFreeze(claims: AccessTokenClaims): AccessTokenClaims {
   Object.freeze(claims.scopes);
+  if (claims.act) Object.freeze(claims.act);
   return Object.freeze(claims);
 }
 

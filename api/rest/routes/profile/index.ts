@@ -3,12 +3,14 @@ import { intensityDurationModelRoute } from './intensity-duration-model.ts';
 import { profileTagsRoute } from './tags.ts';
 import { profileSportsRoute } from './sports.ts';
 import { templateWeekRoute } from './template-week.ts';
+import { profileStatusRoute } from './status.ts';
 import { deleteProfileAppMetadataRoute, getProfileAppMetadataRoute, putProfileAppMetadataRoute } from './app-metadata.ts';
 
 export const profileRoutes: Route[] = [
   profileTagsRoute,
   profileSportsRoute,
   templateWeekRoute,
+  profileStatusRoute,
   intensityDurationModelRoute,
   getProfileAppMetadataRoute,
   putProfileAppMetadataRoute,
