@@ -51,3 +51,8 @@ export async function findDelegation(db: Db, id: string): Promise<Delegation | u
 export async function touchDelegation(db: Db, id: string, now: Date): Promise<void> {
   await db.updateTable('delegations').set({ last_used_at: now }).where('id', '=', id).execute();
 }
+
+/** Ends a delegation: its tokens fail from the next request. */
+export async function deleteDelegation(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('delegations').where('id', '=', id).execute();
+}

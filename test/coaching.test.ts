@@ -231,3 +231,27 @@ test('profile status: capabilities and no issue; needs data:read or profile', as
   });
   t.is((await api(service, await tokenFor(service, user, ['data:write']), 'GET', '/api/v1/profile/status')).status, 403);
 });
+
+test('a delegated refresh token refreshes as the athlete, and revoking it (RFC 7009) ends the delegation at once', async (t) => {
+  const coach = await person('Carla', 'Coach');
+  const kid = (await api(service, coach.token, 'POST', '/api/v1/users/', { first_name: 'Kim', last_name: 'Kid' })).body;
+  const delegated = (await api(service, coach.token, 'POST', '/api/v1/oauth/delegated-token', { sub: kid.id, scopes: ['data:read'] })).body;
+  const post = (path: string, fields: Record<string, string>) =>
+    fetch(`${service.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+  const refreshed = await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: delegated.refresh_token });
+  t.is(refreshed.status, 200);
+  const body = (await refreshed.json()) as any;
+  t.like(body, { scope: 'data:read', refresh_token: delegated.refresh_token });
+  t.like(claims(body.access_token), { sub: kid.id, act: { sub: coach.user.id }, scopes: ['data:read'] });
+  t.is((await api(service, body.access_token, 'GET', '/api/v1/activities/')).status, 200);
+  t.is((await post('/api/v1/oauth/revoke', { token: delegated.refresh_token })).status, 200);
+  t.is((await api(service, body.access_token, 'GET', '/api/v1/activities/')).status, 401);
+  t.is((await api(service, delegated.access_token, 'GET', '/api/v1/activities/')).status, 401);
+  t.is((await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: delegated.refresh_token })).status, 400);
+  // The coach's own token is untouched.
+  t.is((await api(service, coach.token, 'GET', '/api/v1/users/')).status, 200);
+});

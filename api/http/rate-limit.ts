@@ -47,11 +47,13 @@ export const rateLimit: Mw = async function rateLimit(ctx, next) {
   const limiter = limiterOf(ctx.deps);
   const principal = ctx.state.principal;
   if (!limiter || !principal) return next();
-  const key = principal.grantId
-    ? `grant:${principal.grantId}`
-    : principal.sessionId
-      ? `session:${principal.sessionId}`
-      : `user:${principal.userId}`;
+  const key = principal.delegation
+    ? `delegation:${principal.delegation.id}`
+    : principal.grantId
+      ? `grant:${principal.grantId}`
+      : principal.sessionId
+        ? `session:${principal.sessionId}`
+        : `user:${principal.userId}`;
   let res: RateLimiterRes;
   let allowed = true;
   try {

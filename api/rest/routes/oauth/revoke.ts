@@ -6,6 +6,7 @@ import { InvalidClient, InvalidRequest, OAuthErrorBody } from '../../../services
 import { InvalidTokenError, verifyAccessToken } from '../../../services/auth/tokens.ts';
 import { deleteGrant, findGrant, findGrantByRefreshToken } from '../../../../db/grants.ts';
 import type { Grant } from '../../../../db/database.ts';
+import { deleteDelegation, findDelegation, findDelegationByRefreshToken } from '../../../../db/delegations.ts';
 
 const RevokeForm = z
   .object({
@@ -25,7 +26,7 @@ function revokeRoute(path: string, operationId: string) {
       summary: 'Revoke a refresh token or an access token (RFC 7009)',
       description:
         'Revoking either token revokes the grant it belongs to: its refresh token and every access token issued from it ' +
-        'stop working at once. The client authenticates as at the token endpoint (a public client sends `client_id`; a ' +
+        "stop working at once (a delegated token's, its delegation). The client authenticates as at the token endpoint (a public client sends `client_id`; a " +
         'token of a grant whose code was exchanged with the client secret needs the secret, else 401 `invalid_client`; a ' +
         'personal token is revoked without one). Unknown tokens, and tokens of another client, answer 200 as well and are ' +
         'left alone (RFC 7009 §2.2).',
@@ -53,11 +54,40 @@ function revokeRoute(path: string, operationId: string) {
         );
       }
       if (mine) await deleteGrant(ctx.deps.db, grant.id);
+      if (!grant) await revokeDelegation(ctx, form.token, client);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 200;
       ctx.body = '';
     },
   );
+}
+
+/**
+ * A delegated token's refresh or access token (docs/coaching.md) ends its delegation, when the client
+ * is the one the delegation's grant belongs to (with its secret when that grant was made with it).
+ */
+async function revokeDelegation(
+  ctx: Ctx,
+  token: string,
+  client: Awaited<ReturnType<typeof authenticateClient>> | undefined,
+): Promise<void> {
+  const { db, tokens } = ctx.deps;
+  let delegation = await findDelegationByRefreshToken(db, token);
+  if (!delegation) {
+    const claims = await verifyAccessToken(tokens, token).catch((err: unknown) => {
+      if (err instanceof InvalidTokenError) return undefined;
+      throw err;
+    });
+    const found = claims?.did ? await findDelegation(db, claims.did) : undefined;
+    delegation = found && found.user_id === claims?.sub ? found : undefined;
+  }
+  if (!delegation || delegation.application_id !== (client?.app.id ?? null)) return;
+  const grant = delegation.grant_id ? await findGrant(db, delegation.grant_id) : undefined;
+  if (grant?.client_authenticated && !client?.confidential)
+    throw new InvalidClient(
+      'This token was issued to the application authenticated with its client secret: authenticate with it to revoke it',
+    );
+  await deleteDelegation(db, delegation.id);
 }
 
 /** The grant a token belongs to, whichever kind it is (the hint only orders the look-ups). */
