@@ -80,7 +80,9 @@ test.before(async () => {
   pathValues.team_id = team.body.id;
   pathValues.invitation_id = (await api(service, token, 'POST', `/api/v1/teams/${team.body.id}/invitations`, {})).body.id;
   const athlete = await createTestUser(service, { first_name: 'Anna' });
-  await api(service, await tokenFor(service, athlete, ['data:write']), 'POST', `/api/v1/teams/${team.body.id}/authorize`, { scopes: ['data:read'] });
+  await api(service, await tokenFor(service, athlete, ['data:write']), 'POST', `/api/v1/teams/${team.body.id}/authorize`, {
+    scopes: ['data:read'],
+  });
   const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
   operations = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
     Object.entries<any>(item).map(([method, op]) => ({ method, path, parameters: (op.parameters ?? []) as Parameter[] })),
