@@ -177,17 +177,20 @@ test('a declared default sent explicitly is answered as the parameter left out',
   t.true(checked >= 15, `${checked} defaults`);
 });
 
-test('a boolean parameter takes true, false, 1 and 0', async (t) => {
+test('a boolean parameter takes true, false, 1 and 0, and True and False (python requests)', async (t) => {
   let checked = 0;
   for (const op of operations) {
     if (op.method !== 'get') continue;
     for (const p of op.parameters) {
       if (p.in !== 'query' || p.schema.type !== 'boolean') continue;
       const base = requiredOthers(op, p.name);
-      const answers = await Promise.all(['true', 'false', '1', '0'].map((v) => call(op, [...base, [p.name, v]])));
-      for (const [i, v] of ['true', 'false', '1', '0'].entries()) t.is(answers[i]!.status, 200, `${op.path} ${p.name}=${v}`);
+      const values = ['true', 'false', '1', '0', 'True', 'False'];
+      const answers = await Promise.all(values.map((v) => call(op, [...base, [p.name, v]])));
+      for (const [i, v] of values.entries()) t.is(answers[i]!.status, 200, `${op.path} ${p.name}=${v}`);
       t.true(answers[0]!.body.equals(answers[2]!.body), `${op.path} ${p.name}: 1 is true`);
       t.true(answers[1]!.body.equals(answers[3]!.body), `${op.path} ${p.name}: 0 is false`);
+      t.true(answers[0]!.body.equals(answers[4]!.body), `${op.path} ${p.name}: True is true`);
+      t.true(answers[1]!.body.equals(answers[5]!.body), `${op.path} ${p.name}: False is false`);
       checked++;
     }
   }

@@ -55,13 +55,14 @@ export const TimeBoundParam = z
   .meta({ description: 'A date `YYYY-MM-DD` (whole local days, inclusive) or an instant with an offset' });
 
 /**
- * A boolean query parameter with its default: `true`/`false` (also `1`/`0`, lower case; anything else
- * is a 422 naming it). OpenAPI shows it as `type: boolean` with the default.
+ * A boolean query parameter with its default: `true`/`false` (also `1`/`0`, and `True`/`False`, what
+ * python `requests` writes for a Python bool; anything else is a 422 naming it). OpenAPI shows it as
+ * `type: boolean` with the default.
  */
 export function queryBoolean(defaultValue: boolean) {
   const schema = z
-    .enum(['true', 'false', '1', '0'])
-    .transform((v) => v === 'true' || v === '1')
+    .enum(['true', 'false', '1', '0', 'True', 'False'])
+    .transform((v) => v === 'true' || v === '1' || v === 'True')
     .default(defaultValue);
   return onTheWire(schema, { type: 'boolean', default: defaultValue });
 }
