@@ -157,6 +157,8 @@ export interface SourceMetadata {
 export interface SourcesTable {
   id: Generated<string>;
   user_id: string;
+  /** Who uploaded it through a delegation (docs/coaching.md); null when the user did. */
+  actor_id: ColumnType<string | null, string | null | undefined, string | null>;
   type: SourceType;
   origin: SourceOrigin;
   filename: string;
@@ -324,6 +326,8 @@ export interface EventsTable {
   resource_id: string;
   occurred_at: ColumnType<Date, Date | string, Date | string>;
   fanned_out_at: NullableTimestamp;
+  /** The user who made the change through a delegation; null when the user made it. */
+  actor_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface WebhookDeliveriesTable {

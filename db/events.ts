@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db, EventRow, WebhookDelivery } from './database.ts';
+import { currentActor } from '../lib/actor.ts';
 
 /**
  * Domain events (docs/app-developers.md, "Webhooks"). Each change writes its event into the `events` outbox in its
@@ -30,12 +31,16 @@ export const EVENTS_CHANNEL = 'tds_events';
 
 type Tx = Transaction<Database> | Db;
 
-/** Write events in the caller's transaction (call it inside the change's transaction): one statement, the insert and the NOTIFY. */
+/**
+ * Write events in the caller's transaction (call it inside the change's transaction): one statement, the insert and the NOTIFY.
+ * Each names the user acting through a delegation (lib/actor.ts), if any.
+ */
 export async function recordEvents(trx: Tx, events: { user_id: string; type: EventType; resource_id: string }[], now: Date): Promise<void> {
   if (!events.length) return;
+  const actor_id = currentActor() ?? null;
   // A data-modifying WITH runs whether or not the query reads it.
   await trx
-    .with('recorded', (db) => db.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now }))))
+    .with('recorded', (db) => db.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now, actor_id }))))
     .selectNoFrom(sql<void>`pg_notify(${EVENTS_CHANNEL}, '')`.as('notified'))
     .execute();
 }
@@ -57,7 +62,7 @@ export function unfannedEvents(
 /**
  * Of these events, mark fanned out — in one statement, without a fan-out job each — those that
  * cannot have a delivery: their user has authorized (a consent exists) no application that has
- * endpoints. That is what fanOutEvent would do for them now (it creates a delivery per endpoint of
+ * endpoints, and no such application acts as them for their manager (a managed user, docs/coaching.md). That is what fanOutEvent would do for them now (it creates a delivery per endpoint of
  * every such application: none). Returns the ids of the others, which need their fan-out.
  */
 export async function fanOutWithoutDeliveries(db: Db, eventIds: string[], now: Date): Promise<string[]> {
@@ -68,6 +73,9 @@ export async function fanOutWithoutDeliveries(db: Db, eventIds: string[], now: D
       AND NOT EXISTS (
         SELECT 1 FROM consents c JOIN applications a ON a.id = c.application_id
         WHERE c.user_id = e.user_id AND cardinality(a.webhook_endpoints) > 0)
+      AND NOT EXISTS (
+        SELECT 1 FROM delegations dl JOIN applications a ON a.id = dl.application_id
+        WHERE dl.user_id = e.user_id AND dl.team_id IS NULL AND cardinality(a.webhook_endpoints) > 0)
     RETURNING e.id`.execute(db);
   const done = new Set(rows.map((r) => r.id));
   return eventIds.filter((id) => !done.has(id));
@@ -86,10 +94,11 @@ export async function fanOutEvent(db: Db, eventId: string, now: Date): Promise<{
       await sql`
         INSERT INTO webhook_deliveries (event_id, application_id, endpoint, created_at)
         SELECT ${eventId}, a.id, e.endpoint, ${now}
-        FROM consents c
-        JOIN applications a ON a.id = c.application_id
+        FROM applications a
         CROSS JOIN LATERAL unnest(a.webhook_endpoints) AS e(endpoint)
-        WHERE c.user_id = ${event.user_id}
+        WHERE a.id IN (SELECT application_id FROM consents WHERE user_id = ${event.user_id})
+           -- a managed user's manager's applications that act as them (docs/coaching.md)
+           OR a.id IN (SELECT application_id FROM delegations WHERE user_id = ${event.user_id} AND team_id IS NULL AND application_id IS NOT NULL)
         ON CONFLICT DO NOTHING`.execute(trx);
       await trx.updateTable('events').set({ fanned_out_at: now }).where('id', '=', eventId).execute();
     }
@@ -150,11 +159,16 @@ export async function deliveryContext(db: Db, deliveryId: string) {
       'e.type as event_type',
       'e.resource_id',
       'e.occurred_at',
+      'e.actor_id',
       'a.id as application_id',
       'a.owner_id',
       'a.webhook_endpoints',
       'a.webhook_secret',
       'c.user_id as consenting_user',
+      // A managed user authorizes no application: their manager's applications acting as them receive their events.
+      sql<boolean>`EXISTS (SELECT 1 FROM delegations dl WHERE dl.user_id = e.user_id AND dl.team_id IS NULL AND dl.application_id = d.application_id)`.as(
+        'managing_application',
+      ),
     ])
     .where('d.id', '=', deliveryId)
     .executeTakeFirst();

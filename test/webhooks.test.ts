@@ -133,8 +133,8 @@ test('a trace change is delivered to every authorized application with endpoints
   t.deepEqual(hook.received.map((r) => r.path).sort(), ['/hook', '/hook?second=1']);
   for (const r of hook.received) {
     const body = JSON.parse(r.body);
-    t.deepEqual(Object.keys(body).sort(), ['event_type', 'resource_id', 'timestamp', 'user_id']);
-    t.like(body, { user_id: user.id, event_type: 'trace_created', resource_id: created.body.id });
+    t.deepEqual(Object.keys(body).sort(), ['actor_id', 'event_type', 'resource_id', 'timestamp', 'user_id']);
+    t.like(body, { user_id: user.id, event_type: 'trace_created', resource_id: created.body.id, actor_id: null });
     t.regex(body.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     t.true(verifySignature(secret!, r.headers['x-signature'], r.body), 'X-Signature verifies with the webhook secret');
     t.false(verifySignature('another secret', r.headers['x-signature'], r.body));
@@ -466,4 +466,47 @@ test('an event is fanned out by a job when the user has authorized an applicatio
   await poll('fanned out', async () => (await eventsOf(nobody.user.id))[0]?.fanned_out_at);
   t.is(await queues.webhooks.getJob(fanOutJobId(without!.id)), undefined);
   t.is((await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', without!.id).execute()).length, 0);
+});
+
+test('a change made through a delegated token names its actor; a managed user’s events go to the manager’s applications acting as them, deletion included', async (t) => {
+  const hook = await receiver();
+  const coach = await createTestUser(service, { first_name: 'Carla' });
+  const appOwner = await createTestUser(service);
+  const secret = 'whs_coaching';
+  const app = await createTestApplication(service, appOwner, { webhook_endpoints: [hook.url], webhook_secret: secret });
+  await recordConsent(service.deps.db, coach.id, app.id, ['data:read', 'data:write']);
+  const coachToken = await tokenFor(service, coach, ['data:read', 'data:write'], app.id);
+  const kid = (await api(service, coachToken, 'POST', '/api/v1/users/', { first_name: 'Kim', last_name: null })).body.id as string;
+  const kidToken = (await api(service, coachToken, 'POST', '/api/v1/oauth/delegated-token', { sub: kid })).body.access_token as string;
+  const trace = (await api(service, kidToken, 'POST', '/api/v1/traces/', { timestamp: '2026-05-18T10:00:00Z', lactate: 1.4 })).body;
+  const fit = readFileSync(join(fixturesDir(), 'fit', '4078723797.fit'));
+  const [source] = await uploadAndWait(service, kidToken, [{ name: 'ride.fit', bytes: fit }]);
+  t.is(source.status, 'processed');
+  await settled(kid);
+  const bodies = () => hook.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+  t.deepEqual(
+    bodies()
+      .map((b) => [b.event_type, b.user_id, b.actor_id])
+      .sort(),
+    [
+      ['activity_created', kid, coach.id],
+      ['source_processed', kid, coach.id],
+      ['trace_created', kid, coach.id],
+    ],
+    'the ingest in the worker names the actor who uploaded',
+  );
+  t.true(hook.received.every((r) => verifySignature(secret, r.headers['x-signature'], r.body)));
+  // Deleting the managed user sends each deletion, with the actor.
+  t.is((await api(service, coachToken, 'DELETE', `/api/v1/users/${kid}`)).status, 204);
+  await settled(kid);
+  t.deepEqual(
+    bodies()
+      .filter((b) => String(b.event_type).endsWith('_deleted'))
+      .map((b) => [b.event_type, b.resource_id, b.actor_id])
+      .sort(),
+    [
+      ['activity_deleted', source.activity_ids[0], coach.id],
+      ['trace_deleted', trace.id, coach.id],
+    ],
+  );
 });

@@ -16,6 +16,7 @@ import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { requeueIngest, type IngestJob, type Queues } from './queues.ts';
+import { withActor } from '../lib/actor.ts';
 
 export interface IngestDeps {
   db: Db;
@@ -45,36 +46,40 @@ export function ingestProcessor(deps: IngestDeps) {
     const source = await findSource(deps.db, job.data.sourceId);
     if (!source) return { skipped: 'source deleted' };
     if (source.status !== 'processing') return { skipped: `source already ${source.status}` };
+    // A source uploaded through a delegation: its events name the same actor (lib/actor.ts).
+    return withActor(source.actor_id, () => ingestSource(deps, job, source));
+  };
+}
 
-    const result = await parseSource(deps, source);
-    if (!result.ok) {
-      await markSourceFailed(deps.db, source.id, result.code, result.message, deps.now());
-      await finishBackfill(deps, source);
-      return { failed: result.code };
-    }
+async function ingestSource(deps: IngestDeps, job: Job<IngestJob>, source: Source) {
+  const result = await parseSource(deps, source);
+  if (!result.ok) {
+    await markSourceFailed(deps.db, source.id, result.code, result.message, deps.now());
+    await finishBackfill(deps, source);
+    return { failed: result.code };
+  }
 
-    const sessions = result.activities.length;
-    const rows: NewActivity[] = result.activities.map((activity, index) =>
-      activityRow(activityId(source.id, index), index, activity, { metadata: source.metadata, sessions }),
-    );
-    const written = writeSampleFiles(
+  const sessions = result.activities.length;
+  const rows: NewActivity[] = result.activities.map((activity, index) =>
+    activityRow(activityId(source.id, index), index, activity, { metadata: source.metadata, sessions }),
+  );
+  const written = writeSampleFiles(
+    deps,
+    source.user_id,
+    result.activities.map((activity, index) => ({ id: rows[index]!.id, data: activity })),
+    { leftovers: isRetry(job) || (job.data.requeues ?? 0) > 0 },
+  );
+  written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
+  const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
+  await written;
+  if (stored)
+    await appendToColumns(
       deps,
       source.user_id,
-      result.activities.map((activity, index) => ({ id: rows[index]!.id, data: activity })),
-      { leftovers: isRetry(job) || (job.data.requeues ?? 0) > 0 },
+      rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
     );
-    written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
-    const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
-    await written;
-    if (stored)
-      await appendToColumns(
-        deps,
-        source.user_id,
-        rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
-      );
-    await finishBackfill(deps, source);
-    return { activities: stored ? rows.map((r) => r.id) : [], stored };
-  };
+  await finishBackfill(deps, source);
+  return { activities: stored ? rows.map((r) => r.id) : [], stored };
 }
 
 /**

@@ -23,12 +23,19 @@ export interface WebhookDeps {
 }
 
 /** The body of a delivery (docs/app-developers.md, "Webhooks"), serialised once: it is what the signature covers. */
-export function webhookBody(e: { user_id: string; event_type: string; resource_id: string; occurred_at: Date }): string {
+export function webhookBody(e: {
+  user_id: string;
+  event_type: string;
+  resource_id: string;
+  occurred_at: Date;
+  actor_id: string | null;
+}): string {
   return JSON.stringify({
     user_id: e.user_id,
     event_type: e.event_type,
     resource_id: e.resource_id,
     timestamp: formatInstant(e.occurred_at),
+    actor_id: e.actor_id,
   });
 }
 
@@ -67,7 +74,8 @@ function deliverProcessor(deps: WebhookDeps) {
       await abandonDelivery(deps.db, d.id, reason, now);
       return { abandoned: reason };
     };
-    if (d.event_type !== TEST_EVENT && !d.consenting_user) return abandon('the user no longer authorizes this application');
+    if (d.event_type !== TEST_EVENT && !d.consenting_user && !d.managing_application)
+      return abandon('the user no longer authorizes this application');
     if (!d.webhook_endpoints.includes(d.endpoint)) return abandon('the endpoint is no longer registered');
     if (!d.webhook_secret) return abandon('the application has no webhook secret to sign with');
     let secret: string;

@@ -1,4 +1,5 @@
 import type { Ctx, Mw, Principal } from './context.ts';
+import { withActor } from '../../lib/actor.ts';
 import { Forbidden, InsufficientScope, Unauthorized } from '../services/errors.ts';
 import { findLiveSession } from '../../db/sessions.ts';
 import { liveCredentialVersions, type UserVersions } from '../../db/credentials.ts';
@@ -34,7 +35,8 @@ export function authenticate(requirement: AuthRequirement): Mw {
     if (principal.delegation && (requirement.noDelegation || requirement.firstParty))
       throw new Forbidden('This endpoint does not accept a delegated token: use your own (GET /api/v1/oauth/principal-token)');
     ctx.state.principal = principal;
-    await next();
+    // What a delegated token changes is recorded with who acted (lib/actor.ts).
+    await withActor(principal.delegation?.actorId, next);
   };
 }
 

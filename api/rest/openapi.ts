@@ -118,6 +118,12 @@ export const WebhookEvent = z
       ),
     resource_id: z.string().describe('The activity, trace, test or source id (the application id for the `test` event of Settings)'),
     timestamp: z.string().describe('When the change happened, UTC `Z`'),
+    actor_id: z
+      .string()
+      .nullable()
+      .describe(
+        'Who made the change when it was made for the user through a delegated token (a coach, a manager: docs/coaching.md); null when the user made it',
+      ),
   })
   .meta({ id: 'WebhookEvent' });
 
