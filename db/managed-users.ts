@@ -126,3 +126,28 @@ export async function deleteManagedUser(db: Db, managerId: string, userId: strin
     return true;
   });
 }
+
+/**
+ * Removes the rows of managed users deleted before `before` whose events have all gone out: every
+ * event fanned out and none with a delivery still pending (their events, deliveries and delegations
+ * go with them). Returns how many.
+ */
+export async function purgeDeletedUsers(db: Db, before: Date): Promise<number> {
+  const res = await db
+    .deleteFrom('users')
+    .where('deleted_at', '<', before)
+    .where('managed_by', 'is not', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('events as e')
+            .leftJoin('webhook_deliveries as d', (j) => j.onRef('d.event_id', '=', 'e.id').on('d.status', '=', 'pending'))
+            .select('e.id')
+            .whereRef('e.user_id', '=', 'users.id')
+            .where((eb) => eb.or([eb('e.fanned_out_at', 'is', null), eb('d.id', 'is not', null)])),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

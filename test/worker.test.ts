@@ -107,6 +107,32 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       .execute();
     return e.id;
   };
+  // Managed users deleted two hours ago: one whose deletion events all went out (removed), one with a delivery pending (kept).
+  const deletedManaged = async (status: 'delivered' | 'pending') => {
+    const m = await db
+      .insertInto('users')
+      .values({ first_name: 'M', last_name: status, managed_by: user.id, deleted_at: new Date(now - 2 * 3600_000) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const e = await db
+      .insertInto('events')
+      .values({
+        user_id: m.id,
+        type: 'trace_deleted',
+        resource_id: 'x',
+        occurred_at: new Date(now - 2 * 3600_000),
+        fanned_out_at: new Date(now),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('webhook_deliveries')
+      .values({ event_id: e.id, application_id: app.id, endpoint: 'https://hooks.example/x', status })
+      .execute();
+    return m.id;
+  };
+  const goneManaged = await deletedManaged('delivered');
+  const waitingManaged = await deletedManaged('pending');
   const oldDone = await event(31, 'delivered');
   const oldPending = await event(31, 'pending');
   const recent = await event(2, 'delivered');
@@ -130,7 +156,12 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       completedBackfills: 0,
       temporaryFiles: 1,
       events: 1,
+      deletedUsers: 1,
     });
+    t.deepEqual(
+      (await db.selectFrom('users').select('id').where('id', 'in', [goneManaged, waitingManaged]).execute()).map((u) => u.id),
+      [waitingManaged],
+    );
     const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute())
       .map((e) => e.id)
       .sort();
@@ -172,6 +203,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       completedBackfills: 0,
       temporaryFiles: 0,
       events: 0,
+      deletedUsers: 0,
     });
   } finally {
     await events.close();

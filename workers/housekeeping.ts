@@ -8,6 +8,7 @@ import { staleProcessingSources } from '../db/sources.ts';
 import { markGaveUp } from './ingest.ts';
 import type { Logger } from '../lib/log.ts';
 import { activitiesDeletedSince, deleteFinishedEvents } from '../db/events.ts';
+import { purgeDeletedUsers } from '../db/managed-users.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
 import { requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
@@ -43,6 +44,8 @@ export interface HousekeepingResult {
   completedBackfills: number;
   temporaryFiles: number;
   events: number;
+  /** Deleted managed users removed for good (their deletion events all sent). */
+  deletedUsers: number;
   /** Users whose channel columns were swept for activities deleted lately. */
   columnSweeps: number;
 }
@@ -52,6 +55,9 @@ export const COLUMN_SWEEP_HOURS = 25;
 
 /** How long events and their webhook delivery log are kept. */
 export const EVENT_RETENTION_DAYS = 30;
+
+/** How long a deleted managed user's emptied row stays at least (docs/coaching.md): its deletion events go out meanwhile. */
+export const DELETED_USER_RETENTION_HOURS = 1;
 
 /** STALE_SOURCE_SECONDS's default. */
 export const STALE_SOURCE_DEFAULT_SECONDS = 15 * 60;
@@ -80,6 +86,7 @@ export function housekeepingProcessor(deps: {
     );
     const temporaryFiles = await removeStaleTemporaryFiles(deps.dataDir, new Date(now.getTime() - 24 * 3600_000));
     const events = await deleteFinishedEvents(deps.db, new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000));
+    const deletedUsers = await purgeDeletedUsers(deps.db, new Date(now.getTime() - DELETED_USER_RETENTION_HOURS * 3600_000));
     let columnSweeps = 0;
     if (deps.columns) {
       for (const [userId, ids] of await activitiesDeletedSince(deps.db, new Date(now.getTime() - COLUMN_SWEEP_HOURS * 3600_000))) {
@@ -104,6 +111,7 @@ export function housekeepingProcessor(deps: {
       completedBackfills,
       temporaryFiles,
       events,
+      deletedUsers,
     };
   };
 }
