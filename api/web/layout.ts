@@ -97,6 +97,8 @@ const SETTINGS_SECTIONS: [href: string, label: string][] = [
   ['/settings/applications', 'API applications'],
   ['/settings/tokens', 'Personal tokens'],
   ['/settings/connections', 'Connected applications'],
+  ['/settings/teams', 'Teams'],
+  ['/settings/managed-users', 'Managed users'],
 ];
 
 /** The links between the settings pages; `current` is the path of the page showing it. */

@@ -17,6 +17,24 @@ import { createToken, revokeToken, showTokens } from './tokens.ts';
 import { revokeConnection, showConnections } from './connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './directory.ts';
 import { deleteActivityFromForm, showActivities, showActivity } from './activities.ts';
+import {
+  createTeamFromForm,
+  joinFromPage,
+  joinTeamFromForm,
+  revokeTeamFromForm,
+  shareWithTeamFromForm,
+  showJoinPage,
+  showTeams,
+} from './teams.ts';
+import {
+  createInvitationFromForm,
+  deleteTeamFromForm,
+  removeMemberFromForm,
+  renameTeamFromForm,
+  revokeInvitationFromForm,
+  showTeam,
+} from './team-page.ts';
+import { createManagedUserFromForm, deleteManagedUserFromForm, renameManagedUserFromForm, showManagedUsers } from './managed-users.ts';
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './data.ts';
 import { createTestFromForm, deleteTestFromForm, showTest, showTests } from './tests.ts';
 import { showUpload } from './upload.ts';
@@ -53,6 +71,23 @@ export function addWebPages(router: Router<AppState, AppContextExtras>): void {
   router.post('/settings/tokens/:id/revoke', revokeToken);
   router.get('/settings/connections', showConnections);
   router.post('/settings/connections/:id/revoke', revokeConnection);
+  router.get('/settings/teams', showTeams);
+  router.post('/settings/teams', createTeamFromForm);
+  router.post('/settings/teams/join', joinTeamFromForm);
+  router.post('/settings/teams/share', shareWithTeamFromForm);
+  router.post('/settings/teams/:id/revoke', revokeTeamFromForm);
+  router.get('/settings/managed-users', showManagedUsers);
+  router.post('/settings/managed-users', createManagedUserFromForm);
+  router.post('/settings/managed-users/:id', renameManagedUserFromForm);
+  router.post('/settings/managed-users/:id/delete', deleteManagedUserFromForm);
+  router.get('/teams/join/:secret', showJoinPage);
+  router.post('/teams/join/:secret', joinFromPage);
+  router.get('/teams/:id', showTeam);
+  router.post('/teams/:id/invitations', createInvitationFromForm);
+  router.post('/teams/:id/invitations/:invitation/revoke', revokeInvitationFromForm);
+  router.post('/teams/:id/members/:user/remove', removeMemberFromForm);
+  router.post('/teams/:id/rename', renameTeamFromForm);
+  router.post('/teams/:id/delete', deleteTeamFromForm);
   router.get('/upload', showUpload);
   router.get('/activities', showActivities);
   router.get('/activities/:id', showActivity);

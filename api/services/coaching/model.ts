@@ -170,3 +170,8 @@ export const DelegatedTokenRequest = z
       .describe('At most these; scopes not granted are dropped, not an error'),
   })
   .meta({ id: 'DelegatedTokenRequest' });
+
+/** Where an invitation link leads: the page that shows the team and joins it (its secret in the path). */
+export function invitationUrl(baseUrl: string, secret: string): string {
+  return `${baseUrl}/teams/join/${secret}`;
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type Route } from '../../../http/route.ts';
 import { NotFound } from '../../../services/errors.ts';
-import { teamResponse, TeamResponse } from '../../../services/coaching/model.ts';
+import { invitationUrl, teamResponse, TeamResponse } from '../../../services/coaching/model.ts';
 import { acceptInvitation, createInvitation, revokeInvitation, teamInvitations } from '../../../../db/teams.ts';
 import { memberTeam, TeamId } from './access.ts';
 
@@ -35,11 +35,6 @@ function invitationOut(
     status,
     ...(url ? { url } : {}),
   };
-}
-
-/** Where an invitation link leads: the page that shows the team and joins it (its secret in the path). */
-export function invitationUrl(baseUrl: string, secret: string): string {
-  return `${baseUrl}/teams/join/${secret}`;
 }
 
 export const createInvitationRoute = defineRoute(
