@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db, EventRow, WebhookDelivery } from './database.ts';
-import { currentActor } from '../lib/actor.ts';
+import { actorColumn } from '../lib/actor.ts';
 
 /**
  * Domain events (docs/app-developers.md, "Webhooks"). Each change writes its event into the `events` outbox in its
@@ -37,10 +37,10 @@ type Tx = Transaction<Database> | Db;
  */
 export async function recordEvents(trx: Tx, events: { user_id: string; type: EventType; resource_id: string }[], now: Date): Promise<void> {
   if (!events.length) return;
-  const actor_id = currentActor() ?? null;
+  const actor = actorColumn();
   // A data-modifying WITH runs whether or not the query reads it.
   await trx
-    .with('recorded', (db) => db.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now, actor_id }))))
+    .with('recorded', (db) => db.insertInto('events').values(events.map((e) => ({ ...e, occurred_at: now, ...actor }))))
     .selectNoFrom(sql<void>`pg_notify(${EVENTS_CHANNEL}, '')`.as('notified'))
     .execute();
 }

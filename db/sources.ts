@@ -1,5 +1,5 @@
 import { recordEvents } from './events.ts';
-import { currentActor } from '../lib/actor.ts';
+import { actorColumn } from '../lib/actor.ts';
 import type { Db, Source, SourceOrigin, SourceType } from './database.ts';
 
 export interface NewSource {
@@ -25,7 +25,7 @@ export interface NewSource {
 export async function insertSource(db: Db, values: NewSource): Promise<{ source: Source; created: boolean }> {
   const inserted = await db
     .insertInto('sources')
-    .values({ ...values, tags: values.tags ?? [], actor_id: currentActor() ?? null })
+    .values({ ...values, tags: values.tags ?? [], ...actorColumn() })
     .onConflict((oc) => oc.columns(['user_id', 'content_sha256']).doNothing())
     .returningAll()
     .executeTakeFirst();

@@ -16,3 +16,9 @@ export function withActor<T>(actorId: string | null | undefined, run: () => T): 
 export function currentActor(): string | undefined {
   return actors.getStore();
 }
+
+/** The `actor_id` column's value for a row written now: only inside withActor (left to its default, null, otherwise). */
+export function actorColumn(): { actor_id: string } | Record<string, never> {
+  const actor = actors.getStore();
+  return actor ? { actor_id: actor } : {};
+}

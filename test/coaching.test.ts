@@ -1,8 +1,10 @@
 import test from 'ava';
 import { createPersonalToken } from '../api/services/oauth/issue.ts';
 import { api } from './helpers/activities.ts';
+import { loggedPath } from '../api/http/middleware/request-context.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createTestUser, tokenFor } from './helpers/users.ts';
+import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
+import { authorizeAndDecide, pkcePair, postToken, signedIn } from './helpers/oauth.ts';
 
 /**
  * Managed users, teams and delegation (docs/coaching.md) with the request shapes SweatStack's Python
@@ -254,4 +256,69 @@ test('a delegated refresh token refreshes as the athlete, and revoking it (RFC 7
   t.is((await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: delegated.refresh_token })).status, 400);
   // The coach's own token is untouched.
   t.is((await api(service, coach.token, 'GET', '/api/v1/users/')).status, 200);
+});
+
+test('a team id in the delegated-token body must be a team of the caller that the athlete authorised: another team’s id is refused', async (t) => {
+  const coachX = await person('Xavi', 'Coach');
+  const coachY = await person('Yara', 'Coach');
+  const athlete = await person('Anna', 'Athlete');
+  const teamX = (await api(service, coachX.token, 'POST', '/api/v1/teams/', { name: 'X' })).body.id as string;
+  const teamY = (await api(service, coachY.token, 'POST', '/api/v1/teams/', { name: 'Y' })).body.id as string;
+  await api(service, athlete.token, 'POST', `/api/v1/teams/${teamX}/authorize`, { scopes: ['data:read'] });
+  const ask = (token: string, team_id?: string) =>
+    api(service, token, 'POST', '/api/v1/oauth/delegated-token', { sub: athlete.user.id, ...(team_id ? { team_id } : {}) });
+  t.is((await ask(coachX.token, teamX)).status, 200);
+  // Yara names team X (not hers), her own team Y (not authorised), or none: refused alike.
+  const refusals = await Promise.all([ask(coachY.token, teamX), ask(coachY.token, teamY), ask(coachY.token)]);
+  t.deepEqual(
+    refusals.map((r) => r.status),
+    [403, 403, 403],
+  );
+  t.is(new Set(refusals.map((r) => JSON.stringify(r.body))).size, 1, 'one answer for every refusal');
+  // Nor can she read the athlete through team X's page of users.
+  t.is((await api(service, coachY.token, 'GET', `/api/v1/teams/${teamX}/users`)).status, 404);
+});
+
+test('a managed user’s id in /oauth/authorize changes nothing: the code is the signed-in user’s, and a managed user cannot sign in', async (t) => {
+  const coach = await person('Carla', 'Coach');
+  const kid = (await api(service, coach.token, 'POST', '/api/v1/users/', { first_name: 'Kim', last_name: null })).body.id as string;
+  const app = await createTestApplication(service, coach.user, { redirect_uris: ['https://app.example/callback'] });
+  const web = await signedIn(service, coach.user);
+  const pkce = pkcePair();
+  const where = await authorizeAndDecide(web, {
+    response_type: 'code',
+    client_id: app.id,
+    redirect_uri: 'https://app.example/callback',
+    scope: 'data:read',
+    state: 's',
+    code_challenge: pkce.challenge,
+    code_challenge_method: 'S256',
+    // Parameters an attacker might try to name the managed user with:
+    sub: kid,
+    user_id: kid,
+    login_hint: kid,
+  });
+  const exchanged = await postToken(service.url, {
+    grant_type: 'authorization_code',
+    code: where.searchParams.get('code')!,
+    redirect_uri: 'https://app.example/callback',
+    client_id: app.id,
+    code_verifier: pkce.verifier,
+  });
+  t.is(exchanged.status, 200);
+  t.is(claims(String(exchanged.body.access_token)).sub, coach.user.id);
+  // No email, no password: the sign-in form has nothing to match (an empty email is refused like any wrong one).
+  const signIn = await fetch(`${service.url}/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: service.url },
+    body: new URLSearchParams({ email: '', password: '' }).toString(),
+    redirect: 'manual',
+  });
+  t.not(signIn.status, 303);
+});
+
+test('an invitation link’s secret is left out of the request log line and the in-flight list', (t) => {
+  t.is(loggedPath('/teams/join/tds_inv_abcdef'), '/teams/join/[secret]');
+  t.is(loggedPath('/teams/0a24e2b9-4010-41fb-85ec-d09fe41b4c34'), '/teams/0a24e2b9-4010-41fb-85ec-d09fe41b4c34');
+  t.is(loggedPath('/api/v1/teams/join'), '/api/v1/teams/join', 'the API takes the link in its body');
 });

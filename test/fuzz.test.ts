@@ -202,7 +202,7 @@ function apiRequests(doc: {
     for (const [method, op] of Object.entries(methods)) {
       const content = op.requestBody?.content ?? {};
       if (content['multipart/form-data']) continue; // uploads: out of scope here (multipart parsing is another task)
-      const oauth = /^(token|revoke)/.test(op.operationId);
+      const oauth = /^(token|revoke)(_root)?$/.test(op.operationId);
       const isAuthorize = op.operationId === 'authorize';
       const appMetadata = path.endsWith('/app-metadata');
       const expect = oauth ? 'oauth' : isAuthorize ? 'html' : 'detail';

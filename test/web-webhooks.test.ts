@@ -191,7 +191,7 @@ test('"Send test event" delivers a signed test event, and the log shows it deliv
   t.is(req!.headers['content-type'], 'application/json');
   t.is(req!.headers['x-event-type'], 'test');
   const body = JSON.parse(req!.body) as Record<string, unknown>;
-  t.deepEqual(Object.keys(body).sort(), ['event_type', 'resource_id', 'timestamp', 'user_id']);
+  t.deepEqual(Object.keys(body).sort(), ['actor_id', 'event_type', 'resource_id', 'timestamp', 'user_id']);
   t.is(body.user_id, user.id);
   t.is(body.event_type, 'test');
   t.is(body.resource_id, app.id);

@@ -2,6 +2,7 @@ import type { Mw, Ctx } from '../context.ts';
 import { DependencyUnavailable, HttpError, InsufficientStorage, isDiskFull, PayloadTooLarge } from '../../services/errors.ts';
 import { isOutage } from '../../../lib/outage.ts';
 import { OAuthError } from '../../services/oauth/errors.ts';
+import { loggedPath } from './request-context.ts';
 
 /** The HTML page of an error for a browser (api/web/error-page.ts), given to the handler by the app: middleware renders no page itself. */
 export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, dependencyDown: boolean) => Promise<string>;
@@ -22,7 +23,7 @@ export const errorHandler = (renderPage: ErrorPageRenderer): Mw =>
       if (ctx.status === 405 && ctx.body === undefined) throw new HttpError(405, 'Method Not Allowed');
     } catch (err) {
       let httpError = toHttpError(err);
-      const where = { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path };
+      const where = { request_id: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) };
       if (!httpError && isOutage(err)) {
         ctx.deps.log.warn('dependency unavailable', { ...where, err: (err as Error).message });
         httpError = new DependencyUnavailable();

@@ -5,6 +5,11 @@ import type { Mw } from '../context.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A path as logs show it: an invitation link's secret (`/teams/join/<secret>`, docs/coaching.md) left out. */
+export function loggedPath(path: string): string {
+  return path.startsWith('/teams/join/') ? '/teams/join/[secret]' : path;
+}
+
 interface InFlight {
   method: string;
   path: string;
@@ -43,14 +48,14 @@ export const requestContext: Mw = async function requestContext(ctx, next) {
   const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
   ctx.state.requestId = requestId;
   ctx.set('x-request-id', requestId);
-  const entry: InFlight = { method: ctx.method, path: ctx.path, requestId, started: performance.now() };
+  const entry: InFlight = { method: ctx.method, path: loggedPath(ctx.path), requestId, started: performance.now() };
   inFlight.add(entry);
   ctx.res.once('close', () => {
     inFlight.delete(entry);
     const aborted = !ctx.res.writableFinished;
     ctx.deps.log.info('request', {
       method: ctx.method,
-      path: ctx.path,
+      path: entry.path,
       // A connection closed before any answer was sent (the client gave up, or the shutdown's
       // deadline cut it) is 499, nginx's "client closed request": Koa's status would still be its
       // default, 404, which names nothing that happened.
