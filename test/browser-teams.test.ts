@@ -190,3 +190,85 @@ test('signed out, the pages send you to sign in; another user’s team is a 404;
   t.is(cross.status, 403);
   t.truthy(await suite.service.deps.db.selectFrom('teams').select('id').where('id', '=', team.id).executeTakeFirst());
 });
+
+test('act as: a coach opens an athlete’s activities under a banner on every page, may not change them with read access, and goes back; a withdrawn share ends it on the next page', async (t) => {
+  const base = suite.service.url;
+  const coach = await createTestUser(suite.service, { first_name: 'Cees', last_name: 'Coach' });
+  const athlete = await createTestUser(suite.service, { first_name: 'Anna', last_name: 'Athlete' });
+  const athleteToken = await tokenFor(suite.service, athlete, ['data:read', 'data:write']);
+  await ride(athleteToken);
+  const coachToken = await tokenFor(suite.service, coach, ['data:read', 'data:write']);
+  const teamId = (await api(suite.service, coachToken, 'POST', '/api/v1/teams/', { name: 'Acting' })).body.id as string;
+  await api(suite.service, athleteToken, 'POST', `/api/v1/teams/${teamId}/authorize`, { scopes: ['data:read'] });
+  const activityId = (await api(suite.service, athleteToken, 'GET', '/api/v1/activities/')).body[0].id as string;
+
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page, [{ url: `${base}/activities/${activityId}/delete`, status: 403 }]);
+  await page.setViewportSize(DESKTOP);
+  await signIn(page, base, coach.email, `/teams/${teamId}`);
+  await page.waitForURL((u) => u.pathname === `/teams/${teamId}`);
+  t.is(await page.$('#acting-banner'), null);
+  await page.click(`#act-as-${athlete.id}`);
+  await page.waitForURL((u) => u.pathname === '/activities');
+  t.regex((await page.textContent('#acting-banner'))!, /acting as Anna Athlete \(read only\)/);
+  t.is(await page.locator(`a[href="/activities/${activityId}"]`).count(), 1, 'the athlete’s ride is listed');
+  await phoneAndDesktop(t, page, 'acting-activities');
+  // Every page carries the banner, Settings too (which stay the coach's own).
+  await page.goto(`${base}/settings`);
+  t.truthy(await page.$('#acting-banner'));
+  t.is((await page.textContent('#account-email'))?.trim(), coach.email);
+  // The activity page, its charts from the API as the athlete; deleting needs write access: refused, nothing deleted.
+  await page.goto(`${base}/activities/${activityId}`);
+  t.truthy(await page.$('#acting-banner'));
+  const refused = await page.evaluate(async (id) => {
+    const form = new FormData();
+    form.set('confirm', '1');
+    return (await fetch(`/activities/${id}/delete`, { method: 'POST', body: new URLSearchParams(form as never) })).status;
+  }, activityId);
+  t.is(refused, 403);
+  t.is((await api(suite.service, athleteToken, 'GET', `/api/v1/activities/${activityId}`)).status, 200);
+  // Back to one's own account: no banner, the coach's own (empty) list.
+  await page.click('#stop-acting');
+  await page.waitForURL((u) => u.pathname === '/settings/teams');
+  t.is(await page.$('#acting-banner'), null);
+  await page.goto(`${base}/activities`);
+  t.is(await page.locator(`a[href="/activities/${activityId}"]`).count(), 0);
+  // Acting again, then the athlete stops sharing: the next page is the coach's own, without the banner.
+  await page.goto(`${base}/teams/${teamId}`);
+  await page.click(`#act-as-${athlete.id}`);
+  await page.waitForSelector('#acting-banner');
+  t.is((await api(suite.service, athleteToken, 'DELETE', `/api/v1/teams/${teamId}/authorize`)).status, 204);
+  await page.goto(`${base}/activities`);
+  t.is(await page.$('#acting-banner'), null);
+  t.is(await page.locator(`a[href="/activities/${activityId}"]`).count(), 0);
+  t.deepEqual(errors, []);
+});
+
+test('act as a managed user: the manager uploads for them in the browser under the banner; the change names the manager', async (t) => {
+  const base = suite.service.url;
+  const manager = await createTestUser(suite.service, { first_name: 'Maria', last_name: 'Manager' });
+  const managerToken = await tokenFor(suite.service, manager, ['data:read', 'data:write']);
+  const kid = (await api(suite.service, managerToken, 'POST', '/api/v1/users/', { first_name: 'Kim', last_name: 'Kid' })).body.id as string;
+  const { page } = await openPage(suite.browser);
+  const errors = collectErrors(page);
+  await page.setViewportSize(DESKTOP);
+  await signIn(page, base, manager.email, '/settings/managed-users');
+  await page.waitForURL((u) => u.pathname === '/settings/managed-users');
+  await page.click(`#act-as-${kid}`);
+  await page.waitForURL((u) => u.pathname === '/activities');
+  t.regex((await page.textContent('#acting-banner'))!, /acting as Kim Kid \(read and write\)/);
+  // A trace written by the page's own API call (the cookie): Kim's, with Maria as who acted.
+  const status = await page.evaluate(async () => {
+    const res = await fetch('/api/v1/traces/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timestamp: '2026-05-18T10:00:00Z', lactate: 1.9 }),
+    });
+    return res.status;
+  });
+  t.is(status, 201);
+  const events = await suite.service.deps.db.selectFrom('events').select(['type', 'actor_id']).where('user_id', '=', kid).execute();
+  t.deepEqual(events, [{ type: 'trace_created', actor_id: manager.id }]);
+  await phoneAndDesktop(t, page, 'acting-managed');
+  t.deepEqual(errors, []);
+});

@@ -3,6 +3,7 @@ import { withActor } from '../../lib/actor.ts';
 import { Forbidden, InsufficientScope, Unauthorized } from '../services/errors.ts';
 import { findLiveSession } from '../../db/sessions.ts';
 import { liveCredentialVersions, type UserVersions } from '../../db/credentials.ts';
+import { findDelegation } from '../../db/delegations.ts';
 import { InvalidTokenError, mintAccessToken, verifyAccessToken, type AccessTokenClaims } from '../services/auth/tokens.ts';
 import type { Scope } from '../services/auth/scopes.ts';
 import { assertSameOrigin } from './origin-check.ts';
@@ -20,6 +21,8 @@ import { failureHeaders, overLimit, recordFailure, tooManyFailures } from './fai
 export type AuthRequirement = 'none' | { scopes: readonly Scope[]; firstParty?: boolean; appOnly?: boolean; noDelegation?: boolean };
 
 export const SESSION_COOKIE = 'token';
+/** The web app's "act as" (docs/coaching.md): a delegated access token made under the web session, beside the session's own cookie. */
+export const ACTING_COOKIE = 'acting';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function authenticate(requirement: AuthRequirement): Mw {
@@ -47,7 +50,7 @@ export function authenticate(requirement: AuthRequirement): Mw {
  * `refreshed-token` header and the cookie. Throws Unauthorized for a bad credential; returns
  * undefined when there is none.
  */
-export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined> {
+export async function resolvePrincipal(ctx: Ctx, opts: { acting?: boolean } = {}): Promise<Principal | undefined> {
   const { deps } = ctx;
   const header = ctx.get('authorization');
   let token: string | undefined;
@@ -57,6 +60,13 @@ export async function resolvePrincipal(ctx: Ctx): Promise<Principal | undefined>
     if (!match) await refuseFailedBearer(ctx, 'The Authorization header must be "Bearer <token>"');
     token = match![1];
   } else {
+    // While the web session acts as someone, the browser's API calls are theirs (the session itself still checked).
+    if (opts.acting !== false && ctx.cookies.get(ACTING_COOKIE)) {
+      const session = await resolvePrincipal(ctx, { acting: false });
+      const acting = session?.sessionId ? await actingPrincipal(ctx, session) : undefined;
+      if (acting) return acting;
+      if (session) return session;
+    }
     token = ctx.cookies.get(SESSION_COOKIE) || undefined;
     via = 'cookie';
   }
@@ -133,6 +143,84 @@ function principalOf(claims: AccessTokenClaims, via: Principal['via'], versions?
     readVersion: versions?.readVersion,
     dataVersion: versions?.dataVersion,
   };
+}
+
+/**
+ * The principal of the web session's "act as" cookie (docs/coaching.md, "The web app"), for the
+ * session `session`: a delegated token whose actor is the session's user and whose delegation was
+ * made under this very session and still allows something (the same check as any delegated token);
+ * an expired one is minted again for the same delegation. Anything else clears the cookie: undefined.
+ */
+export async function actingPrincipal(
+  ctx: Ctx,
+  session: { userId: string; sessionId?: string | undefined },
+): Promise<Principal | undefined> {
+  const { deps } = ctx;
+  const token = ctx.cookies.get(ACTING_COOKIE);
+  if (!token || !session.sessionId) return undefined;
+  const drop = () => {
+    clearActingCookie(ctx);
+    return undefined;
+  };
+  let claims: AccessTokenClaims;
+  let expired = false;
+  try {
+    claims = await verifyAccessToken(deps.tokens, token);
+  } catch (err) {
+    if (!(err instanceof InvalidTokenError)) throw err;
+    if (!err.expired) return drop();
+    try {
+      claims = await verifyAccessToken(deps.tokens, token, { expiredTolerance: deps.config.SESSION_TTL_HOURS * 3600 });
+    } catch {
+      return drop();
+    }
+    expired = true;
+  }
+  if (!claims.did || claims.act?.sub !== session.userId || claims.aud) return drop();
+  const delegation = await findDelegation(deps.db, claims.did);
+  if (!delegation || delegation.session_id !== session.sessionId || delegation.user_id !== claims.sub) return drop();
+  const versions = await liveCredentialVersions(deps.db, {
+    kind: 'delegation',
+    id: delegation.id,
+    userId: delegation.user_id,
+    actorId: session.userId,
+    applicationId: null,
+    now: deps.now(),
+  });
+  if (!versions) return drop();
+  if (expired) {
+    const minted = await mintAccessToken(deps.tokens, {
+      sub: delegation.user_id,
+      scopes: claims.scopes,
+      act: session.userId,
+      did: delegation.id,
+    });
+    setActingCookie(ctx, minted.token);
+    claims = minted.claims;
+  }
+  return principalOf(claims, 'cookie', versions);
+}
+
+/** The "act as" cookie: HttpOnly, SameSite=Lax, Secure when BASE_URL is https; a browser-session cookie (its token is minted again while the session lives). */
+export function setActingCookie(ctx: Ctx, token: string): void {
+  ctx.cookies.set(ACTING_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.deps.config.BASE_URL.startsWith('https:'),
+    path: '/',
+    overwrite: true,
+  });
+}
+
+export function clearActingCookie(ctx: Ctx): void {
+  ctx.cookies.set(ACTING_COOKIE, '', {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.deps.config.BASE_URL.startsWith('https:'),
+    path: '/',
+    expires: new Date(0),
+    overwrite: true,
+  });
 }
 
 async function refreshWebSession(ctx: Ctx, expiredToken: string): Promise<AccessTokenClaims> {

@@ -3,7 +3,15 @@ import type { User } from '../../db/database.ts';
 import { createSession, deleteSession } from '../../db/sessions.ts';
 import { findUserById } from '../../db/users.ts';
 import { HttpError } from '../services/errors.ts';
-import { clearSessionCookie, resolvePrincipal, SESSION_COOKIE, setSessionCookie } from './authenticate.ts';
+import {
+  ACTING_COOKIE,
+  actingPrincipal,
+  clearActingCookie,
+  clearSessionCookie,
+  resolvePrincipal,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from './authenticate.ts';
 import { mintAccessToken } from '../services/auth/tokens.ts';
 import { WEB_SESSION_SCOPES } from '../services/auth/scopes.ts';
 
@@ -24,16 +32,38 @@ export async function endWebSession(ctx: Ctx): Promise<void> {
   const user = await currentWebUser(ctx);
   if (user) await deleteSession(ctx.deps.db, user.sessionId);
   clearSessionCookie(ctx);
+  clearActingCookie(ctx);
 }
 
-/** The signed-in user of a web page request (cookie session only), or undefined. */
-export async function currentWebUser(ctx: Ctx): Promise<(User & { sessionId: string }) | undefined> {
+/** Whom the web session acts as (docs/coaching.md, "The web app"): their id and name, and whether it may change their data. */
+export interface ActingAs {
+  id: string;
+  first_name: string;
+  last_name: string;
+  canWrite: boolean;
+}
+
+/**
+ * The signed-in user of a web page request (cookie session only), or undefined; with `acting` while
+ * the session acts as someone (the "act as" cookie, checked as any delegated token).
+ */
+export async function currentWebUser(ctx: Ctx): Promise<(User & { sessionId: string; acting?: ActingAs }) | undefined> {
   if (!ctx.cookies.get(SESSION_COOKIE)) return undefined;
   try {
-    const p = await resolvePrincipal(ctx);
+    const p = await resolvePrincipal(ctx, { acting: false });
     if (!p?.sessionId || p.via !== 'cookie') return undefined;
     const user = await findUserById(ctx.deps.db, p.userId);
-    return user ? { ...user, sessionId: p.sessionId } : undefined;
+    if (!user) return undefined;
+    const delegated = ctx.cookies.get(ACTING_COOKIE) ? await actingPrincipal(ctx, p) : undefined;
+    const subject = delegated
+      ? await ctx.deps.db
+          .selectFrom('users')
+          .select(['id', 'first_name', 'last_name'])
+          .where('id', '=', delegated.userId)
+          .executeTakeFirst()
+      : undefined;
+    const acting = subject && delegated ? { ...subject, canWrite: delegated.scopes.includes('data:write') } : undefined;
+    return { ...user, sessionId: p.sessionId, ...(acting ? { acting } : {}) };
   } catch (err) {
     if (err instanceof HttpError && err.status === 401) {
       clearSessionCookie(ctx);

@@ -13,7 +13,19 @@ import { clockDuration, grouped, metricLabel, num, statsOf } from './activity-fo
 import { page } from './layout.ts';
 import { formBody } from './forms.ts';
 import { distanceValue, formatDistance, speedDisplay, type Units } from './static/units.js';
-import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
+import {
+  asActor,
+  headerOf,
+  mayChangeData,
+  notFound,
+  notice,
+  pageNumber,
+  requireWebUser,
+  sendHtml,
+  subjectId,
+  utcOffset,
+  type WebUser,
+} from './web-common.ts';
 
 /** The signed-in user's activities: a paged list, one activity's details, and deleting one. */
 
@@ -215,7 +227,7 @@ ${hasOlder ? html`<a href="/activities?page=${pageNo + 1}" rel="next" id="older"
     { title: 'Activities', user: headerOf(user), styles: ['/static/activity.css'] },
     html`<h1>Activities</h1>
 ${notice(message)}
-<p><a href="/upload" id="upload-link">Upload files</a> (FIT or CSV) or import your history (a zip).</p>
+<p><a href="/upload" id="upload-link">Upload files</a> (FIT, CSV, GPX or TCX) or import your history (a zip).</p>
 ${
   activities.length
     ? html`<div class="table-scroll"><table class="wide" id="activities">
@@ -233,7 +245,7 @@ ${
 </table></div>`
     : pageNo > 1
       ? html`<p id="no-activities">No activities on this page. <a href="/activities">Back to the newest</a>.</p>`
-      : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT or CSV files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`
+      : html`<p id="no-activities">You have no activities yet. <a href="/upload">Upload FIT, CSV, GPX or TCX files</a> here or with the <a href="/docs">API</a> (<code>POST /api/v1/activities/upload</code>), or connect an application that sends them.</p>`
 }
 ${pager}`,
   );
@@ -315,7 +327,7 @@ export async function showActivities(ctx: Ctx) {
   const pageNo = pageNumber(ctx.query.page);
   const rows = await listActivities(
     ctx.deps.db,
-    user.id,
+    subjectId(user),
     {},
     { limit: ACTIVITIES_PER_PAGE + 1, offset: (pageNo - 1) * ACTIVITIES_PER_PAGE },
   );
@@ -333,7 +345,7 @@ async function ownActivity(ctx: Ctx, opts: { post: boolean }): Promise<{ user: W
   const id = ctx.params.id ?? '';
   const user = await requireWebUser(ctx, opts.post ? `/activities/${encodeURIComponent(id)}` : ctx.path);
   if (!user) return undefined;
-  const activity = isUuid(id) ? await findActivity(ctx.deps.db, user.id, id) : undefined;
+  const activity = isUuid(id) ? await findActivity(ctx.deps.db, subjectId(user), id) : undefined;
   if (!activity) {
     notFound(ctx, 'Activity not found.', user);
     return undefined;
@@ -344,13 +356,13 @@ async function ownActivity(ctx: Ctx, opts: { post: boolean }): Promise<{ user: W
 export async function showActivity(ctx: Ctx) {
   const found = await ownActivity(ctx, { post: false });
   if (!found) return;
-  const tests = await testsOverlapping(ctx.deps.db, found.user.id, found.activity);
+  const tests = await testsOverlapping(ctx.deps.db, subjectId(found.user), found.activity);
   sendHtml(ctx, 200, detailsPage(found.user, found.activity, { tests }));
 }
 
 export async function deleteActivityFromForm(ctx: Ctx) {
   const found = await ownActivity(ctx, { post: true });
-  if (!found) return;
+  if (!found || !mayChangeData(ctx, found.user)) return;
   if (!formBody(ctx).confirm) {
     sendHtml(
       ctx,
@@ -359,7 +371,8 @@ export async function deleteActivityFromForm(ctx: Ctx) {
     );
     return;
   }
-  if (!(await removeActivity(ctx.deps, found.user.id, found.activity.id))) return notFound(ctx, 'Activity not found.', found.user);
+  if (!(await asActor(found.user, () => removeActivity(ctx.deps, subjectId(found.user), found.activity.id))))
+    return notFound(ctx, 'Activity not found.', found.user);
   ctx.status = 303;
   ctx.redirect('/activities?deleted=1');
 }

@@ -12,7 +12,19 @@ import { page } from './layout.ts';
 import { formBody } from './forms.ts';
 import { sportLabel, testName } from './activities.ts';
 import { testsOfTraces, type TestMatch } from '../../db/tests.ts';
-import { headerOf, notFound, notice, pageNumber, requireWebUser, sendHtml, utcOffset, type WebUser } from './web-common.ts';
+import {
+  asActor,
+  headerOf,
+  mayChangeData,
+  notFound,
+  notice,
+  pageNumber,
+  requireWebUser,
+  sendHtml,
+  subjectId,
+  utcOffset,
+  type WebUser,
+} from './web-common.ts';
 import { formatSpeed, type Units } from './static/units.js';
 
 /**
@@ -253,13 +265,13 @@ export async function showData(ctx: Ctx) {
   const { db } = ctx.deps;
   const pages = { traces: pageNumber(ctx.query.traces_page), dailies: pageNumber(ctx.query.dailies_page) };
   const [traceRows, dailyRows] = await Promise.all([
-    listTraces(db, user.id, {}, { limit: TRACES_PER_PAGE + 1, offset: (pages.traces - 1) * TRACES_PER_PAGE }),
-    listDailies(db, user.id, undefined, { limit: DAILIES_PER_PAGE + 1, offset: (pages.dailies - 1) * DAILIES_PER_PAGE }),
+    listTraces(db, subjectId(user), {}, { limit: TRACES_PER_PAGE + 1, offset: (pages.traces - 1) * TRACES_PER_PAGE }),
+    listDailies(db, subjectId(user), undefined, { limit: DAILIES_PER_PAGE + 1, offset: (pages.dailies - 1) * DAILIES_PER_PAGE }),
   ]);
   const traces = traceRows.slice(0, TRACES_PER_PAGE);
   const [activities, tests, metadata] = await Promise.all([
-    activitiesContaining(db, user.id, traces),
-    testsOfTraces(db, user.id, traces),
+    activitiesContaining(db, subjectId(user), traces),
+    testsOfTraces(db, subjectId(user), traces),
     appMetadataOfTraces(
       db,
       traces.map((t) => t.id),
@@ -300,18 +312,24 @@ function redirectBack(ctx: Ctx, notice: keyof typeof NOTICES, hash: string) {
 
 export async function deleteTraceFromForm(ctx: Ctx) {
   const user = await formUser(ctx);
-  if (!user) return;
+  if (!user || !mayChangeData(ctx, user)) return;
   const id = ctx.params.id ?? '';
-  if (!isUuid(id) || !(await deleteTrace(ctx.deps.db, user.id, id, ctx.deps.now()))) return notFound(ctx, 'Trace not found.', user);
+  if (!isUuid(id) || !(await asActor(user, () => deleteTrace(ctx.deps.db, subjectId(user), id, ctx.deps.now()))))
+    return notFound(ctx, 'Trace not found.', user);
   redirectBack(ctx, 'trace_deleted', 'traces');
 }
 
 export async function deleteDailyFromForm(ctx: Ctx) {
   const user = await formUser(ctx);
-  if (!user) return;
+  if (!user || !mayChangeData(ctx, user)) return;
   const measure = ctx.params.measure ?? '';
   const day = parseDay(ctx.params.date ?? '');
-  if (!Object.hasOwn(DAILY_MEASURES, measure) || !day || day < EARLIEST_DAY || !(await deleteDaily(ctx.deps.db, user.id, measure, day)))
+  if (
+    !Object.hasOwn(DAILY_MEASURES, measure) ||
+    !day ||
+    day < EARLIEST_DAY ||
+    !(await asActor(user, () => deleteDaily(ctx.deps.db, subjectId(user), measure, day)))
+  )
     return notFound(ctx, 'Daily value not found.', user);
   redirectBack(ctx, 'daily_deleted', 'dailies');
 }

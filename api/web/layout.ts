@@ -3,7 +3,7 @@ import { html, type Html } from './html.ts';
 export interface PageOptions {
   title: string;
   /** The signed-in user's display name, shown in the header with a sign-out button, and their units (the body's `data-units`, read by the pages' scripts). */
-  user?: { name: string; units?: 'metric' | 'imperial' } | undefined;
+  user?: { name: string; units?: 'metric' | 'imperial'; acting?: { name: string; canWrite: boolean } | undefined } | undefined;
   /** Scripts of the page, from /static (ES modules, loaded deferred). */
   scripts?: string[];
   /** Stylesheets beyond site.css (e.g. `/static/vendor/uPlot.min.css`). */
@@ -50,6 +50,14 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
     <a href="/docs">API docs</a>
   </nav>
 </header>
+${
+  opts.user?.acting
+    ? html`<div class="acting-banner" id="acting-banner" role="alert">
+<p>You are acting as <strong>${opts.user.acting.name}</strong> (${opts.user.acting.canWrite ? 'read and write' : 'read only'}): the activities, curves, tests and data pages show theirs.</p>
+<form method="post" action="/act-as/stop" class="inline"><button type="submit" id="stop-acting">Back to your own account</button></form>
+</div>`
+    : ''
+}
 <main>
 ${body}
 </main>

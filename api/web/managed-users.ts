@@ -40,6 +40,7 @@ ${
 <label for="first-${u.id}">First name</label> <input id="first-${u.id}" name="first_name" value="${u.first_name}" required>
 <label for="last-${u.id}">Last name</label> <input id="last-${u.id}" name="last_name" value="${u.last_name}">
 <button type="submit" class="small">Rename</button></form>
+<form method="post" action="/act-as" class="inline"><input type="hidden" name="user_id" value="${u.id}"><button type="submit" class="small" id="act-as-${u.id}">Act as</button></form>
 <form method="post" action="${PAGE}/${u.id}/delete" class="inline"><button type="submit" class="danger small" id="delete-${u.id}">Delete with all their data</button></form>
 </div></li>`,
       )}</ul>`

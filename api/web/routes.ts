@@ -34,6 +34,7 @@ import {
   revokeInvitationFromForm,
   showTeam,
 } from './team-page.ts';
+import { startActing, stopActing } from './acting.ts';
 import { createManagedUserFromForm, deleteManagedUserFromForm, renameManagedUserFromForm, showManagedUsers } from './managed-users.ts';
 import { deleteDailyFromForm, deleteTraceFromForm, showData } from './data.ts';
 import { createTestFromForm, deleteTestFromForm, showTest, showTests } from './tests.ts';
@@ -80,6 +81,8 @@ export function addWebPages(router: Router<AppState, AppContextExtras>): void {
   router.post('/settings/managed-users', createManagedUserFromForm);
   router.post('/settings/managed-users/:id', renameManagedUserFromForm);
   router.post('/settings/managed-users/:id/delete', deleteManagedUserFromForm);
+  router.post('/act-as', startActing);
+  router.post('/act-as/stop', stopActing);
   router.get('/teams/join/:secret', showJoinPage);
   router.post('/teams/join/:secret', joinFromPage);
   router.get('/teams/:id', showTeam);

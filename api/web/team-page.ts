@@ -47,14 +47,16 @@ function change(now: number | null, before: number | null) {
   return html` <span class="${pct >= 0 ? 'up' : 'down'}">(${pct >= 0 ? '+' : ''}${pct.toFixed(0)} %)</span>`;
 }
 
-function rosterTable(athletes: SharedUser[], entries: RosterEntry[]) {
+function rosterTable(teamId: string, athletes: SharedUser[], entries: RosterEntry[]) {
   if (!athletes.length) return html`<p id="no-athletes">No athlete shares their data with this team yet: give them the team id below.</p>`;
   return html`<div class="table-scroll"><table class="wide" id="roster">
 <thead><tr><th>Athlete</th><th>Latest activity</th><th>Last 7 days</th>${DURATION_LABELS.map((d) => html`<th>${d}, 90 days</th>`)}</tr></thead>
 <tbody>${athletes.map((a, i) => {
     const r = entries[i]!;
     return html`<tr data-user-id="${a.id}">
-<td>${displayName(a)}<br><span class="muted">${a.scopes.includes('data:write') ? 'read and write' : 'read'}</span></td>
+<td>${displayName(a)}<br><span class="muted">${a.scopes.includes('data:write') ? 'read and write' : 'read'}</span>
+<form method="post" action="/act-as" class="inline"><input type="hidden" name="user_id" value="${a.id}"><input type="hidden" name="team_id" value="${teamId}">
+<button type="submit" class="small" id="act-as-${a.id}">Act as</button></form></td>
 <td>${r.latest ? html`${r.latest.name ?? r.latest.sport}<br>${when(r.latest.start)}` : html`<span class="muted">none</span>`}</td>
 <td>${hoursMinutes(r.weekSeconds)}</td>
 ${ROSTER_DURATIONS.map((_, k) => html`<td>${watts(r.recent[k]!)}${change(r.recent[k]!, r.previous[k]!)}</td>`)}
@@ -89,7 +91,7 @@ ${
     ? html`<div class="secret-once" role="status"><p>Invitation link (shown only this once; single use):</p><p><code id="new-invitation" class="token">${state.link}</code></p></div>`
     : ''
 }
-<section aria-labelledby="roster-heading"><h2 id="roster-heading">Athletes</h2>${rosterTable(athletes, entries)}</section>
+<section aria-labelledby="roster-heading"><h2 id="roster-heading">Athletes</h2>${rosterTable(team.id, athletes, entries)}</section>
 <section aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
 <ul id="members">${members.map(
       (m) => html`<li data-user-id="${m.user_id}">${displayName(m)} <span class="muted">(${m.role})</span>

@@ -10,13 +10,16 @@ import { intensityUnit } from './step-table.ts';
 import { readTestForm } from './test-form.ts';
 import { localMinute, testPage } from './test-page.ts';
 import {
+  asActor,
   headerOf,
+  mayChangeData,
   notFound,
   notice,
   pageNumber,
   queryNotice,
   requireWebUser,
   sendHtml,
+  subjectId,
   textareaField,
   type WebUser,
 } from './web-common.ts';
@@ -122,7 +125,7 @@ const LIST_NOTICES: Record<string, string> = { deleted: 'Test deleted.' };
 const TEST_NOTICES: Record<string, string> = { created: 'Test created.', accepted: 'Results kept.' };
 
 async function listView(ctx: Ctx, user: WebUser, pageNo: number) {
-  const rows = await listTests(ctx.deps.db, user.id, {}, { limit: TESTS_PER_PAGE + 1, offset: (pageNo - 1) * TESTS_PER_PAGE });
+  const rows = await listTests(ctx.deps.db, subjectId(user), {}, { limit: TESTS_PER_PAGE + 1, offset: (pageNo - 1) * TESTS_PER_PAGE });
   return { tests: rows.slice(0, TESTS_PER_PAGE), pageNo, hasOlder: rows.length > TESTS_PER_PAGE };
 }
 
@@ -136,7 +139,7 @@ export async function showTests(ctx: Ctx) {
 export async function createTestFromForm(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx, '/tests');
-  if (!user) return;
+  if (!user || !mayChangeData(ctx, user)) return;
   const values = formBody(ctx);
   const read = readTestForm(values, user.units);
   if ('errors' in read) {
@@ -144,7 +147,9 @@ export async function createTestFromForm(ctx: Ctx) {
     sendHtml(ctx, 422, listPage(user, { ...view, form: { values, errors: read.errors } }));
     return;
   }
-  const { test } = await createTestWithTraces(ctx.deps.db, user.id, read.fields, read.traces, null, ctx.deps.now());
+  const { test } = await asActor(user, () =>
+    createTestWithTraces(ctx.deps.db, subjectId(user), read.fields, read.traces, null, ctx.deps.now()),
+  );
   ctx.status = 303;
   ctx.redirect(`/tests/${test.id}?created=1`);
 }
@@ -155,7 +160,7 @@ async function ownTest(ctx: Ctx, opts: { post: boolean }): Promise<{ user: WebUs
   const id = ctx.params.id ?? '';
   const user = await requireWebUser(ctx, opts.post ? `/tests/${encodeURIComponent(id)}` : ctx.path);
   if (!user) return undefined;
-  const test = await findTest(ctx.deps.db, user.id, id);
+  const test = await findTest(ctx.deps.db, subjectId(user), id);
   if (!test) {
     notFound(ctx, 'Test not found.', user);
     return undefined;
@@ -168,16 +173,17 @@ export async function showTest(ctx: Ctx) {
   if (!found) return;
   const { db } = ctx.deps;
   const [traces, activities] = await Promise.all([
-    tracesOfTest(db, found.user.id, found.test, 'auto'),
-    activitiesOverlapping(db, found.user.id, found.test),
+    tracesOfTest(db, subjectId(found.user), found.test, 'auto'),
+    activitiesOverlapping(db, subjectId(found.user), found.test),
   ]);
   sendHtml(ctx, 200, testPage(found.user, { test: found.test, traces, activities, message: queryNotice(ctx, TEST_NOTICES) }));
 }
 
 export async function deleteTestFromForm(ctx: Ctx) {
   const found = await ownTest(ctx, { post: true });
-  if (!found) return;
-  if (!(await deleteTest(ctx.deps.db, found.user.id, found.test.id, ctx.deps.now()))) return notFound(ctx, 'Test not found.', found.user);
+  if (!found || !mayChangeData(ctx, found.user)) return;
+  if (!(await asActor(found.user, () => deleteTest(ctx.deps.db, subjectId(found.user), found.test.id, ctx.deps.now()))))
+    return notFound(ctx, 'Test not found.', found.user);
   ctx.status = 303;
   ctx.redirect('/tests?deleted=1');
 }

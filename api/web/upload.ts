@@ -38,7 +38,7 @@ function uploadPage(user: { name: string; units: 'metric' | 'imperial' }): strin
     <p>Drop up to ${MAX_FILES_PER_UPLOAD} files here</p>
     <label for="files">or choose them</label>
     <input type="file" id="files" name="files" multiple accept=".fit,.csv,.gpx,.tcx,.gz">
-    <p class="hint">FIT or CSV, optionally gzip-compressed (${UPLOAD_EXTENSIONS.join(', ')}); at most ${MAX_FILES_PER_UPLOAD} at a time. Each file is uploaded on its own, with its own progress.</p>
+    <p class="hint">FIT, CSV, GPX or TCX, optionally gzip-compressed (${UPLOAD_EXTENSIONS.join(', ')}); at most ${MAX_FILES_PER_UPLOAD} at a time. Each file is uploaded on its own, with its own progress.</p>
   </div>
   <label for="sport">Sport (optional)</label>
   <select id="sport" name="sport">

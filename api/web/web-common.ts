@@ -1,10 +1,32 @@
 import type { Ctx } from '../http/context.ts';
 import type { User } from '../../db/database.ts';
-import { currentWebUser } from '../http/web-session.ts';
+import { currentWebUser, type ActingAs } from '../http/web-session.ts';
+import { withActor } from '../../lib/actor.ts';
 import { html, type Html } from './html.ts';
 import { errorPage } from './layout.ts';
 
-export type WebUser = User & { sessionId: string };
+export type WebUser = User & { sessionId: string; acting?: ActingAs };
+
+/** Whose data a data page shows and changes: the athlete the session acts as, else the signed-in user. */
+export function subjectId(user: WebUser): string {
+  return user.acting?.id ?? user.id;
+}
+
+/** A change made from a data page: while acting as someone, recorded with the signed-in user as who acted (lib/actor.ts). */
+export function asActor<T>(user: WebUser, change: () => T): T {
+  return withActor(user.acting ? user.id : undefined, change);
+}
+
+/** False (after answering with a 403 page) when the session acts as someone with read access only. */
+export function mayChangeData(ctx: Ctx, user: WebUser): boolean {
+  if (!user.acting || user.acting.canWrite) return true;
+  sendHtml(
+    ctx,
+    403,
+    errorPage(403, `You act as ${displayName(user.acting)} with read access only: nothing was changed.`, { name: displayName(user) }),
+  );
+  return false;
+}
 
 /**
  * The signed-in user, or undefined after answering with a redirect to the sign-in page. `back` is
@@ -23,9 +45,17 @@ export function displayName(user: Pick<User, 'first_name' | 'last_name'>): strin
   return `${user.first_name} ${user.last_name}`;
 }
 
-/** What the page frame shows of the signed-in user: their name in the header, their units on the body. */
-export function headerOf(user: Pick<User, 'first_name' | 'last_name' | 'units'>): { name: string; units: User['units'] } {
-  return { name: displayName(user), units: user.units };
+/** What the page frame shows of the signed-in user: their name in the header, their units on the body, and whom they act as. */
+export function headerOf(user: Pick<User, 'first_name' | 'last_name' | 'units'> & { acting?: ActingAs | undefined }): {
+  name: string;
+  units: User['units'];
+  acting?: { name: string; canWrite: boolean };
+} {
+  return {
+    name: displayName(user),
+    units: user.units,
+    ...(user.acting ? { acting: { name: displayName(user.acting), canWrite: user.acting.canWrite } } : {}),
+  };
 }
 
 export function sendHtml(ctx: Ctx, status: number, body: string): void {
