@@ -1,12 +1,17 @@
 import { sql } from 'kysely';
 import type { Backfill, Db, Source } from './database.ts';
 import type { StravaCounts } from '../lib/strava-export.ts';
+import { actorColumn } from '../lib/actor.ts';
 
 export function createBackfill(
   db: Db,
   values: { user_id: string; origin: 'api' | 'cli'; filename: string; id?: string },
 ): Promise<Backfill> {
-  return db.insertInto('backfills').values(values).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('backfills')
+    .values({ ...values, ...actorColumn() })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** A backfill still being read or loaded: scanning or loading. */

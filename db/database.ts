@@ -126,6 +126,8 @@ export type SourceStatus = 'processing' | 'processed' | 'failed';
 export interface BackfillsTable {
   id: Generated<string>;
   user_id: string;
+  /** Who started it through a delegation (docs/coaching.md); null when the user did. */
+  actor_id: ColumnType<string | null, string | null | undefined, string | null>;
   origin: 'api' | 'cli';
   /** The archive's or directory's name, for display. */
   filename: string;

@@ -322,3 +322,19 @@ test('an invitation link’s secret is left out of the request log line and the 
   t.is(loggedPath('/teams/0a24e2b9-4010-41fb-85ec-d09fe41b4c34'), '/teams/0a24e2b9-4010-41fb-85ec-d09fe41b4c34');
   t.is(loggedPath('/api/v1/teams/join'), '/api/v1/teams/join', 'the API takes the link in its body');
 });
+
+test('without offline_access in the caller’s grant a delegated token has no refresh token (the key is there, null)', async (t) => {
+  const coach = await createTestUser(service, { first_name: 'Carla' });
+  const token = await tokenFor(service, coach, ['data:read', 'data:write']);
+  const kid = (await api(service, token, 'POST', '/api/v1/users/', { first_name: 'Kim', last_name: null })).body.id as string;
+  const delegated = await api(service, token, 'POST', '/api/v1/oauth/delegated-token', { sub: kid });
+  t.is(delegated.status, 200);
+  t.true('refresh_token' in delegated.body);
+  t.is(delegated.body.refresh_token, null);
+  t.is(delegated.body.scope, 'data:read data:write', 'profile is not in the caller’s token, so not in the delegated one');
+  t.is(
+    (await service.deps.db.selectFrom('delegations').select('refresh_token_hash').where('user_id', '=', kid).executeTakeFirstOrThrow())
+      .refresh_token_hash,
+    null,
+  );
+});

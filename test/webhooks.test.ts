@@ -22,6 +22,8 @@ import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
 import { createLogger } from '../lib/log.ts';
 import type { User } from '../db/database.ts';
+import { yazlZip } from './helpers/zip.ts';
+import { buildActivityFit } from './helpers/fit-builder.ts';
 
 /** Retries wait 100, 200, 400 ms (then the next, 800 ms, would exceed the 400 ms cap): 4 attempts. */
 const RETRY = { WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_TIMEOUT_MS: '500' };
@@ -81,6 +83,8 @@ async function authorizedApp(endpoints: string[], opts: { user?: User; consent?:
   return { user, app, secret, token };
 }
 
+const activityIdsOf = async (sourceId: string) =>
+  (await service.deps.db.selectFrom('activities').select('id').where('source_id', '=', sourceId).execute()).map((a) => a.id);
 const deliveries = (applicationId: string) =>
   service.deps.db.selectFrom('webhook_deliveries').selectAll().where('application_id', '=', applicationId).orderBy('created_at').execute();
 const eventsOf = (userId: string) =>
@@ -496,6 +500,38 @@ test('a change made through a delegated token names its actor; a managed user’
     'the ingest in the worker names the actor who uploaded',
   );
   t.true(hook.received.every((r) => verifySignature(secret, r.headers['x-signature'], r.body)));
+  // A history imported through the delegated token: the import's sources and their ingests name the actor too.
+  const form = new FormData();
+  const archive = await yazlZip([
+    {
+      name: 'history/ride.fit',
+      data: buildActivityFit({ sessions: [{ sport: 'cycling', start: new Date('2025-02-01T07:00:00Z'), seconds: 600 }] }),
+    },
+  ]);
+  form.append('archive', new Blob([archive as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), 'history.zip');
+  const imported = await fetch(`${service.url}/api/v1/activities/backfill`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${kidToken}` },
+    body: form,
+  });
+  t.is(imported.status, 202);
+  const backfillSource = await poll('the imported file processed', async () => {
+    const row = await service.deps.db
+      .selectFrom('sources')
+      .select(['id', 'status', 'actor_id'])
+      .where('user_id', '=', kid)
+      .where('backfill_id', 'is not', null)
+      .executeTakeFirst();
+    return row?.status === 'processed' && row;
+  });
+  t.is(backfillSource.actor_id, coach.id);
+  await settled(kid);
+  t.true(
+    bodies().some((b) => b.event_type === 'source_processed' && b.resource_id === backfillSource.id && b.actor_id === coach.id),
+    'the imported file’s ingest names the actor',
+  );
+  const importedActivities = await activityIdsOf(backfillSource.id);
+  t.is(importedActivities.length, 1);
   // Deleting the managed user sends each deletion, with the actor.
   t.is((await api(service, coachToken, 'DELETE', `/api/v1/users/${kid}`)).status, 204);
   await settled(kid);
@@ -505,8 +541,8 @@ test('a change made through a delegated token names its actor; a managed user’
       .map((b) => [b.event_type, b.resource_id, b.actor_id])
       .sort(),
     [
-      ['activity_deleted', source.activity_ids[0], coach.id],
+      ...[source.activity_ids[0], ...importedActivities].map((id) => ['activity_deleted', id, coach.id]),
       ['trace_deleted', trace.id, coach.id],
-    ],
+    ].sort(),
   );
 });

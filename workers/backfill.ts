@@ -13,6 +13,7 @@ import { recordedAt } from '../engine/ingest/peek.ts';
 import { archivePath, tmpDir } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { ArchiveError } from '../lib/archive.ts';
+import { withActor } from '../lib/actor.ts';
 import { openNestedHistory, type History, type HistoryLimits } from '../lib/archive-nested.ts';
 import { planHistory } from './backfill-plan.ts';
 import { enqueueIngest, type BackfillJob, type Queues } from './queues.ts';
@@ -139,6 +140,13 @@ export function backfillProcessor(deps: BackfillDeps) {
   return async function backfill(job: Job<BackfillJob>) {
     const row = await findBackfill(deps.db, job.data.backfillId);
     if (!row || row.status === 'completed' || row.status === 'failed') return { skipped: true };
+    // An import started through a delegation: its sources (and so their ingests' events) name the same actor.
+    return withActor(row.actor_id, () => scan(deps, job, row));
+  };
+}
+
+async function scan(deps: BackfillDeps, job: Job<BackfillJob>, row: Backfill) {
+  {
     const file = archivePath(deps.dataDir, row.id);
     // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
     if (row.status === 'loading') {
@@ -171,7 +179,7 @@ export function backfillProcessor(deps: BackfillDeps) {
     } finally {
       reader.close();
     }
-  };
+  }
 }
 
 async function requeue(deps: BackfillDeps, id: string) {
