@@ -56,3 +56,18 @@ export async function touchDelegation(db: Db, id: string, now: Date): Promise<vo
 export async function deleteDelegation(db: Db, id: string): Promise<void> {
   await db.deleteFrom('delegations').where('id', '=', id).execute();
 }
+
+/**
+ * Deletes the delegations made before `before` that nothing can use any more: no refresh token, so
+ * their one access token has expired, and not bound to a web session (the web app's "act as" mints
+ * its token again while the session lives; its row goes with the session). Returns how many.
+ */
+export async function deleteSpentDelegations(db: Db, before: Date): Promise<number> {
+  const res = await db
+    .deleteFrom('delegations')
+    .where('refresh_token_hash', 'is', null)
+    .where('session_id', 'is', null)
+    .where('created_at', '<', before)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

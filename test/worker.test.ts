@@ -132,6 +132,39 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     return m.id;
   };
   const goneManaged = await deletedManaged('delivered');
+  // Delegations: one whose only token expired (deleted), one with a refresh token and one of a web session (kept).
+  const delegation = async (fields: { refresh?: boolean; session?: boolean }) => {
+    const actor = await createTestUser(service);
+    const managed = await db
+      .insertInto('users')
+      .values({ first_name: 'D', last_name: 'x', managed_by: actor.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const grant = fields.session
+      ? undefined
+      : await createGrant(db, { user_id: actor.id, application_id: null, scopes: ['data:read'], withRefreshToken: false });
+    const session = fields.session
+      ? await createSession(db, { user_id: actor.id, expires_at: new Date(now + 3600_000), user_agent: null })
+      : undefined;
+    const row = await db
+      .insertInto('delegations')
+      .values({
+        actor_id: actor.id,
+        user_id: managed.id,
+        team_id: null,
+        grant_id: grant?.grant.id ?? null,
+        session_id: session?.id ?? null,
+        application_id: null,
+        scopes: ['data:read'],
+        refresh_token_hash: fields.refresh ? `hash-${actor.id}` : null,
+        created_at: new Date(now - 20 * 60_000),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  };
+  const spentDelegation = await delegation({});
+  const keptDelegations = [await delegation({ refresh: true }), await delegation({ session: true })];
   const waitingManaged = await deletedManaged('pending');
   const oldDone = await event(31, 'delivered');
   const oldPending = await event(31, 'pending');
@@ -149,6 +182,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       signingKeys: 1,
       codes: 1,
       grants: 1,
+      delegations: 1,
       requeuedSources: 1,
       failedSources: 0,
       requeuedBackfills: 0,
@@ -161,6 +195,18 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     t.deepEqual(
       (await db.selectFrom('users').select('id').where('id', 'in', [goneManaged, waitingManaged]).execute()).map((u) => u.id),
       [waitingManaged],
+    );
+    t.deepEqual(
+      (
+        await db
+          .selectFrom('delegations')
+          .select('id')
+          .where('id', 'in', [spentDelegation, ...keptDelegations])
+          .execute()
+      )
+        .map((d) => d.id)
+        .sort(),
+      [...keptDelegations].sort(),
     );
     const kept = (await db.selectFrom('events').select('id').where('id', 'in', [oldDone, oldPending, recent]).execute())
       .map((e) => e.id)
@@ -176,7 +222,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       (await db.selectFrom('authorization_codes').select('code_hash').execute()).map((c) => c.code_hash),
       ['recent'],
     );
-    const grants = (await db.selectFrom('grants').select('id').execute()).map((g) => g.id).sort();
+    const grants = (await db.selectFrom('grants').select('id').where('user_id', '=', user.id).execute()).map((g) => g.id).sort();
     t.deepEqual(grants, [fresh.grant.id, withRefresh.grant.id].sort());
     const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
     t.deepEqual(
@@ -196,6 +242,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
       signingKeys: 0,
       codes: 0,
       grants: 0,
+      delegations: 0,
       requeuedSources: 0,
       failedSources: 0,
       requeuedBackfills: 0,

@@ -145,40 +145,39 @@ export function backfillProcessor(deps: BackfillDeps) {
   };
 }
 
+/** The scan of one backfill's archive (or, after a crash past the scan, the queueing of what is left). */
 async function scan(deps: BackfillDeps, job: Job<BackfillJob>, row: Backfill) {
-  {
-    const file = archivePath(deps.dataDir, row.id);
-    // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
-    if (row.status === 'loading') {
-      await rm(file, { force: true });
-      const pending = await requeue(deps, row.id);
-      if (!pending.length) await completeBackfillIfDone(deps.db, row.id, deps.now());
-      return { queued: pending.length };
-    }
-    let reader: HistoryReader;
-    try {
-      reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes }, deps.dataDir);
-    } catch (err) {
-      if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';
-      // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
-      await rm(file, { force: true });
-      await markBackfillFailed(deps.db, row.id, message, deps.now());
-      deps.log.warn('backfill failed: its archive could not be opened', {
-        backfill_id: row.id,
-        code: err instanceof ArchiveError ? err.code : 'ENOENT',
-        reason: message,
-        attempt: job.attemptsMade + 1,
-      });
-      return { failed: message };
-    }
-    try {
-      const result = await scanHistory(deps, row, reader);
-      await rm(file, { force: true });
-      return result;
-    } finally {
-      reader.close();
-    }
+  const file = archivePath(deps.dataDir, row.id);
+  // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
+  if (row.status === 'loading') {
+    await rm(file, { force: true });
+    const pending = await requeue(deps, row.id);
+    if (!pending.length) await completeBackfillIfDone(deps.db, row.id, deps.now());
+    return { queued: pending.length };
+  }
+  let reader: HistoryReader;
+  try {
+    reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes }, deps.dataDir);
+  } catch (err) {
+    if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';
+    // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
+    await rm(file, { force: true });
+    await markBackfillFailed(deps.db, row.id, message, deps.now());
+    deps.log.warn('backfill failed: its archive could not be opened', {
+      backfill_id: row.id,
+      code: err instanceof ArchiveError ? err.code : 'ENOENT',
+      reason: message,
+      attempt: job.attemptsMade + 1,
+    });
+    return { failed: message };
+  }
+  try {
+    const result = await scanHistory(deps, row, reader);
+    await rm(file, { force: true });
+    return result;
+  } finally {
+    reader.close();
   }
 }
 

@@ -9,6 +9,7 @@ import { markGaveUp } from './ingest.ts';
 import type { Logger } from '../lib/log.ts';
 import { activitiesDeletedSince, deleteFinishedEvents } from '../db/events.ts';
 import { purgeDeletedUsers } from '../db/managed-users.ts';
+import { deleteSpentDelegations } from '../db/delegations.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
 import { requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
@@ -35,6 +36,8 @@ export interface HousekeepingResult {
   signingKeys: number;
   codes: number;
   grants: number;
+  /** Delegations whose only access token has expired (docs/coaching.md). */
+  delegations: number;
   requeuedSources: number;
   /** Sources requeued too often already (MAX_REQUEUES), marked failed. */
   failedSources: number;
@@ -80,6 +83,7 @@ export function housekeepingProcessor(deps: {
     const signingKeys = await deleteRetiredKeys(deps.db, new Date(now.getTime() - RETIRED_KEY_RETENTION_SECONDS * 1000));
     const codes = await deleteExpiredCodes(deps.db, now);
     const grants = await deleteSpentGrants(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
+    const delegations = await deleteSpentDelegations(deps.db, new Date(now.getTime() - (ACCESS_TOKEN_TTL_SECONDS + 60) * 1000));
     const { requeuedSources, failedSources, requeuedBackfills, failedBackfills, completedBackfills } = await requeueUnfinished(
       deps,
       new Date(now.getTime() - staleMs),
@@ -104,6 +108,7 @@ export function housekeepingProcessor(deps: {
       signingKeys,
       codes,
       grants,
+      delegations,
       requeuedSources,
       failedSources,
       requeuedBackfills,
