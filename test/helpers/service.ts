@@ -91,16 +91,24 @@ export async function startTestService(opts: { workers?: boolean; env?: Record<s
   };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+/**
+ * A port free now for a server a test starts: taken at random below the kernel's ephemeral range
+ * (32768–60999 here), because a port the kernel hands out for `listen(0)` is also one it may hand any
+ * outgoing connection (a PostgreSQL or Redis client, a fetch) as its local port in the seconds before
+ * the server binds it ("port already in use" seen in CI). Checked free by binding it; tried again when not.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.unref();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port found below the ephemeral range');
 }
 
 async function deleteKeys(redisUrl: string, prefix: string) {
