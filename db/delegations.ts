@@ -71,3 +71,8 @@ export async function deleteSpentDelegations(db: Db, before: Date): Promise<numb
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/** Ends the delegations a user made under one web session (the web app's "act as", docs/coaching.md). */
+export async function deleteSessionDelegations(db: Db, sessionId: string, actorId: string): Promise<void> {
+  await db.deleteFrom('delegations').where('session_id', '=', sessionId).where('actor_id', '=', actorId).execute();
+}

@@ -274,3 +274,16 @@ export async function activitiesDeletedSince(db: Db, since: Date): Promise<Map<s
   for (const r of rows) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r.resource_id]);
   return byUser;
 }
+
+/** The latest changes made for the user by someone else (a coach through a team, a manager: docs/coaching.md), newest first, with who made them. */
+export function changesByOthers(db: Db, userId: string, limit = 50) {
+  return db
+    .selectFrom('events as e')
+    .innerJoin('users as a', 'a.id', 'e.actor_id')
+    .select(['e.type', 'e.resource_id', 'e.occurred_at', 'a.first_name', 'a.last_name'])
+    .where('e.user_id', '=', userId)
+    .where('e.actor_id', 'is not', null)
+    .orderBy('e.occurred_at', 'desc')
+    .limit(limit)
+    .execute();
+}

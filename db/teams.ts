@@ -126,6 +126,14 @@ export interface Invitation {
   revoked_at: Date | null;
 }
 
+/** Where an invitation stands at `now`. */
+export function invitationStatus(
+  i: Pick<Invitation, 'used_at' | 'revoked_at' | 'expires_at'>,
+  now: Date,
+): 'open' | 'used' | 'expired' | 'revoked' {
+  return i.used_at ? 'used' : i.revoked_at ? 'revoked' : i.expires_at <= now ? 'expired' : 'open';
+}
+
 /** A new invitation link's secret (returned once; stored as SHA-256). */
 export async function createInvitation(
   db: Db,
@@ -244,4 +252,20 @@ export function authorizedTeams(db: Db, userId: string): Promise<AuthorizedTeam[
     .orderBy('teams.name')
     .orderBy('teams.id')
     .execute();
+}
+
+/**
+ * What `userId` grants the teams `memberId` belongs to (or only `teamId`), by team name: the teams a
+ * delegation may go through (api/services/coaching/delegation.ts). A deleted user grants nothing.
+ */
+export function teamGrantsFor(db: Db, memberId: string, userId: string, teamId?: string): Promise<{ team_id: string; scopes: string[] }[]> {
+  let q = db
+    .selectFrom('team_authorizations as a')
+    .innerJoin('team_members as m', (j) => j.onRef('m.team_id', '=', 'a.team_id').on('m.user_id', '=', memberId))
+    .innerJoin('users as u', (j) => j.onRef('u.id', '=', 'a.user_id').on('u.deleted_at', 'is', null))
+    .innerJoin('teams as t', 't.id', 'a.team_id')
+    .select(['a.team_id', 'a.scopes'])
+    .where('a.user_id', '=', userId);
+  if (teamId !== undefined) q = q.where('a.team_id', '=', teamId);
+  return q.orderBy('t.name').orderBy('t.id').execute();
 }

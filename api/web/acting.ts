@@ -5,6 +5,8 @@ import { HttpError } from '../services/errors.ts';
 import { WEB_SESSION_SCOPES } from '../services/auth/scopes.ts';
 import { issueDelegatedToken } from '../services/coaching/delegation.ts';
 import { errorPage } from './layout.ts';
+import { formBody } from './forms.ts';
+import { deleteSessionDelegations } from '../../db/delegations.ts';
 import { displayName, requireWebUser, sendHtml } from './web-common.ts';
 
 /**
@@ -18,9 +20,9 @@ export async function startActing(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx, '/settings/teams');
   if (!user) return;
-  const body = (ctx.request.body ?? {}) as Record<string, unknown>;
-  const sub = typeof body.user_id === 'string' ? body.user_id : '';
-  const teamId = typeof body.team_id === 'string' && body.team_id ? body.team_id : undefined;
+  const form = formBody(ctx);
+  const sub = form.user_id ?? '';
+  const teamId = form.team_id || undefined;
   try {
     const delegated = await issueDelegatedToken(
       ctx.deps,
@@ -42,7 +44,7 @@ export async function stopActing(ctx: Ctx) {
   assertSameOrigin(ctx);
   const user = await requireWebUser(ctx, '/');
   if (!user) return;
-  await ctx.deps.db.deleteFrom('delegations').where('session_id', '=', user.sessionId).where('actor_id', '=', user.id).execute();
+  await deleteSessionDelegations(ctx.deps.db, user.sessionId, user.id);
   clearActingCookie(ctx);
   ctx.status = 303;
   ctx.redirect('/settings/teams');

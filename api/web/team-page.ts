@@ -11,6 +11,7 @@ import { stashShownOnce, takeShownOnce } from './shown-once.ts';
 import {
   createInvitation,
   deleteTeam,
+  invitationStatus,
   removeMember,
   revokeInvitation,
   teamInvitations,
@@ -113,15 +114,10 @@ ${
   invitations.length
     ? html`<table class="wide" id="invitations"><thead><tr><th>Made</th><th>Role</th><th>Status</th><th></th></tr></thead><tbody>${invitations.map(
         (i) => {
-          const status = i.used_at
-            ? 'used'
-            : i.revoked_at
-              ? 'revoked'
-              : i.expires_at <= now
-                ? 'expired'
-                : `open until ${i.expires_at.toISOString().slice(0, 10)}`;
+          const state = invitationStatus(i, now);
+          const status = state === 'open' ? `open until ${i.expires_at.toISOString().slice(0, 10)}` : state;
           return html`<tr><td>${when(i.created_at)}</td><td>${i.role}</td><td>${status}</td><td>${
-            status.startsWith('open')
+            state === 'open'
               ? html`<form method="post" action="/teams/${team.id}/invitations/${i.id}/revoke" class="inline"><button type="submit" class="danger small">Revoke</button></form>`
               : ''
           }</td></tr>`;

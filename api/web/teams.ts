@@ -16,7 +16,7 @@ import {
   revokeTeamAuthorization,
   teamsOfMember,
 } from '../../db/teams.ts';
-import type { Db } from '../../db/database.ts';
+import { changesByOthers } from '../../db/events.ts';
 
 /**
  * Settings → Teams (docs/coaching.md, "The web app"): who can see my data and with which scopes (and
@@ -44,19 +44,6 @@ const EVENT_WORDS: Record<string, string> = {
   source_processed: 'uploaded a file',
   source_failed: 'uploaded a file that could not be read',
 };
-
-/** The latest changes made for the user by someone else (a coach through a team), newest first. */
-function changesByOthers(db: Db, userId: string) {
-  return db
-    .selectFrom('events as e')
-    .innerJoin('users as a', 'a.id', 'e.actor_id')
-    .select(['e.type', 'e.resource_id', 'e.occurred_at', 'a.first_name', 'a.last_name'])
-    .where('e.user_id', '=', userId)
-    .where('e.actor_id', 'is not', null)
-    .orderBy('e.occurred_at', 'desc')
-    .limit(50)
-    .execute();
-}
 
 interface TeamsState {
   notice?: string;

@@ -2,6 +2,7 @@ import type { Ctx } from '../http/context.ts';
 import type { User } from '../../db/database.ts';
 import { currentWebUser, type ActingAs } from '../http/web-session.ts';
 import { withActor } from '../../lib/actor.ts';
+import { displayName as userDisplayName } from '../services/coaching/model.ts';
 import { html, type Html } from './html.ts';
 import { errorPage } from './layout.ts';
 
@@ -42,7 +43,7 @@ export async function requireWebUser(ctx: Ctx, back: string = ctx.path): Promise
 }
 
 export function displayName(user: Pick<User, 'first_name' | 'last_name'>): string {
-  return `${user.first_name} ${user.last_name}`;
+  return userDisplayName(user);
 }
 
 /** What the page frame shows of the signed-in user: their name in the header, their units on the body, and whom they act as. */

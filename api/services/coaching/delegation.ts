@@ -7,6 +7,7 @@ import { createDelegation, findDelegation } from '../../../db/delegations.ts';
 import { findGrant } from '../../../db/grants.ts';
 import { findLiveSession } from '../../../db/sessions.ts';
 import { findManagedUser } from '../../../db/managed-users.ts';
+import { teamGrantsFor } from '../../../db/teams.ts';
 import { isUuid } from '../../../lib/ids.ts';
 import { MANAGED_SCOPES } from './model.ts';
 
@@ -101,15 +102,7 @@ async function delegationRoute(
 ): Promise<{ teamId: string | null; allowed: string[] } | undefined> {
   if (!isUuid(sub) || sub === actorId || (teamId !== undefined && !isUuid(teamId))) return undefined;
   if (teamId === undefined && (await findManagedUser(deps.db, actorId, sub))) return { teamId: null, allowed: [...MANAGED_SCOPES] };
-  let q = deps.db
-    .selectFrom('team_authorizations as a')
-    .innerJoin('team_members as m', (j) => j.onRef('m.team_id', '=', 'a.team_id').on('m.user_id', '=', actorId))
-    .innerJoin('users as u', (j) => j.onRef('u.id', '=', 'a.user_id').on('u.deleted_at', 'is', null))
-    .innerJoin('teams as t', 't.id', 'a.team_id')
-    .select(['a.team_id', 'a.scopes'])
-    .where('a.user_id', '=', sub);
-  if (teamId !== undefined) q = q.where('a.team_id', '=', teamId);
-  const rows = await q.orderBy('t.name').orderBy('t.id').execute();
+  const rows = await teamGrantsFor(deps.db, actorId, sub, teamId);
   const best = rows.find((r) => r.scopes.includes('data:write')) ?? rows[0];
   return best ? { teamId: best.team_id, allowed: best.scopes } : undefined;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../../../http/route.ts';
 import { InsufficientScope } from '../../../services/errors.ts';
+import { backfillInProgress } from '../../../../db/backfills.ts';
 
 /**
  * `GET /api/v1/profile/status` as SweatStack's client reads it (`AccountStatusResponse`): what this
@@ -43,12 +44,7 @@ export const profileStatusRoute = defineRoute(
   async (ctx) => {
     const principal = ctx.state.principal!;
     if (!principal.scopes.includes('data:read') && !principal.scopes.includes('profile')) throw new InsufficientScope(['data:read']);
-    const running = await ctx.deps.db
-      .selectFrom('backfills')
-      .select('id')
-      .where('user_id', '=', principal.userId)
-      .where('status', 'in', ['scanning', 'loading'])
-      .executeTakeFirst();
+    const running = await backfillInProgress(ctx.deps.db, principal.userId);
     ctx.body = {
       issue: running
         ? { code: 'sync_pending', status: 'syncing', message: 'Your history import is still running.', destination: null }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type Route } from '../../../http/route.ts';
 import { NotFound } from '../../../services/errors.ts';
 import { invitationUrl, teamResponse, TeamResponse } from '../../../services/coaching/model.ts';
-import { acceptInvitation, createInvitation, revokeInvitation, teamInvitations } from '../../../../db/teams.ts';
+import { acceptInvitation, createInvitation, invitationStatus, revokeInvitation, teamInvitations } from '../../../../db/teams.ts';
 import { memberTeam, TeamId } from './access.ts';
 
 /** Invitation links: an owner makes them, anyone signed in uses one once to join (docs/coaching.md). */
@@ -26,7 +26,7 @@ function invitationOut(
   now: Date,
   url?: string,
 ): z.infer<typeof InvitationOut> {
-  const status = i.used_at ? 'used' : i.revoked_at ? 'revoked' : i.expires_at <= now ? 'expired' : 'open';
+  const status = invitationStatus(i, now);
   return {
     id: i.id,
     role: i.role,
