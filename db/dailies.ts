@@ -1,3 +1,4 @@
+import { loadInputsChanged, type Trx } from './training-load.ts';
 import type { DailyRow, Db } from './database.ts';
 
 /**
@@ -21,6 +22,18 @@ const STORED = ['day', 'value', 'source'] as const;
 
 /** Insert or replace the value of (user, measure, day); returns what is stored. */
 export async function upsertDaily(db: Db, daily: NewDaily, now: Date): Promise<StoredDaily> {
+  if (daily.measure === RESTING_HR)
+    return db.transaction().execute(async (trx) => {
+      await loadInputsChanged(trx, daily.user_id, null, daily.day);
+      return insertDaily(trx, daily, now);
+    });
+  return insertDaily(db, daily, now);
+}
+
+/** The measure training load reads (the resting heart rate of TRIMP, db/training-load.ts): a change recomputes the load from its day on. */
+const RESTING_HR = 'resting_hr';
+
+function insertDaily(db: Trx, daily: NewDaily, now: Date): Promise<StoredDaily> {
   return db
     .insertInto('dailies')
     .values({ ...daily, created_at: now, updated_at: now })
@@ -59,13 +72,16 @@ export async function dailiesBetween(
 
 /** Remove the value of (user, measure, day); false when there was none. */
 export async function deleteDaily(db: Db, userId: string, measure: string, day: string): Promise<boolean> {
-  const res = await db
-    .deleteFrom('dailies')
-    .where('user_id', '=', userId)
-    .where('measure', '=', measure)
-    .where('day', '=', day)
-    .executeTakeFirst();
-  return res.numDeletedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const res = await trx
+      .deleteFrom('dailies')
+      .where('user_id', '=', userId)
+      .where('measure', '=', measure)
+      .where('day', '=', day)
+      .executeTakeFirst();
+    if (res.numDeletedRows > 0n && measure === RESTING_HR) await loadInputsChanged(trx, userId, null, day);
+    return res.numDeletedRows > 0n;
+  });
 }
 
 /** A user's stored values (of one measure, or of all), newest first (by date, then measure). */

@@ -2,6 +2,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DeviceChecks } from '../engine/ingest/recording.ts';
+import type { ActivityLoadTable, ThresholdsTable, TrainingSettingsTable } from './training-load-tables.ts';
 
 /** Timestamps are written as Date (or left to defaults) and read as Date. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -432,6 +433,9 @@ export interface Database {
   tests: TestsTable;
   test_app_metadata: TestAppMetadataTable;
   dailies: DailiesTable;
+  thresholds: ThresholdsTable;
+  training_settings: TrainingSettingsTable;
+  activity_load: ActivityLoadTable;
   profile_app_metadata: ProfileAppMetadataTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

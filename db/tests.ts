@@ -2,6 +2,7 @@ import { sql, type UpdateObject } from 'kysely';
 import type { Database, Db, TestRow, TraceRow } from './database.ts';
 import { userDataFilter, type ActivityFilter } from './filters.ts';
 import { bumpReadVersion } from './read-version.ts';
+import { testLoadChanged } from './training-load.ts';
 import { recordEvents } from './events.ts';
 import { isUuid } from '../lib/ids.ts';
 import { ACTIVITY_SUMMARY_COLUMNS, type ActivitySummaryRow } from './activities.ts';
@@ -42,6 +43,7 @@ export function createTest(db: Db, userId: string, fields: TestFields, createdBy
       .values({ ...stored(fields), user_id: userId, created_by: createdBy, created_at: now, updated_at: now })
       .returningAll()
       .executeTakeFirstOrThrow();
+    await testLoadChanged(trx, userId, null, row);
     await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'test_created', resource_id: row.id }], now);
     return row;
@@ -63,6 +65,14 @@ async function updateTest(
 ): Promise<TestRow | undefined> {
   if (!isUuid(id)) return undefined;
   return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('tests')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) return undefined;
     const row = await trx
       .updateTable('tests')
       .set({ ...set, updated_at: now })
@@ -71,6 +81,7 @@ async function updateTest(
       .returningAll()
       .executeTakeFirst();
     if (!row) return undefined;
+    await testLoadChanged(trx, userId, before, row);
     await bumpReadVersion(trx, userId);
     await recordEvents(trx, [{ user_id: userId, type: 'test_updated', resource_id: id }], now);
     return row;
@@ -81,8 +92,9 @@ async function updateTest(
 export async function deleteTest(db: Db, userId: string, id: string, now: Date): Promise<boolean> {
   if (!isUuid(id)) return false;
   return db.transaction().execute(async (trx) => {
-    const gone = await trx.deleteFrom('tests').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-    if (gone.numDeletedRows === 0n) return false;
+    const gone = await trx.deleteFrom('tests').where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    if (!gone) return false;
+    await testLoadChanged(trx, userId, gone, null);
     const unlinked = await trx
       .updateTable('traces')
       .set({ test_id: null, updated_at: now })
@@ -286,6 +298,7 @@ export function createTestWithTraces(
           .returningAll()
           .execute()
       : [];
+    await testLoadChanged(trx, userId, null, test);
     await bumpReadVersion(trx, userId);
     await recordEvents(
       trx,

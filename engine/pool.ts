@@ -10,6 +10,8 @@ import type {
   IngestTask,
   MeanMaxTask,
   TestAnalysisTask,
+  ActivityLoadTask,
+  WPrimeBalanceTask,
   MergeLevelsTask,
   TaskResults,
 } from './tasks.ts';
@@ -111,6 +113,10 @@ export function createEnginePool(opts: { threads?: number } = {}) {
     afterGridNeeded: (input: Input<AfterGridNeededTask>, signal?: AbortSignal) => run({ ...input, task: 'after-grid-needed' }, signal),
     /** A lab test's analysis (engine/tests/analysis.ts). */
     testAnalysis: (input: Input<TestAnalysisTask>, signal?: AbortSignal) => run({ ...input, task: 'test-analysis' }, signal),
+    /** An activity's training stress, time in zones and lowest W′ balance (engine/load/activity-load.ts). */
+    activityLoad: (input: Input<ActivityLoadTask>, signal?: AbortSignal) => run({ ...input, task: 'activity-load' }, signal),
+    /** W′ balance at every second of a ride (engine/load/w-prime-balance.ts). */
+    wPrimeBalance: (input: Input<WPrimeBalanceTask>, signal?: AbortSignal) => run({ ...input, task: 'w-prime-balance' }, signal),
     close: () => {
       closing = true;
       return pool.destroy();

@@ -11,6 +11,8 @@ import type { EncodedArrays } from './curves/curve-codec.ts';
 import { readColumnSlices, type ColumnPlace } from './samples/column-read.ts';
 import { afterGridEntry, mergeAfterGrid, ridesThatCanMatter } from './curves/after-grid.ts';
 import { checkStop } from './stop.ts';
+import { activityLoad, rideTau, type ActivityLoad, type ActivityLoadInput } from './load/activity-load.ts';
+import { wPrimeBalance } from './load/w-prime-balance.ts';
 import { analyseTest, type TestAnalysisInput, type TestAnalysisOutput } from './tests/analysis.ts';
 
 /**
@@ -83,6 +85,19 @@ export interface TestAnalysisTask extends TestAnalysisInput {
   task: 'test-analysis';
 }
 
+/** What an activity's thresholds make of it (engine/load/activity-load.ts). */
+export interface ActivityLoadTask extends ActivityLoadInput {
+  task: 'activity-load';
+}
+
+/** W′ balance at every second of a ride (engine/load/w-prime-balance.ts, τ as GoldenCheetah sets it). */
+export interface WPrimeBalanceTask {
+  task: 'w-prime-balance';
+  power: Float64Array;
+  cp: number;
+  wPrime: number;
+}
+
 export type { IngestResult, IngestTask };
 
 export type EngineTask =
@@ -95,7 +110,9 @@ export type EngineTask =
   | AfterGridTask
   | AfterGridNeededTask
   | DailyAwdTask
-  | TestAnalysisTask;
+  | TestAnalysisTask
+  | ActivityLoadTask
+  | WPrimeBalanceTask;
 
 /** What each task returns. */
 export interface TaskResults {
@@ -110,6 +127,8 @@ export interface TaskResults {
   'after-grid-needed': Uint8Array;
   'daily-awd': AwdPercentiles;
   'test-analysis': TestAnalysisOutput;
+  'activity-load': ActivityLoad;
+  'w-prime-balance': Float64Array;
 }
 
 export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Promise<IngestResult> {
@@ -146,6 +165,10 @@ export function runTask(task: EngineTask): TaskResults[EngineTask['task']] | Pro
       return ridesThatCanMatter(readColumnSlices(task.place), task.lo, task.hi, task.columns);
     case 'test-analysis':
       return analyseTest(task);
+    case 'activity-load':
+      return activityLoad(task);
+    case 'w-prime-balance':
+      return wPrimeBalance(task.power, task.cp, task.wPrime, rideTau(task.power, task.cp));
     case 'daily-awd':
       return dailyAwdPercentiles(task.awd, task.day, task.quantiles);
   }

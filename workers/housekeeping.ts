@@ -12,7 +12,8 @@ import { purgeDeletedUsers } from '../db/managed-users.ts';
 import { deleteSpentDelegations } from '../db/delegations.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
-import { requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
+import { enqueueTrainingLoad, requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
+import { loadVersion, usersNeedingLoad } from '../db/training-load.ts';
 import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } from '../db/backfills.ts';
 
 /**
@@ -29,7 +30,8 @@ import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } 
  * EVENT_RETENTION_DAYS with nothing pending are deleted. The activities deleted in the last
  * COLUMN_SWEEP_HOURS are removed from their users' channel columns again (the delete request removes
  * them; this bounds how long their samples stay on disk should that have failed, or the process died
- * between the two). Idempotent: running it twice changes nothing more.
+ * between the two). The users with activities lacking a training-load row (stored before training load,
+ * or whose computation after ingest failed) get their load job queued. Idempotent: running it twice changes nothing more.
  */
 export interface HousekeepingResult {
   sessions: number;
@@ -51,6 +53,8 @@ export interface HousekeepingResult {
   deletedUsers: number;
   /** Users whose channel columns were swept for activities deleted lately. */
   columnSweeps: number;
+  /** Users whose training-load job was queued for activities without a load row. */
+  trainingLoads: number;
 }
 
 /** How far back housekeeping sweeps deleted activities out of the channel columns (it runs hourly by default). */
@@ -102,7 +106,13 @@ export function housekeepingProcessor(deps: {
         }
       }
     }
+    let trainingLoads = 0;
+    for (const userId of await usersNeedingLoad(deps.db)) {
+      await enqueueTrainingLoad(deps.queues, userId, await loadVersion(deps.db, userId));
+      trainingLoads++;
+    }
     return {
+      trainingLoads,
       columnSweeps,
       sessions,
       signingKeys,

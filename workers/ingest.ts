@@ -17,6 +17,7 @@ import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { requeueIngest, type IngestJob, type Queues } from './queues.ts';
 import { withActor } from '../lib/actor.ts';
+import { loadAfterIngest } from './training-load.ts';
 
 export interface IngestDeps {
   db: Db;
@@ -77,6 +78,15 @@ async function ingestSource(deps: IngestDeps, job: Job<IngestJob>, source: Sourc
       deps,
       source.user_id,
       rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
+    );
+  if (stored)
+    await loadAfterIngest(
+      deps,
+      source.user_id,
+      rows.map((r, i) => ({
+        row: { ...r, user_id: source.user_id, timer_seconds: r.timer_seconds ?? null },
+        channels: result.activities[i]!.channels,
+      })),
     );
   await finishBackfill(deps, source);
   return { activities: stored ? rows.map((r) => r.id) : [], stored };

@@ -13,6 +13,7 @@ export const QUEUE_NAMES = {
   curves: 'curves',
   reprocess: 'reprocess',
   webhooks: 'webhooks',
+  trainingLoad: 'training-load',
 } as const;
 
 /** The periodic clean-up (./housekeeping.ts); one task today. */
@@ -46,6 +47,12 @@ export interface ReprocessJob {
   all?: boolean;
 }
 
+/** Compute the user's missing training-load rows under their inputs' `version` (./training-load.ts). */
+export interface TrainingLoadJob {
+  userId: string;
+  version: number;
+}
+
 /** `fan-out`: create an event's deliveries; `deliver`: one attempt at one delivery (retried with backoff). */
 export type WebhookJob = { eventId: string } | { deliveryId: string };
 
@@ -56,6 +63,7 @@ export interface Queues {
   curves: Queue<CurvesJob>;
   reprocess: Queue<ReprocessJob>;
   webhooks: Queue<WebhookJob>;
+  trainingLoad: Queue<TrainingLoadJob>;
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
@@ -66,6 +74,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     curves: new Queue<CurvesJob>(QUEUE_NAMES.curves, { connection, prefix }),
     reprocess: new Queue<ReprocessJob>(QUEUE_NAMES.reprocess, { connection, prefix }),
     webhooks: new Queue<WebhookJob>(QUEUE_NAMES.webhooks, { connection, prefix }),
+    trainingLoad: new Queue<TrainingLoadJob>(QUEUE_NAMES.trainingLoad, { connection, prefix }),
   };
   // A queue re-emits its connection's errors; unheard, an 'error' event is an uncaught exception
   // that ends the process when Redis goes away. The commands that fail meanwhile say so themselves.
@@ -183,6 +192,25 @@ export async function requeueIngest(
 
 /** How many times one source's finished ingest job is replaced by requeueIngest before the source is failed. */
 export const MAX_REQUEUES = 3;
+
+/**
+ * Queue the computation of a user's missing training-load rows under their inputs' version. One job
+ * per (user, version): a change queues the job of its new version, which a running job of an older
+ * one cannot swallow; the same version queued twice is one job.
+ */
+export async function enqueueTrainingLoad(queues: Queues, userId: string, version: number): Promise<void> {
+  await queues.trainingLoad.add(
+    'training-load',
+    { userId, version },
+    {
+      jobId: `load-${userId}-${version}`,
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 5_000 },
+      removeOnComplete: true,
+      removeOnFail: 100,
+    },
+  );
+}
 
 /**
  * Queue a curves recompute. One job per (user | everyone, all) is pending at a time: a second

@@ -1,3 +1,4 @@
+import { loadAfterIngest } from './training-load.ts';
 import type { Job } from 'bullmq';
 import { findSource } from '../db/sources.ts';
 import { activitiesOfSource, replaceDerivedActivities } from '../db/reprocess.ts';
@@ -117,6 +118,18 @@ export function reprocessProcessor(deps: ReprocessDeps) {
     });
     if (outcome.gone.length)
       deps.log.info('reprocess: activities deleted meanwhile were not written', { source_id: source.id, activity_ids: outcome.gone });
+    // Their training load, from the new samples and summaries (the row is replaced).
+    const changed = new Set(outcome.changed);
+    await loadAfterIngest(
+      deps,
+      source.user_id,
+      rows
+        .filter((r) => changed.has(r.id))
+        .map((r) => ({
+          row: { ...r, user_id: source.user_id, timer_seconds: r.timer_seconds ?? null },
+          channels: fresh.get(r.id)!.channels,
+        })),
+    );
     return { ...result, reprocessed: outcome.changed.length, unchanged: outcome.unchanged.length, gone: outcome.gone.length };
   };
 }

@@ -13,6 +13,7 @@ import { backfillProcessor } from './backfill.ts';
 import { curvesProcessor } from './curves.ts';
 import { reprocessProcessor } from './reprocess.ts';
 import { webhooksProcessor } from './webhooks.ts';
+import { trainingLoadProcessor } from './training-load.ts';
 import { OUTAGE_RETRY_MS, outageSafe } from './outage.ts';
 import { isOutage } from '../lib/outage.ts';
 import { startEventRelay } from './event-relay.ts';
@@ -225,8 +226,17 @@ function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, 
     outageSafe: true,
     completed: 'debug',
   });
+  // Training load rows from sample files (thresholds changed, or activities stored before training load).
+  const loadWorker = start({
+    queue: QUEUE_NAMES.trainingLoad,
+    processor: trainingLoadProcessor(ingestDeps),
+    concurrency: 1,
+    longJobs: true,
+    outageSafe: true,
+    completed: 'debug',
+  });
   /** The workers whose jobs take memory: WORKER_MAX_RSS_MB stops them taking more. */
-  return [ingestWorker, backfillWorker, curvesWorker, reprocessWorker] as unknown as Worker[];
+  return [ingestWorker, backfillWorker, curvesWorker, reprocessWorker, loadWorker] as unknown as Worker[];
 }
 
 /** The webhook deliveries' worker (an outage is not waited out: a delivery's attempts are its own). */

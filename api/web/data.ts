@@ -1,3 +1,4 @@
+import { recomputeLoad } from '../services/training-load/recompute.ts';
 import type { Ctx } from '../http/context.ts';
 import type { DailyRow, Db, TestRow, TraceRow } from '../../db/database.ts';
 import type { ActivitySummaryRow } from '../../db/activities.ts';
@@ -331,5 +332,6 @@ export async function deleteDailyFromForm(ctx: Ctx) {
     !(await asActor(user, () => deleteDaily(ctx.deps.db, subjectId(user), measure, day)))
   )
     return notFound(ctx, 'Daily value not found.', user);
+  if (measure === 'resting_hr') await recomputeLoad(ctx.deps, subjectId(user));
   redirectBack(ctx, 'daily_deleted', 'dailies');
 }

@@ -1,3 +1,4 @@
+import { recomputeLoad } from '../services/training-load/recompute.ts';
 import type { Ctx } from '../http/context.ts';
 import type { TestRow } from '../../db/database.ts';
 import { activitiesOverlapping, createTestWithTraces, deleteTest, findTest, listTests, tracesOfTest } from '../../db/tests.ts';
@@ -150,6 +151,7 @@ export async function createTestFromForm(ctx: Ctx) {
   const { test } = await asActor(user, () =>
     createTestWithTraces(ctx.deps.db, subjectId(user), read.fields, read.traces, null, ctx.deps.now()),
   );
+  await recomputeLoad(ctx.deps, subjectId(user));
   ctx.status = 303;
   ctx.redirect(`/tests/${test.id}?created=1`);
 }
@@ -184,6 +186,7 @@ export async function deleteTestFromForm(ctx: Ctx) {
   if (!found || !mayChangeData(ctx, found.user)) return;
   if (!(await asActor(found.user, () => deleteTest(ctx.deps.db, subjectId(found.user), found.test.id, ctx.deps.now()))))
     return notFound(ctx, 'Test not found.', found.user);
+  await recomputeLoad(ctx.deps, subjectId(found.user));
   ctx.status = 303;
   ctx.redirect('/tests?deleted=1');
 }

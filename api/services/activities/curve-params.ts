@@ -13,6 +13,9 @@ import { onTheWire } from '../openapi-schema.ts';
 
 export const TIME_SERIES_METRICS = ['duration', ...CHANNELS] as const;
 export type TimeSeriesMetric = (typeof TIME_SERIES_METRICS)[number];
+/** One activity's columns add `w_prime_balance`, derived from power and the thresholds of its day (docs/training-load.md). */
+export const ACTIVITY_DATA_METRICS = [...TIME_SERIES_METRICS, 'w_prime_balance'] as const;
+export type ActivityDataMetric = (typeof ACTIVITY_DATA_METRICS)[number];
 export const DEFAULT_METRICS: TimeSeriesMetric[] = ['duration', 'power', 'speed', 'heart_rate'];
 
 export const MetricsParam = onTheWire(
@@ -20,6 +23,16 @@ export const MetricsParam = onTheWire(
     .optional()
     .describe(
       `Columns after the timestamps, in this order: \`duration\` (each row's length in seconds) and sample channels (${CHANNELS.join(', ')}). Default: duration, power, speed, heart_rate.`,
+    ),
+  { default: DEFAULT_METRICS },
+);
+
+/** `/data`'s metrics: the channels and `w_prime_balance`. */
+export const ActivityMetricsParam = onTheWire(
+  queryArray(z.enum(ACTIVITY_DATA_METRICS))
+    .optional()
+    .describe(
+      `Columns after the timestamps, in this order: \`duration\` (each row's length in seconds), sample channels (${CHANNELS.join(', ')}) and \`w_prime_balance\` (J: W′ balance by Skiba's integral model under the critical power and W′ of the activity's day; nulls without them or without power). Default: duration, power, speed, heart_rate.`,
     ),
   { default: DEFAULT_METRICS },
 );

@@ -1,7 +1,7 @@
 import type { FrameColumn } from '../../../engine/frames/frame.ts';
 import type { SampleFile } from '../../../engine/samples/sample-file.ts';
 import { SEGMENT_TOLERANCE, segment, segmentMeans, type Segmentation } from '../../../engine/frames/segmentation.ts';
-import type { TimeSeriesMetric } from './curve-params.ts';
+import type { ActivityDataMetric } from './curve-params.ts';
 
 /**
  * An activity's samples as time-series columns (docs/api-clients.md, "Curves and time series"): `timestamp` (UTC), `timestamp_local`
@@ -13,8 +13,9 @@ import type { TimeSeriesMetric } from './curve-params.ts';
 export function timeSeriesColumns(
   file: SampleFile,
   utcOffsetSeconds: number,
-  metrics: readonly TimeSeriesMetric[],
+  metrics: readonly ActivityDataMetric[],
   segmentationOn?: 'power' | 'speed',
+  derived: Partial<Record<DerivedMetric, Float64Array>> = {},
 ): FrameColumn[] {
   const seg: Segmentation = segmentationOn
     ? segment(file.channels[segmentationOn]!, SEGMENT_TOLERANCE[segmentationOn])
@@ -33,21 +34,25 @@ export function timeSeriesColumns(
   for (const metric of metrics) {
     if (metric === 'duration') columns.push({ name: 'duration', type: 'int32', values: seg.length });
     else {
-      const channel = file.channels[metric]!;
+      const channel =
+        metric === 'w_prime_balance' ? (derived[metric] ?? new Float64Array(file.length).fill(Number.NaN)) : file.channels[metric]!;
       columns.push({ name: metric, type: 'double', values: segmentationOn ? segmentMeans(channel, seg) : channel });
     }
   }
   return columns;
 }
 
+/** Metrics computed from channels rather than read: W′ balance, from power. */
+export type DerivedMetric = 'w_prime_balance';
+
 /** The sample channels to read for these metrics (and the segmentation channel). */
-export function channelsFor(metrics: readonly TimeSeriesMetric[], segmentationOn?: 'power' | 'speed'): string[] {
-  const channels = metrics.filter((m) => m !== 'duration') as string[];
+export function channelsFor(metrics: readonly ActivityDataMetric[], segmentationOn?: 'power' | 'speed'): string[] {
+  const channels = [...new Set(metrics.filter((m) => m !== 'duration').map((m) => (m === 'w_prime_balance' ? 'power' : m)))] as string[];
   if (segmentationOn && !channels.includes(segmentationOn)) channels.push(segmentationOn);
   return channels;
 }
 
 /** Metrics as asked, each once, in the order first asked. */
-export function uniqueMetrics(metrics: readonly TimeSeriesMetric[]): TimeSeriesMetric[] {
+export function uniqueMetrics<M extends ActivityDataMetric>(metrics: readonly M[]): M[] {
   return [...new Set(metrics)];
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ActivityRow, StoredLap, TraceRow } from '../../../db/database.ts';
 import type { ActivitySummaryRow } from '../../../db/activities.ts';
+import { TimeInZones, timeInZonesOut, TrainingStress, trainingStressOut, type ActivityLoadRow } from '../training-load/model.ts';
 import { PLAUSIBLE_RANGES } from '../../../engine/ingest/plausible.ts';
 import { DEVICE_SUMMARY_FIELDS } from '../../../engine/ingest/recording.ts';
 import { CHANNELS } from '../../../engine/channels.ts';
@@ -100,6 +101,9 @@ const ActivityFields = {
     .describe('Its description there (line breaks kept, other control characters removed): at most 10,000 characters; null otherwise'),
   summary: ActivityStatistics.nullable(),
   laps: z.array(Lap).nullable().describe('Null in lists; read one activity for its laps'),
+  training_stress: TrainingStress.nullable().describe(
+    "The activity's training stress under the thresholds of its day (docs/training-load.md); null while it is being computed (after an upload or a threshold change) and inside a trace's or a test's `activity`",
+  ),
   get traces() {
     return z
       .array(TraceDetails)
@@ -203,7 +207,7 @@ export function lapOut(lap: StoredLap, offset: number) {
 export function activitySummaryOut(
   row: ActivitySummaryRow & { laps?: StoredLap[] | null },
   appMetadata: Record<string, unknown> | null,
-  opts: { laps?: boolean; traces?: TraceDetailsOut[] | null } = {},
+  opts: { laps?: boolean; traces?: TraceDetailsOut[] | null; load?: ActivityLoadRow | undefined } = {},
 ): ActivitySummaryOut {
   const offset = row.utc_offset_seconds;
   return {
@@ -221,6 +225,7 @@ export function activitySummaryOut(
     description: row.description ?? null,
     summary: row.summary,
     laps: opts.laps && row.laps ? row.laps.map((lap) => lapOut(lap, offset)) : null,
+    training_stress: trainingStressOut(opts.load),
     traces: opts.traces ?? null,
     app_metadata: appMetadata,
   };
@@ -230,9 +235,12 @@ export function activityDetailsOut(
   row: ActivityRow,
   appMetadata: Record<string, unknown> | null,
   traces: TraceDetailsOut[] | null,
+  load?: ActivityLoadRow,
 ): ActivityDetailsOut {
   return {
-    ...activitySummaryOut(row, appMetadata, { laps: true, traces }),
+    ...activitySummaryOut(row, appMetadata, { laps: true, traces, load }),
+    time_in_zones: timeInZonesOut(load),
+    w_prime_balance_min: load?.w_prime_balance_min ?? null,
     distance: row.distance,
     devices: row.devices,
     implausible_samples: row.implausible_samples,
@@ -315,6 +323,15 @@ export const ActivityDetails = z
     dropped_records: DroppedRecordsOut.nullable().describe(
       'Records of the file left out of the activity, per reason; `{}` when none; null for ingest version 1',
     ),
+    time_in_zones: TimeInZones.nullable().describe(
+      'Per metric the activity records whose threshold is known on its day, its zones and the seconds in each (`{}` when none is known); null while being computed',
+    ),
+    w_prime_balance_min: z
+      .number()
+      .nullable()
+      .describe(
+        "J: the lowest W′ balance of the ride (Skiba's integral model, τ as GoldenCheetah sets it; the series is `/data`'s `w_prime_balance`); null without power, critical power or W′",
+      ),
     ingest_version: z
       .number()
       .int()

@@ -1,3 +1,4 @@
+import { activityLoadRow } from '../../../db/training-load.ts';
 import type { ActivityRow, Db, TraceRow } from '../../../db/database.ts';
 import { activityDetailsOut, traceOut, type ActivityDetailsOut, type TraceDetailsOut } from '../resources/activities-traces.ts';
 import type { ActivitySummaryRow } from '../../../db/activities.ts';
@@ -86,5 +87,5 @@ export async function tracesOfActivities(
 export async function linkedActivity(db: Db, userId: string, clientId: string | undefined, row: ActivityRow): Promise<ActivityDetailsOut> {
   const metadata = (await appMetadataOf(db, 'activity', clientId, [row.id])).get(row.id) ?? null;
   const traces = await tracesOfActivities(db, userId, clientId, [{ ...row, app_metadata: metadata }]);
-  return activityDetailsOut(row, metadata, traces.get(row.id) ?? []);
+  return activityDetailsOut(row, metadata, traces.get(row.id) ?? [], await activityLoadRow(db, row.id));
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../../http/context.ts';
 import { defineRoute } from '../../../http/route.ts';
 import { NotFound, UnprocessableEntity } from '../../../services/errors.ts';
-import { DEFAULT_METRICS, FormatParam, MetricsParam, SegmentationOnParam } from '../../../services/activities/curve-params.ts';
+import { ActivityMetricsParam, DEFAULT_METRICS, FormatParam, SegmentationOnParam } from '../../../services/activities/curve-params.ts';
 import { encodeFrame, jsonRequested, sendComputed } from '../../activities/computed.ts';
 import { frameResponse } from '../../activities/frame-docs.ts';
 import { NOT_MODIFIED } from '../../conditional.ts';
@@ -11,6 +11,7 @@ import type { ActivityRow } from '../../../../db/database.ts';
 import type { SampleFile } from '../../../../engine/samples/sample-file.ts';
 import { samplePath } from '../../../../lib/storage.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
+import { wPrimeBalanceOf } from '../../../services/training-load/w-prime-balance.ts';
 
 export const activityDataRoute = defineRoute(
   {
@@ -28,7 +29,7 @@ export const activityDataRoute = defineRoute(
     tags: ['activities'],
     auth: { scopes: ['data:read'] },
     params: ActivityParams,
-    query: z.object({ metrics: MetricsParam, segmentation_on: SegmentationOnParam, format: FormatParam }),
+    query: z.object({ metrics: ActivityMetricsParam, segmentation_on: SegmentationOnParam, format: FormatParam }),
     responses: { 200: frameResponse('The time series'), 304: NOT_MODIFIED, 404: { description: 'No such activity of this user' } },
   },
   async (ctx, { params, query }) => {
@@ -43,9 +44,12 @@ export const activityDataRoute = defineRoute(
     const json = jsonRequested(ctx, query.format);
     await sendComputed(ctx, [activity.id, metrics, seg ?? null, json], async (signal) => {
       const file = await readSamples(ctx, activity, channelsFor(metrics, seg));
+      const derived = metrics.includes('w_prime_balance')
+        ? { w_prime_balance: await wPrimeBalanceOf(ctx.deps, activity, file, signal) }
+        : {};
       return encodeFrame(
         ctx.deps,
-        { columns: timeSeriesColumns(file, activity.utc_offset_seconds, metrics, seg) },
+        { columns: timeSeriesColumns(file, activity.utc_offset_seconds, metrics, seg, derived) },
         json,
         undefined,
         signal,

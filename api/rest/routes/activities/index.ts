@@ -10,6 +10,8 @@ import { activityAwdRoute } from './awd.ts';
 import { longitudinalDataRoute } from './longitudinal-data.ts';
 import { longitudinalMeanMaxRoute } from './longitudinal-mean-max.ts';
 import { longitudinalAwdRoute } from './longitudinal-awd.ts';
+import { longitudinalTrainingLoadRoute } from './longitudinal-training-load.ts';
+import { longitudinalZonesRoute } from './longitudinal-zones.ts';
 
 /** The activity endpoints; fixed paths come before `{activity_id}` so the router tries them first. */
 export const activityRoutes: Route[] = [
@@ -20,6 +22,8 @@ export const activityRoutes: Route[] = [
   longitudinalDataRoute,
   longitudinalMeanMaxRoute,
   longitudinalAwdRoute,
+  longitudinalTrainingLoadRoute,
+  longitudinalZonesRoute,
   uploadRoute,
   getActivityRoute,
   downloadActivityRoute,

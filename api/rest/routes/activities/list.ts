@@ -1,3 +1,4 @@
+import { activityLoadRows } from '../../../../db/training-load.ts';
 import { z } from 'zod';
 import { defineRoute } from '../../../http/route.ts';
 import { ActivityDetails, ActivitySummary, activitySummaryOut } from '../../../services/resources/activities-traces.ts';
@@ -67,8 +68,14 @@ export const listActivitiesRoute = defineRoute(
           query.limit,
         );
         const traces = await tracesOfActivities(db, userId, clientId, rows);
+        const load = await activityLoadRows(
+          db,
+          rows.map((r) => r.id),
+        );
         return {
-          value: rows.map(({ app_metadata, ...row }) => activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [] })),
+          value: rows.map(({ app_metadata, ...row }) =>
+            activitySummaryOut(row, app_metadata, { traces: traces.get(row.id) ?? [], load: load.get(row.id) }),
+          ),
           more,
         };
       },

@@ -1,3 +1,4 @@
+import { recomputeLoad } from '../../../services/training-load/recompute.ts';
 import { z } from 'zod';
 import { defineRoute } from '../../../http/route.ts';
 import { NotFound } from '../../../services/errors.ts';
@@ -44,6 +45,7 @@ export const upsertDailyRoute = defineRoute(
       { user_id: ctx.state.principal!.userId, measure: params.measure, day: body.date, value: body.value, source: 'manual' },
       ctx.deps.now(),
     );
+    if (params.measure === 'resting_hr') await recomputeLoad(ctx.deps, ctx.state.principal!.userId);
     const out: DailyOut = { date: row.day, value: row.value, status: 'stored', source: 'manual' };
     ctx.body = out;
   },
@@ -106,6 +108,7 @@ export const deleteDailyRoute = defineRoute(
   async (ctx, { params, query }) => {
     const removed = await deleteDaily(ctx.deps.db, ctx.state.principal!.userId, params.measure, query.date);
     if (!removed) throw new NotFound(`No ${params.measure} value is stored for ${query.date}`);
+    if (params.measure === 'resting_hr') await recomputeLoad(ctx.deps, ctx.state.principal!.userId);
     ctx.status = 204;
   },
 );

@@ -4,6 +4,8 @@ import { profileTagsRoute } from './tags.ts';
 import { profileSportsRoute } from './sports.ts';
 import { templateWeekRoute } from './template-week.ts';
 import { profileStatusRoute } from './status.ts';
+import { getThresholdsRoute, putThresholdsRoute } from './thresholds.ts';
+import { getZonesRoute, putZonesRoute } from './zones.ts';
 import { deleteProfileAppMetadataRoute, getProfileAppMetadataRoute, putProfileAppMetadataRoute } from './app-metadata.ts';
 
 export const profileRoutes: Route[] = [
@@ -11,6 +13,10 @@ export const profileRoutes: Route[] = [
   profileSportsRoute,
   templateWeekRoute,
   profileStatusRoute,
+  getThresholdsRoute,
+  putThresholdsRoute,
+  getZonesRoute,
+  putZonesRoute,
   intensityDurationModelRoute,
   getProfileAppMetadataRoute,
   putProfileAppMetadataRoute,

@@ -1,3 +1,4 @@
+import { recomputeLoad } from '../../../services/training-load/recompute.ts';
 import { defineRoute } from '../../../http/route.ts';
 import { withTimeout } from '../../activities/computed.ts';
 import { TestSummary, testSummaryOut } from '../../../services/resources/tests.ts';
@@ -68,6 +69,7 @@ export const acceptTestAnalysisRoute = defineRoute(
     const analysis = await withTimeout(ctx.deps, (signal) => analyseTest(ctx.deps, userId, test, query, signal));
     const row = await mergeTestResults(ctx.deps.db, userId, test.id, acceptedResults(analysis, body), ctx.deps.now());
     if (!row) throw new NotFound('Test not found');
+    await recomputeLoad(ctx.deps, userId);
     const metadata = await appMetadataOf(ctx.deps.db, 'test', clientId, [row.id]);
     ctx.body = testSummaryOut(row, metadata.get(row.id) ?? null);
   },

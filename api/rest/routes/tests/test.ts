@@ -1,3 +1,4 @@
+import { recomputeLoad } from '../../../services/training-load/recompute.ts';
 import { z } from 'zod';
 import type { Ctx } from '../../../http/context.ts';
 import { defineRoute } from '../../../http/route.ts';
@@ -54,6 +55,7 @@ export const createTestRoute = defineRoute(
   async (ctx, { body }) => {
     const { userId, clientId } = ctx.state.principal!;
     const row = await createTest(ctx.deps.db, userId, testFields(body), clientId ?? null, ctx.deps.now());
+    await recomputeLoad(ctx.deps, userId);
     ctx.status = 201;
     ctx.body = await summary(ctx, row);
   },
@@ -118,6 +120,7 @@ export const replaceTestRoute = defineRoute(
   async (ctx, { params, body }) => {
     const row = await replaceTest(ctx.deps.db, ctx.state.principal!.userId, params.test_id, testFields(body), ctx.deps.now());
     if (!row) throw notFound();
+    await recomputeLoad(ctx.deps, row.user_id);
     ctx.body = await summary(ctx, row);
   },
 );
@@ -137,6 +140,7 @@ export const deleteTestRoute = defineRoute(
   },
   async (ctx, { params }) => {
     if (!(await deleteTest(ctx.deps.db, ctx.state.principal!.userId, params.test_id, ctx.deps.now()))) throw notFound();
+    await recomputeLoad(ctx.deps, ctx.state.principal!.userId);
     ctx.status = 204;
   },
 );

@@ -1,0 +1,140 @@
+import type { Job } from 'bullmq';
+import type { ActivityRow, Db } from '../db/database.ts';
+import { activitiesNeedingLoad, storeActivityLoad, trainingContext, type TrainingContext } from '../db/training-load.ts';
+import { resolveThresholds, thresholdValues } from '../engine/load/thresholds.ts';
+import { defaultZoneModel, ZONE_METRICS, type ZoneMetric, type ZoneModel } from '../engine/load/zones.ts';
+import { rootSport } from '../lib/sports.ts';
+import { formatLocal } from '../lib/time.ts';
+import { samplePath } from '../lib/storage.ts';
+import type { EnginePool } from '../engine/pool.ts';
+import type { SampleStore } from '../engine/samples/sample-file.ts';
+import type { Logger } from '../lib/log.ts';
+import type { TrainingLoadJob } from './queues.ts';
+
+/**
+ * Training load rows (db/training-load.ts): computed for new activities right after their ingest
+ * (from the channels the ingest has in memory), and by this job for the activities without one
+ * (a change of thresholds, tests, resting heart rate or zones deleted theirs, or they were stored
+ * before training load) from their sample files. Idempotent: a row is stored only under the version
+ * its inputs were read at, and a retried job recomputes only what is still missing.
+ */
+
+/** What the load needs: the database, the engine pool, the sample store (a subset of the ingest worker's). */
+export interface LoadDeps {
+  db: Db;
+  pool: EnginePool;
+  samples: SampleStore;
+  dataDir: string;
+  log: Logger;
+  now: () => Date;
+}
+
+type LoadActivity = Pick<
+  ActivityRow,
+  'id' | 'user_id' | 'sport' | 'start_time' | 'end_time' | 'utc_offset_seconds' | 'summary' | 'timer_seconds'
+>;
+
+/** The channels the load reads. */
+export const LOAD_CHANNELS: readonly ZoneMetric[] = ZONE_METRICS;
+
+/** The zone model of each metric for a sport: the athlete's edited zones of its root, else the default. */
+export function zoneModels(context: Pick<TrainingContext, 'zones'>, sport: string): Record<ZoneMetric, ZoneModel> {
+  const root = rootSport(sport) ?? sport;
+  const edited = context.zones[root] ?? {};
+  return Object.fromEntries(
+    ZONE_METRICS.map((m) => [m, edited[m] ? { model: 'custom', zones: edited[m] } : defaultZoneModel(root, m)]),
+  ) as Record<ZoneMetric, ZoneModel>;
+}
+
+/** The local date of an activity's start: the day its stress counts on. */
+export const activityDay = (a: Pick<ActivityRow, 'start_time' | 'utc_offset_seconds'>) =>
+  formatLocal(a.start_time, a.utc_offset_seconds).slice(0, 10);
+
+/** Compute and store one activity's load under `context` (db/training-load.ts storeActivityLoad's outcome). */
+export async function computeActivityLoad(
+  deps: LoadDeps,
+  context: TrainingContext,
+  activity: LoadActivity,
+  channels: Partial<Record<ZoneMetric, Float64Array>>,
+) {
+  const day = activityDay(activity);
+  const resolved = resolveThresholds(context.entries, activity.sport, day, context.restingHr);
+  const summary = (activity.summary ?? {}) as Record<string, Record<string, number> | undefined>;
+  const seconds = activity.timer_seconds ?? (activity.end_time.getTime() - activity.start_time.getTime()) / 1000;
+  const load = await deps.pool.activityLoad({
+    channels,
+    stress: {
+      root: rootSport(activity.sport) ?? activity.sport,
+      seconds,
+      normalizedPower: summary.power?.normalized,
+      meanSpeed: summary.speed?.mean,
+      meanHeartRate: summary.heart_rate?.mean,
+    },
+    thresholds: thresholdValues(resolved),
+    zones: zoneModels(context, activity.sport),
+  });
+  return storeActivityLoad(
+    deps.db,
+    { activityId: activity.id, userId: activity.user_id, sport: activity.sport, day, load, thresholds: resolved },
+    context.version,
+    deps.now(),
+  );
+}
+
+/** An activity's load channels from its sample file; none when the file is gone (the load then has no zones). */
+async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise<Partial<Record<ZoneMetric, Float64Array>>> {
+  try {
+    const file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), LOAD_CHANNELS);
+    return file.channels as Partial<Record<ZoneMetric, Float64Array>>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    deps.log.warn('training load: sample file missing', { activity_id: activity.id });
+    return {};
+  }
+}
+
+/**
+ * After an ingest's commit, the load of its new activities from the channels it has in memory (they
+ * are handed to the pool, so the caller is done with them). A failure is only logged: the activities
+ * then have no row, and the housekeeping's sweep queues the job that computes them.
+ */
+export async function loadAfterIngest(
+  deps: LoadDeps,
+  userId: string,
+  activities: { row: LoadActivity; channels: Partial<Record<string, Float64Array>> }[],
+) {
+  if (!activities.length) return;
+  try {
+    const context = await trainingContext(deps.db, userId);
+    for (const { row, channels } of activities) {
+      const picked = Object.fromEntries(LOAD_CHANNELS.flatMap((m) => (channels[m] ? [[m, channels[m]]] : [])));
+      await computeActivityLoad(deps, context, row, picked);
+    }
+  } catch (err) {
+    deps.log.warn('could not compute the training load after ingest; the housekeeping will queue it', { user_id: userId, err });
+  }
+}
+
+const PAGE = 100;
+
+export function trainingLoadProcessor(deps: LoadDeps) {
+  return async function computeTrainingLoad(job: Job<TrainingLoadJob>) {
+    const context = await trainingContext(deps.db, job.data.userId);
+    // An older version's job: the newer one (queued by the change that bumped it) does the work.
+    if (context.version > job.data.version) return { superseded: context.version };
+    let after: string | undefined;
+    let computed = 0;
+    for (;;) {
+      const page = await activitiesNeedingLoad(deps.db, job.data.userId, { limit: PAGE, ...(after ? { after } : {}) });
+      if (!page.length) break;
+      for (const activity of page) {
+        const outcome = await computeActivityLoad(deps, context, activity, await readLoadChannels(deps, activity));
+        if (outcome === 'superseded') return { computed, superseded: true };
+        if (outcome === 'stored') computed++;
+      }
+      after = page.at(-1)!.id;
+      await job.updateProgress({ computed });
+    }
+    return { computed };
+  };
+}
