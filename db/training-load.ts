@@ -288,14 +288,18 @@ export function activitiesNeedingLoad(db: Db, userId: string, opts: { after?: st
   return q.orderBy('a.id').limit(opts.limit).execute();
 }
 
-/** Users with activities lacking a load row (stored before training load, or whose computation failed). */
-export async function usersNeedingLoad(db: Db, limit = 1000): Promise<string[]> {
+/**
+ * Users with activities stored before `before` lacking a load row (stored before training load, or
+ * whose computation failed): later ones are the ingest's to compute.
+ */
+export async function usersNeedingLoad(db: Db, before: Date, limit = 1000): Promise<string[]> {
   const rows = await db
     .selectFrom('activities as a')
     .leftJoin('activity_load as l', 'l.activity_id', 'a.id')
     .select('a.user_id')
     .distinct()
     .where('l.activity_id', 'is', null)
+    .where('a.created_at', '<', before)
     .limit(limit)
     .execute();
   return rows.map((r) => r.user_id);

@@ -129,6 +129,8 @@ const OPERATIONS: Record<string, Kind | ((who: Who) => Outcome)> = {
   'GET /api/v1/activities/longitudinal-data': 'self',
   'GET /api/v1/activities/longitudinal-mean-max': 'self',
   'GET /api/v1/activities/longitudinal-accumulated-work-duration': 'self',
+  'GET /api/v1/activities/longitudinal-training-load': 'self',
+  'GET /api/v1/activities/longitudinal-zones': 'self',
   'POST /api/v1/activities/upload': 'create',
   'GET /api/v1/activities/{activity_id}': 'item',
   'GET /api/v1/activities/{activity_id}/download': 'item',
@@ -161,6 +163,10 @@ const OPERATIONS: Record<string, Kind | ((who: Who) => Outcome)> = {
   'GET /api/v1/profile/template-week': 'self',
   'GET /api/v1/profile/status': 'self',
   'GET /api/v1/profile/intensity-duration-model': 'self',
+  'GET /api/v1/profile/thresholds': 'self',
+  'PUT /api/v1/profile/thresholds': 'create',
+  'GET /api/v1/profile/zones': 'self',
+  'PUT /api/v1/profile/zones': 'create',
   'GET /api/v1/profile/app-metadata': 'app-self',
   'PUT /api/v1/profile/app-metadata': 'app-create',
   'DELETE /api/v1/profile/app-metadata': 'app-create',
@@ -297,6 +303,8 @@ function bodyOf(operation: string, ids: Setup['ids']['owner']): unknown {
   if (path === '/api/v1/tests/{test_id}/analysis/accept') return { heart_rate_max: 'highest' };
   if (path.startsWith('/api/v1/tests/')) return { sport: 'cycling', start: `${ids.date}T09:00:00Z` };
   if (path.startsWith('/api/v1/dailies/')) return { date: ids.date, value: 71 };
+  if (path === '/api/v1/profile/thresholds') return { thresholds: [{ sport: 'cycling', valid_from: ids.date, critical_power: 250 }] };
+  if (path === '/api/v1/profile/zones') return { zones: [] };
   if (path === '/api/v1/users/' || path === '/api/v1/users/{user_id}') return { first_name: 'Zed', last_name: null };
   if (path === '/api/v1/teams/' || path === '/api/v1/teams/{team_id}') return { name: 'Renamed' };
   if (path.endsWith('/authorize')) return { scopes: ['data:read'] };

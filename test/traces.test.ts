@@ -294,8 +294,11 @@ test('a trace within an activity carries it and the lap containing it; the activ
       device_checks: undefined,
       dropped_records: undefined,
       ingest_version: undefined,
+      time_in_zones: undefined,
+      w_prime_balance_min: undefined,
     };
-    t.like(trace.activity, { ...summaryFields, ...detailsOnly, laps: null, traces: null });
+    // Training stress is read for lists and details, not for the activity inside a trace.
+    t.like(trace.activity, { ...summaryFields, ...detailsOnly, laps: null, traces: null, training_stress: null });
   }
   for (const trace of [before, after]) {
     t.is(trace.activity, null);

@@ -178,6 +178,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     const result = await job.waitUntilFinished(events, 15_000);
     t.deepEqual(result, {
       columnSweeps: 0,
+      trainingLoads: 0,
       sessions: 1,
       signingKeys: 1,
       codes: 1,
@@ -238,6 +239,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
     t.deepEqual(again, {
       columnSweeps: 0,
+      trainingLoads: 0,
       sessions: 0,
       signingKeys: 0,
       codes: 0,

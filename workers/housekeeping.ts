@@ -31,7 +31,7 @@ import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } 
  * COLUMN_SWEEP_HOURS are removed from their users' channel columns again (the delete request removes
  * them; this bounds how long their samples stay on disk should that have failed, or the process died
  * between the two). The users with activities lacking a training-load row (stored before training load,
- * or whose computation after ingest failed) get their load job queued. Idempotent: running it twice changes nothing more.
+ * or whose computation after ingest failed) stored over STALE_SOURCE_SECONDS ago get their load job queued. Idempotent: running it twice changes nothing more.
  */
 export interface HousekeepingResult {
   sessions: number;
@@ -107,7 +107,7 @@ export function housekeepingProcessor(deps: {
       }
     }
     let trainingLoads = 0;
-    for (const userId of await usersNeedingLoad(deps.db)) {
+    for (const userId of await usersNeedingLoad(deps.db, new Date(now.getTime() - staleMs))) {
       await enqueueTrainingLoad(deps.queues, userId, await loadVersion(deps.db, userId));
       trainingLoads++;
     }
