@@ -124,13 +124,7 @@ export async function trainingContext(db: Db, userId: string): Promise<TrainingC
  * Returns the new version.
  */
 export async function loadInputsChanged(trx: Trx, userId: string, sport: string | null, fromDay: string | null): Promise<number> {
-  await settingsRow(trx, userId);
-  const { version } = await trx
-    .updateTable('training_settings')
-    .set({ version: sql`version + 1`, updated_at: sql`now()` })
-    .where('user_id', '=', userId)
-    .returning('version')
-    .executeTakeFirstOrThrow();
+  const version = await bumpVersion(trx, userId);
   let stale = trx.selectFrom('activity_load').select(['activity_id', 'sport']).where('user_id', '=', userId);
   if (fromDay) stale = stale.where('day', '>=', fromDay);
   const rows = await stale.execute();
@@ -144,6 +138,35 @@ export async function loadInputsChanged(trx: Trx, userId: string, sport: string 
   return version;
 }
 
+/**
+ * The user's load rows whose critical power was modelled (the model fitted to what was stored then)
+ * deleted, with a new version, so that they are fitted again on the whole history; undefined when
+ * there is none.
+ */
+export function modelledLoadStale(db: Db, userId: string): Promise<number | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const modelled = await trx
+      .selectFrom('activity_load')
+      .select('activity_id')
+      .where('user_id', '=', userId)
+      .where(sql<boolean>`thresholds->'critical_power'->>'origin' = 'modelled'`)
+      .execute();
+    if (!modelled.length) return undefined;
+    const version = await bumpVersion(trx, userId);
+    for (let i = 0; i < modelled.length; i += 5000)
+      await trx
+        .deleteFrom('activity_load')
+        .where(
+          'activity_id',
+          'in',
+          modelled.slice(i, i + 5000).map((r) => r.activity_id),
+        )
+        .execute();
+    await bumpDataAndReadVersion(trx, userId);
+    return version;
+  });
+}
+
 type TestLike = Parameters<typeof testEntry>[0];
 
 /** A lab test was created, changed or deleted: when the thresholds its results give changed, the load from its day on is recomputed. */
@@ -152,6 +175,17 @@ export async function testLoadChanged(trx: Trx, userId: string, before: TestLike
   const is = after && testEntry(after);
   if (JSON.stringify(was) === JSON.stringify(is)) return;
   for (const e of [was, is]) if (e) await loadInputsChanged(trx, userId, e.sport, e.valid_from);
+}
+
+async function bumpVersion(trx: Trx, userId: string): Promise<number> {
+  await settingsRow(trx, userId);
+  const { version } = await trx
+    .updateTable('training_settings')
+    .set({ version: sql`version + 1`, updated_at: sql`now()` })
+    .where('user_id', '=', userId)
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return version;
 }
 
 const valuesOf = (t: DeclaredThreshold) => THRESHOLD_FIELDS.map((f) => t[f] ?? null).join(',');

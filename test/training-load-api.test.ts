@@ -365,3 +365,31 @@ test('another user’s thresholds and charts are their own; scopes are checked',
   const anon = await api(service, undefined, 'GET', '/api/v1/activities/longitudinal-training-load');
   t.is(anon.status, 401);
 });
+
+test('without a declared or test CP, a ride uses the critical-power model of the 90 days before it (origin `modelled`), as the profile endpoint fits it', async (t) => {
+  const { token } = await athlete();
+  // Maximal efforts of 10 s to 20 min, each after 5 min at 100 W, on one ride.
+  const blocks: [number, number][] = [
+    [10, 900],
+    [60, 520],
+    [180, 400],
+    [300, 360],
+    [600, 320],
+    [1200, 295],
+  ];
+  const plan: number[] = [];
+  for (const [seconds, watts] of blocks) plan.push(...new Array(300).fill(100), ...new Array(seconds).fill(watts));
+  await uploadOne(
+    token,
+    ride('2024-09-01T08:00:00Z', plan.length, (i) => ({ power: plan[i]!, heartRate: 140, cadence: 90, speed: 9, distance: i * 9 })),
+  );
+  const id = await uploadOne(token, ride('2024-09-20T08:00:00Z', 3600, steady(250)));
+  const a = await details(token, id);
+  const model = await api(service, token, 'GET', '/api/v1/profile/intensity-duration-model?date=2024-09-19&sport=cycling');
+  t.is(model.status, 200);
+  const cp = model.body.parameters.critical_intensity;
+  t.like(a.training_stress.thresholds.critical_power, { value: cp, origin: 'modelled', valid_from: '2024-06-22' });
+  t.is(a.training_stress.thresholds.w_prime.value, model.body.parameters.work_capacity);
+  t.is(a.training_stress.method, 'power');
+  t.true(Math.abs(a.training_stress.score - (250 / cp) ** 2 * 100) < 1e-9);
+});

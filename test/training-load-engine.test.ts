@@ -34,7 +34,7 @@ test("sweatpy: Skiba's W′ balance at t = 75 is 750.77417744392892 J, at t = 50
 
 test('W′ balance: the recurrence equals the integral’s sum over a 10-hour ride (where e^(t/τ) would overflow a double)', (t) => {
   let seed = 7;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const power = Float64Array.from({ length: 36_000 }, (_, i) => (i % 600 < 60 ? 420 : 180 + 40 * rnd()));
   power[5000] = Number.NaN; // a gap counts as 0 W
   const balance = wPrimeBalance(power, 260, 22_000, 400);
@@ -161,12 +161,23 @@ test('thresholds: per value the latest entry on or before the day; the more spec
     { sport: 'running', valid_from: '2020-01-01', origin: 'declared', critical_speed: 4 },
   ];
   const ordered = orderEntries(entries);
-  const at = (sport: string, day: string) => resolveThresholds(ordered, sport, day, [['2022-05-01', 48], ['2023-05-01', 45]]);
+  const at = (sport: string, day: string) =>
+    resolveThresholds(ordered, sport, day, [
+      ['2022-05-01', 48],
+      ['2023-05-01', 45],
+    ]);
   t.is(at('cycling', '2019-12-31').critical_power, undefined);
-  t.like(at('cycling', '2022-06-01'), { critical_power: { value: 250 }, w_prime: { value: 20000 }, resting_heart_rate: { value: 48, origin: 'daily' } });
+  t.like(at('cycling', '2022-06-01'), {
+    critical_power: { value: 250 },
+    w_prime: { value: 20000 },
+    resting_heart_rate: { value: 48, origin: 'daily' },
+  });
   t.is(at('cycling.mountain', '2023-06-01').critical_power!.value, 270);
   t.is(at('cycling.road', '2023-06-01').critical_power!.value, 280);
-  t.like(at('cycling', '2024-02-01'), { critical_power: { value: 290, origin: 'declared' }, w_prime: { value: 20000, valid_from: '2020-01-01' } });
+  t.like(at('cycling', '2024-02-01'), {
+    critical_power: { value: 290, origin: 'declared' },
+    w_prime: { value: 20000, valid_from: '2020-01-01' },
+  });
   t.is(at('running', '2024-02-01').critical_power, undefined);
   t.is(at('running+treadmill', '2024-02-01').critical_speed!.value, 4);
 });
@@ -174,7 +185,11 @@ test('thresholds: per value the latest entry on or before the day; the more spec
 test('one activity’s load: zones of every metric with a threshold, W′ balance with CP and W′ only', (t) => {
   const power = Float64Array.from({ length: 600 }, (_, i) => (i < 300 ? 200 : 350));
   const heart = Float64Array.from({ length: 600 }, () => 150);
-  const zones = { power: defaultZoneModel('cycling', 'power'), heart_rate: defaultZoneModel('cycling', 'heart_rate'), speed: defaultZoneModel('cycling', 'speed') };
+  const zones = {
+    power: defaultZoneModel('cycling', 'power'),
+    heart_rate: defaultZoneModel('cycling', 'heart_rate'),
+    speed: defaultZoneModel('cycling', 'speed'),
+  };
   const load = activityLoad({
     channels: { power, heart_rate: heart },
     stress: { root: 'cycling', seconds: 600, normalizedPower: 290 },
@@ -190,6 +205,11 @@ test('one activity’s load: zones of every metric with a threshold, W′ balanc
   let spent = 0;
   for (let u = 300; u < 600; u++) spent += 100 * Math.exp(-(599 - u) / tau);
   t.true(Math.abs(load.wPrimeBalanceMin! - (20000 - spent)) < 1e-6);
-  const noWPrime = activityLoad({ channels: { power }, stress: { root: 'cycling', seconds: 600 }, thresholds: { critical_power: 250 }, zones });
+  const noWPrime = activityLoad({
+    channels: { power },
+    stress: { root: 'cycling', seconds: 600 },
+    thresholds: { critical_power: 250 },
+    zones,
+  });
   t.is(noWPrime.wPrimeBalanceMin, null);
 });

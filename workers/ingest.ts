@@ -15,7 +15,8 @@ import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.t
 import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
-import { requeueIngest, type IngestJob, type Queues } from './queues.ts';
+import { enqueueTrainingLoad, requeueIngest, type IngestJob, type Queues } from './queues.ts';
+import { modelledLoadStale } from '../db/training-load.ts';
 import { withActor } from '../lib/actor.ts';
 import { loadAfterIngest } from './training-load.ts';
 
@@ -28,6 +29,8 @@ export interface IngestDeps {
   now: () => Date;
   /** The engine task's deadline (INGEST_TIMEOUT_MS): past it the thread is stopped and the source fails with `ingest_timeout`. */
   timeoutMs?: number;
+  /** Where a completed backfill queues the training-load job (./training-load.ts). */
+  queues?: Queues;
   /** The users' channel columns: a stored activity's power and speed are appended after the commit. */
   columns?: ChannelColumns;
 }
@@ -246,9 +249,12 @@ export async function removeLeftovers(dataDir: string, userId: string, ids: stri
   await removeFiles(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => path.join(dir, n)));
 }
 
-async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log'>, source: Source) {
+async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log' | 'queues'>, source: Source) {
   if (source.backfill_id && (await completeBackfillIfDone(deps.db, source.backfill_id, deps.now()))) {
     deps.log.info('backfill completed', { backfill_id: source.backfill_id });
+    // Loads whose critical power was modelled while the history was still arriving (newest first): fitted again on all of it.
+    const version = await modelledLoadStale(deps.db, source.user_id);
+    if (version !== undefined && deps.queues) await enqueueTrainingLoad(deps.queues, source.user_id, version);
   }
 }
 

@@ -184,6 +184,7 @@ function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, 
     log,
     now,
     timeoutMs: config.INGEST_TIMEOUT_MS,
+    queues,
   };
   const ingestWorker = start({
     queue: QUEUE_NAMES.ingest,

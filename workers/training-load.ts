@@ -1,7 +1,10 @@
 import type { Job } from 'bullmq';
 import type { ActivityRow, Db } from '../db/database.ts';
 import { activitiesNeedingLoad, storeActivityLoad, trainingContext, type TrainingContext } from '../db/training-load.ts';
-import { resolveThresholds, thresholdValues } from '../engine/load/thresholds.ts';
+import { resolveThresholds, thresholdValues, type Resolved } from '../engine/load/thresholds.ts';
+import { curvesOf, packStored } from '../db/curves.ts';
+import { bestEfforts, fitCriticalPower, MODEL_WINDOW_DAYS } from '../engine/curves/intensity-duration-model.ts';
+import { LEVEL_STEP } from '../engine/curves/levels.ts';
 import { defaultZoneModel, ZONE_METRICS, type ZoneMetric, type ZoneModel } from '../engine/load/zones.ts';
 import { rootSport } from '../lib/sports.ts';
 import { formatLocal } from '../lib/time.ts';
@@ -60,6 +63,7 @@ export async function computeActivityLoad(
   const day = activityDay(activity);
   const resolved = resolveThresholds(context.entries, activity.sport, day, context.restingHr);
   const summary = (activity.summary ?? {}) as Record<string, Record<string, number> | undefined>;
+  if (!resolved.critical_power && summary.power) Object.assign(resolved, await modelledThresholds(deps, activity, day));
   const seconds = activity.timer_seconds ?? (activity.end_time.getTime() - activity.start_time.getTime()) / 1000;
   const load = await deps.pool.activityLoad({
     channels,
@@ -80,6 +84,35 @@ export async function computeActivityLoad(
     deps.now(),
   );
 }
+
+/**
+ * Without a declared or test critical power, the 3-parameter critical-power model fitted to the best
+ * efforts of the 90 days before the activity's day (its root sport's rides, as the profile's
+ * intensity-duration model fits them): its CP and W′, origin `modelled`. Fitted from the activities
+ * stored when the load is computed; none when the efforts do not determine a fit.
+ */
+async function modelledThresholds(deps: LoadDeps, activity: LoadActivity, day: string): Promise<Resolved> {
+  const toDay = shiftDay(day, -1);
+  const fromDay = shiftDay(day, -MODEL_WINDOW_DAYS);
+  const rows = await curvesOf(
+    deps.db,
+    activity.user_id,
+    { fromDay, toDay, sports: [rootSport(activity.sport) ?? activity.sport] },
+    'power',
+    'levels',
+  );
+  if (!rows.length) return {};
+  const envelope = await deps.pool.mergeLevels({ duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') });
+  const points = bestEfforts(envelope, LEVEL_STEP.power);
+  const fit = fitCriticalPower(points.durations, points.values);
+  if (!fit || !(fit.cp > 0) || !(fit.wPrime > 0)) return {};
+  return {
+    critical_power: { value: fit.cp, origin: 'modelled', valid_from: fromDay },
+    w_prime: { value: fit.wPrime, origin: 'modelled', valid_from: fromDay },
+  };
+}
+
+const shiftDay = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 /** An activity's load channels from its sample file; none when the file is gone (the load then has no zones). */
 async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise<Partial<Record<ZoneMetric, Float64Array>>> {

@@ -1,3 +1,6 @@
+import { levelValue } from './levels.ts';
+import type { LevelCurve } from './longitudinal.ts';
+
 /**
  * The intensity-duration model of the profile endpoint: the 3-parameter critical power model
  * (Morton 1996), fitted to a user's best efforts (duration, value) by least squares.
@@ -237,4 +240,27 @@ export function solve3(a: number[], b: number[]): [number, number, number] | und
     x[row] = s / current[row]!;
   }
   return x.every(Number.isFinite) ? x : undefined;
+}
+
+/** docs/api-clients.md, "Curves and time series": the model is fitted to the best efforts of 90 days. */
+export const MODEL_WINDOW_DAYS = 90;
+/** Efforts longer than this are left out of the fit: the critical-power family describes efforts up to about half an hour. */
+export const MODEL_LONGEST_EFFORT_SECONDS = 1800;
+
+/**
+ * The best-effort envelope as (duration, intensity) points: for each distinct longest duration of
+ * the value-indexed curve, the highest level sustained that long (the corners of the staircase),
+ * up to MODEL_LONGEST_EFFORT_SECONDS.
+ */
+export function bestEfforts(curve: LevelCurve, step: number): { durations: Float64Array; values: Float64Array } {
+  const durations: number[] = [];
+  const values: number[] = [];
+  for (let k = curve.duration.length; k >= 1; k--) {
+    const d = curve.duration[k - 1]!;
+    if (d > MODEL_LONGEST_EFFORT_SECONDS || d < 1) continue;
+    if (durations.length && durations[durations.length - 1] === d) continue; // a lower level lasting as long: not a corner
+    durations.push(d);
+    values.push(levelValue(k, step));
+  }
+  return { durations: Float64Array.from(durations), values: Float64Array.from(values) };
 }

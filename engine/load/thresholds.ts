@@ -35,7 +35,8 @@ export interface ThresholdEntry extends Partial<Record<ThresholdField, number | 
 /** A value and the entry it came from. */
 export interface ResolvedValue {
   value: number;
-  origin: ThresholdOrigin | 'daily';
+  /** `modelled`: the critical-power model fitted to the 90 days before the activity (no declared or test value held). */
+  origin: ThresholdOrigin | 'daily' | 'modelled';
   valid_from: string;
   test_id?: string | null;
 }

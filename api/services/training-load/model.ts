@@ -179,12 +179,28 @@ export const ZoneModelOut = z
 
 export const ZonesOut = z.object({ zones: z.array(ZoneModelOut) }).meta({ id: 'Zones' });
 
+const UsedThreshold = z
+  .object({
+    value: z.number(),
+    origin: z
+      .enum(['declared', 'test', 'modelled', 'daily'])
+      .describe(
+        "`declared` by the athlete, a lab `test`'s results, `modelled` (the critical-power model fitted to the 90 days before the activity, when no declared or test value held), or the `daily` resting_hr measure",
+      ),
+    valid_from: z.string().describe('The day the value holds from (for `modelled`, the first day of the fitted window)'),
+    test_id: z.string().optional(),
+  })
+  .meta({ id: 'UsedThreshold' });
+
 export const TrainingStress = z
   .object({
     score: z.number().nullable().describe('The training stress score; null when no method applies'),
     method: z.enum(['power', 'pace', 'heart_rate']).nullable(),
     intensity_factor: z.number().nullable().describe('NP / CP (power), normalised or mean speed / CS (pace); null for heart rate'),
     reason: z.string().nullable().describe('Why there is no score (what is missing); null when there is one'),
+    thresholds: z
+      .partialRecord(z.enum(THRESHOLD_FIELDS), UsedThreshold)
+      .describe("The thresholds of the activity's day the score, zones and W′ balance used, each with where it came from"),
   })
   .meta({ id: 'TrainingStress' });
 
@@ -214,6 +230,7 @@ export function trainingStressOut(row: LoadRow | undefined): z.output<typeof Tra
     method: row.method as 'power' | 'pace' | 'heart_rate' | null,
     intensity_factor: row.intensity_factor,
     reason: row.reason,
+    thresholds: row.thresholds as z.output<typeof TrainingStress>['thresholds'],
   };
 }
 

@@ -8,14 +8,8 @@ import { firstDayOfWindow, todayUtc } from '../../../services/curves/range.ts';
 import { modelTest, ModelTestOut } from '../../../services/curves/model-test.ts';
 import { curvesOf, packStored } from '../../../../db/curves.ts';
 import { allDurations } from '../../../../engine/curves/durations.ts';
-import { LEVEL_STEP, levelValue } from '../../../../engine/curves/levels.ts';
-import type { LevelCurve } from '../../../../engine/curves/longitudinal.ts';
-import { fitCriticalPower, modelCurve } from '../../../../engine/curves/intensity-duration-model.ts';
-
-/** docs/api-clients.md, "Curves and time series": the model is fitted to the best efforts of the 90 days up to `date`. */
-export const MODEL_WINDOW_DAYS = 90;
-/** Efforts longer than this are left out of the fit: the critical-power family describes efforts up to about half an hour. */
-export const MODEL_LONGEST_EFFORT_SECONDS = 1800;
+import { LEVEL_STEP } from '../../../../engine/curves/levels.ts';
+import { bestEfforts, fitCriticalPower, MODEL_WINDOW_DAYS, modelCurve } from '../../../../engine/curves/intensity-duration-model.ts';
 
 const ModelOut = z.object({
   curve: z.array(z.object({ duration: z.number().int(), intensity: z.number() })),
@@ -86,7 +80,7 @@ export const intensityDurationModelRoute = defineRoute(
         { duration: packStored(rows, 'buffer'), start: packStored(rows, 'second') },
         signal,
       );
-      const points = efforts(envelope, LEVEL_STEP[query.metric]);
+      const points = bestEfforts(envelope, LEVEL_STEP[query.metric]);
       const fit = fitCriticalPower(points.durations, points.values);
       const longest = envelope.duration.length ? envelope.duration[0]! : 0;
       const index = query.index === 'all' || query.index === undefined ? allDurations(longest) : query.index;
@@ -110,21 +104,3 @@ export const intensityDurationModelRoute = defineRoute(
     });
   },
 );
-
-/**
- * The best-effort envelope as (duration, intensity) points: for each distinct longest duration of
- * the value-indexed curve, the highest level sustained that long (the corners of the staircase),
- * up to MODEL_LONGEST_EFFORT_SECONDS.
- */
-export function efforts(curve: LevelCurve, step: number): { durations: Float64Array; values: Float64Array } {
-  const durations: number[] = [];
-  const values: number[] = [];
-  for (let k = curve.duration.length; k >= 1; k--) {
-    const d = curve.duration[k - 1]!;
-    if (d > MODEL_LONGEST_EFFORT_SECONDS || d < 1) continue;
-    if (durations.length && durations[durations.length - 1] === d) continue; // a lower level lasting as long: not a corner
-    durations.push(d);
-    values.push(levelValue(k, step));
-  }
-  return { durations: Float64Array.from(durations), values: Float64Array.from(values) };
-}
