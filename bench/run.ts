@@ -19,6 +19,7 @@ import { benchCompression } from './compression.ts';
 import { benchWeb } from './web.ts';
 import { benchDevice } from './device.ts';
 import { benchManyUsers } from './many-users/many-users.ts';
+import { benchTrainingLoad } from './training-load.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -61,6 +62,11 @@ import { benchManyUsers } from './many-users/many-users.ts';
  *   stream curve beside a DuckDB + numpy script, stored curves beside the sample files
  *   (bench/many-users/; a persistent bench database and data directory, seeded once). Not run by
  *   default (over 15 minutes, seeding aside): name it.
+ * - training-load: the performance management chart (longitudinal-training-load) over 10 years × 500
+ *   activities with their load rows, JSON and Parquet, the response cache off (target p50 ≤ 50 ms), beside
+ *   its parts (the per-day SQL sum, the recurrence) and a pandas script computing the same from the
+ *   activity list (bench/training_load_baseline.py, its values checked); then one more activity stored as
+ *   the ingest does and the next chart, no other load row written (bench/training-load.ts).
  */
 const BENCHMARKS = {
   http: benchHttp,
@@ -76,6 +82,7 @@ const BENCHMARKS = {
   device: benchDevice,
   soak: benchSoak,
   'many-users': benchManyUsers,
+  'training-load': benchTrainingLoad,
 } as const;
 /** Run only when named: each takes more than a few minutes. */
 const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users', 'tracks']);
