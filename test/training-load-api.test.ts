@@ -4,6 +4,8 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit, type RecordFields } from './helpers/fit-builder.ts';
+import { trainingLoadProcessor } from '../workers/training-load.ts';
+import { loadVersion } from '../db/training-load.ts';
 
 /**
  * Training load end to end (docs/training-load.md): thresholds with a history, each activity's stress,
@@ -392,4 +394,47 @@ test('without a declared or test CP, a ride uses the critical-power model of the
   t.is(a.training_stress.thresholds.w_prime.value, model.body.parameters.work_capacity);
   t.is(a.training_stress.method, 'power');
   t.true(Math.abs(a.training_stress.score - (250 / cp) ** 2 * 100) < 1e-9);
+});
+
+test('a run scores by pace (rTSS) with its critical speed and gets speed zones; the load job retried writes nothing twice, and an older version’s job stops', async (t) => {
+  const { user, token } = await athlete();
+  await api(service, token, 'PUT', '/api/v1/profile/thresholds', {
+    thresholds: [{ sport: 'running', valid_from: '2024-01-01', critical_speed: 4 }],
+  });
+  const id = await uploadOne(
+    token,
+    ride('2024-03-03T07:00:00Z', 2700, (i) => ({ heartRate: 150, cadence: 85, speed: 3.6, distance: i * 3.6 }), 'running'),
+  );
+  const a = await details(token, id);
+  t.is(a.training_stress.method, 'pace');
+  t.true(Math.abs(a.training_stress.intensity_factor - 0.9) < 1e-9);
+  t.true(Math.abs(a.training_stress.score - 0.75 * 0.81 * 100) < 1e-9);
+  // 3.6 m/s is 90 % of 4: GoldenCheetah's running pace zone 3 (87–95 %).
+  t.deepEqual(
+    a.time_in_zones.speed.map((z: any) => z.seconds),
+    [0, 0, 2700, 0, 0, 0],
+  );
+
+  const { deps } = service;
+  const process = trainingLoadProcessor({
+    db: deps.db,
+    pool: deps.engine.pool,
+    samples: deps.engine.samples,
+    dataDir: deps.config.DATA_DIR,
+    log: deps.log,
+    now: deps.now,
+  });
+  const version = await loadVersion(deps.db, user.id);
+  const job = (v: number) => ({ data: { userId: user.id, version: v }, updateProgress: async () => {} }) as never;
+  const rows = () => deps.db.selectFrom('activity_load').selectAll().where('user_id', '=', user.id).execute();
+  const before = await rows();
+  t.deepEqual(await process(job(version)), { computed: 0 });
+  // A worker killed between computing and storing: the row is missing, and the retry computes it once.
+  await deps.db.deleteFrom('activity_load').where('activity_id', '=', id).execute();
+  t.deepEqual(await process(job(version)), { computed: 1 });
+  t.deepEqual(await process(job(version)), { computed: 0 });
+  const after = await rows();
+  t.is(after.length, before.length);
+  t.is(after[0]!.stress, before[0]!.stress);
+  t.deepEqual(await process(job(version - 1)), { superseded: version });
 });
