@@ -35,14 +35,17 @@ export interface TrainingContext {
   zones: ZoneSettings;
 }
 
-/** The user's settings row, created at version 0 on first use. */
+/** The user's settings row, created at version 0 on first use (a read writes nothing once it exists). */
 async function settingsRow(db: Trx, userId: string) {
+  const read = () => db.selectFrom('training_settings').select(['version', 'zones']).where('user_id', '=', userId).executeTakeFirst();
+  const row = await read();
+  if (row) return row;
   await db
     .insertInto('training_settings')
     .values({ user_id: userId })
     .onConflict((oc) => oc.column('user_id').doNothing())
     .execute();
-  return db.selectFrom('training_settings').select(['version', 'zones']).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  return (await read())!;
 }
 
 /** The athlete's declared thresholds, by sport then day. */

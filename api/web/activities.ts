@@ -191,6 +191,7 @@ function chartsSection(a: ActivityRow): Html {
 <div id="timeseries" class="timeseries"></div>
 <p class="hint">Hover to read every channel at one instant; drag across a chart to zoom, double-click to see the whole activity.</p>
 </section>
+${loadSection(a)}
 <div class="activity-panels">
 ${route ? html`<section class="panel" id="route-panel"><h2>Route</h2><p id="route-status" class="muted" hidden></p><div id="route" class="route"></div></section>` : ''}
 ${
@@ -210,6 +211,21 @@ ${
     : ''
 }
 </div>`;
+}
+
+/**
+ * Where static/activity-load.js shows the activity's training stress, time in zones and lowest W′
+ * balance from the API (read again while they are being computed); the W′ balance is charted under
+ * power in the time series above.
+ */
+function loadSection(a: ActivityRow): Html {
+  return html`<section id="training-load" class="training-load" data-state="loading" aria-labelledby="training-load-heading">
+<h2 id="training-load-heading">Training load</h2>
+<p id="load-status" class="muted" role="status">Loading the training stress…</p>
+<dl id="training-stress" class="training-stress" hidden></dl>
+<div id="time-in-zones" class="time-in-zones"></div>
+<p class="hint">From the thresholds that hold on the activity's day: <a href="/settings/thresholds">Settings → Thresholds</a>.${a.metrics.includes('power') ? ' With critical power and W′, the W′ balance is charted under power.' : ''}</p>
+</section>`;
 }
 
 // Pages ------------------------------------------------------------------------------------------

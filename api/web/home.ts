@@ -4,10 +4,20 @@ import { html } from './html.ts';
 import { page } from './layout.ts';
 import { headerOf, sendHtml } from './web-common.ts';
 
+/** The fitness chart's ranges (static/home.js reads `data-range`). */
+const FITNESS_RANGES: [range: string, label: string][] = [
+  ['90d', '90 days'],
+  ['6m', '6 months'],
+  ['1y', '1 year'],
+  ['all', 'All'],
+  ['custom', 'Dates'],
+];
+
 /**
- * GET /: for a signed-in person, their latest activities, the 90-day curve and this week against the
- * template week, drawn by static/home.js from the public API; with no activity yet, what to do first
- * (upload, connect an app, create a token). Signed out: what the service is, and where to sign in.
+ * GET /: for a signed-in person, their latest activities, the fitness chart (the last 90 days, other
+ * ranges a click away), the 90-day curve and this week against the template week, drawn by
+ * static/home.js from the public API; with no activity yet, what to do first (upload, connect an
+ * app, create a token). Signed out: what the service is, and where to sign in.
  */
 export async function home(ctx: Ctx) {
   const user = await currentWebUser(ctx);
@@ -47,6 +57,29 @@ export async function home(ctx: Ctx) {
   <h2 id="latest-heading">Latest activities</h2>
   <ul id="latest-activities" class="latest"></ul>
   <p><a href="/activities">All activities</a> · <a href="/upload">Upload more</a></p>
+</section>
+<section aria-labelledby="fitness-heading" id="fitness">
+  <h2 id="fitness-heading">Fitness, fatigue and form</h2>
+  <div id="fitness-controls" class="fitness-controls">
+    <div class="presets" id="fitness-ranges" role="group" aria-label="Days shown">
+      ${FITNESS_RANGES.map(([range, label]) => html`<button type="button" data-range="${range}" aria-pressed="${range === '90d' ? 'true' : 'false'}">${label}</button>`)}
+    </div>
+    <form id="fitness-dates" class="dates" hidden>
+      <label for="fitness-start">From</label><input type="date" id="fitness-start" required>
+      <label for="fitness-end">to</label><input type="date" id="fitness-end" required>
+      <button type="submit" class="small" id="fitness-show">Show</button>
+    </form>
+  </div>
+  <p id="fitness-status" class="muted" role="status"></p>
+  <p id="fitness-empty" hidden>No training stress yet: it is computed from your thresholds (critical power, threshold pace or heart rates). Set them in <a href="/settings/thresholds" id="fitness-thresholds-link">Settings → Thresholds</a>, and your activities get their training stress and this chart.</p>
+  <div id="fitness-chart" class="chart fitness-chart"></div>
+  <p id="fitness-readout" class="readout fitness-readout" aria-live="polite"></p>
+  <dl class="fitness-legend" id="fitness-legend">
+    <dt><span class="swatch stress"></span>Stress</dt><dd>Each day's training stress, its activities' scores summed (bars, right axis): an hour all out at threshold scores 100.</dd>
+    <dt><span class="swatch ctl"></span>Fitness</dt><dd>Chronic training load (CTL): the daily stress averaged over about six weeks (42-day exponential average).</dd>
+    <dt><span class="swatch atl"></span>Fatigue</dt><dd>Acute training load (ATL): the same over about a week (7 days).</dd>
+    <dt><span class="swatch tsb"></span>Form</dt><dd>Training stress balance (TSB): yesterday's fitness minus fatigue; positive when fresh, negative while training hard.</dd>
+  </dl>
 </section>
 <section aria-labelledby="home-curve-heading">
   <h2 id="home-curve-heading">Best efforts of the last 90 days</h2>

@@ -53,7 +53,7 @@ ${(opts.scripts ?? []).map((src) => html`<script type="module" src="${src}"></sc
 ${
   opts.user?.acting
     ? html`<div class="acting-banner" id="acting-banner" role="alert">
-<p>You are acting as <strong>${opts.user.acting.name}</strong> (${opts.user.acting.canWrite ? 'read and write' : 'read only'}): the activities, curves, tests and data pages show theirs.</p>
+<p>You are acting as <strong>${opts.user.acting.name}</strong> (${opts.user.acting.canWrite ? 'read and write' : 'read only'}): the activities, curves, tests, data and thresholds pages show theirs.</p>
 <form method="post" action="/act-as/stop" class="inline"><button type="submit" id="stop-acting">Back to your own account</button></form>
 </div>`
     : ''
@@ -103,6 +103,7 @@ export function formError(message: string | undefined): Html {
 const SETTINGS_SECTIONS: [href: string, label: string][] = [
   ['/settings', 'Account'],
   ['/settings/applications', 'API applications'],
+  ['/settings/thresholds', 'Thresholds'],
   ['/settings/tokens', 'Personal tokens'],
   ['/settings/connections', 'Connected applications'],
   ['/settings/teams', 'Teams'],

@@ -14,6 +14,7 @@ import {
   showApplications,
 } from './applications/index.ts';
 import { createToken, revokeToken, showTokens } from './tokens.ts';
+import { addThresholdFromForm, deleteThresholdFromForm, showThresholds } from './thresholds.ts';
 import { revokeConnection, showConnections } from './connections.ts';
 import { clientSidePrivacy, redirectToPage, showApplicationPage, showDirectory } from './directory.ts';
 import { deleteActivityFromForm, showActivities, showActivity } from './activities.ts';
@@ -67,6 +68,9 @@ export function addWebPages(router: Router<AppState, AppContextExtras>): void {
   router.post('/settings/applications/:id/secrets/:secretId/revoke', revokeSecret);
   router.post('/settings/applications/:id/delete', deleteApplicationFromForm);
   router.post('/settings/applications/:id/webhooks/test', sendTestEvent);
+  router.get('/settings/thresholds', showThresholds);
+  router.post('/settings/thresholds', addThresholdFromForm);
+  router.post('/settings/thresholds/delete', deleteThresholdFromForm);
   router.get('/settings/tokens', showTokens);
   router.post('/settings/tokens', createToken);
   router.post('/settings/tokens/:id/revoke', revokeToken);

@@ -155,7 +155,7 @@ function chartOptions(channel, i, last, { syncKey, timeValue, hooks }) {
       { label: 'Time', value: timeValue },
       {
         label: `${channel.label} (${channel.unit})`,
-        stroke: PALETTE[i % PALETTE.length],
+        stroke: channel.color ?? PALETTE[i % PALETTE.length],
         width: 1,
         points: { show: false },
         value: (_u, v) => (channel.text ? channel.text(v) : v == null ? '–' : v.toFixed(channel.digits)),

@@ -8,6 +8,7 @@ import { TIME_SERIES_CHANNELS, channelsFor, drawTimeSeries } from './activity-ti
 import { drawRoute } from './activity-route.js';
 import { drawAwd, drawMeanMax } from './activity-curves.js';
 import { metricDisplay } from './units.js';
+import { showTrainingLoad, withWPrimeBalance } from './activity-load.js';
 
 const section = document.getElementById('activity-charts');
 const id = section.dataset.activityId;
@@ -31,10 +32,13 @@ async function main() {
     TIME_SERIES_CHANNELS.filter((c) => recorded.has(c.key)),
     sport,
   );
+  // The W′ balance (derived from power: nulls without critical power and W′) is charted under power.
   const extra = ['distance', 'latitude', 'longitude'].filter((k) => recorded.has(k));
+  if (recorded.has('power')) extra.unshift('w_prime_balance');
   const metrics = [...channels.map((c) => c.key), ...extra].join(',');
   const [activity, frame] = await Promise.all([apiJson(base), metrics ? apiFrame(`${base}/data?metrics=${metrics}`) : undefined]);
   const elapsed = secondsSince(Date.parse(activity.start));
+  const load = showTrainingLoad(activity, { base, sport }).catch(failLoad);
 
   let series;
   if (frame) {
@@ -42,7 +46,7 @@ async function main() {
     const laps = (activity.laps ?? []).map((lap) => ({ start: elapsed(lap.start), end: elapsed(lap.end) }));
     const container = document.getElementById('timeseries');
     if (channels.length) {
-      series = drawTimeSeries(container, { x, frame, laps, channels });
+      series = drawTimeSeries(container, { x, frame, laps, channels: withWPrimeBalance(channels, frame) });
       container.dataset.rows = String(x.length);
     }
     const routeBox = document.getElementById('route');
@@ -56,7 +60,15 @@ async function main() {
   else showStatus(status, 'This activity has no channel to chart over time.');
   section.dataset.state = 'ready';
 
-  await Promise.all([meanMax(elapsed, series), awd()]);
+  await Promise.all([meanMax(elapsed, series), awd(), load]);
+}
+
+/** The training load section's failure, said in it (the charts go on). */
+function failLoad(error) {
+  const el = document.getElementById('load-status');
+  if (el) showStatus(el, `Could not load the training stress: ${error.message}`, true);
+  const box = document.getElementById('training-load');
+  if (box) box.dataset.state = 'failed';
 }
 
 /** The mean-max panel: the metric chosen in its select; a click on a point zooms the time series to that best. */

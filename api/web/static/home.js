@@ -1,11 +1,13 @@
-// The signed-in home page (/): latest activities, the 90-day curve and this week against the template
-// week, from the public API; with no activity yet, the first steps instead.
+// The signed-in home page (/): latest activities, the fitness chart (its range picked above it), the
+// 90-day curve and this week against the template week, from the public API; with no activity yet, the
+// first steps instead.
 
 import { apiFrame, apiJson, latestDay } from './api-client.js';
 import { formatDuration } from './charts.js';
 import { drawCurveChart, durationCurve } from './curve-chart.js';
 import { isoDay, isoDurationSeconds, localMinute, rootSport, sportLabel } from './labels.js';
 import { drawWeekChart, templateHours, WEEKDAYS } from './week-chart.js';
+import { drawFitnessChart } from './fitness-chart.js';
 import { formatDistance, pageUnits } from './units.js';
 
 const LATEST = 5;
@@ -90,6 +92,73 @@ async function drawWeek() {
   if (!idle) drawWeekChart($('home-week-chart'), series);
 }
 
+/** The days back from today (the first day included) of each preset range of the fitness chart; `all` from the first day with stress. */
+const FITNESS_DAYS = { '90d': 90, '6m': 182, '1y': 365 };
+
+/** The query of the fitness chart's range: `range` a preset, or `custom` with the dates' inputs. */
+function fitnessRange(range) {
+  const end = range === 'custom' ? $('fitness-end').value : isoDay();
+  if (range === 'all') return { end };
+  if (range === 'custom') return { start: $('fitness-start').value, end };
+  return { start: isoDay(new Date(), 1 - FITNESS_DAYS[range]), end };
+}
+
+const trainingLoad = (query) => apiFrame(`/api/v1/activities/longitudinal-training-load?${new URLSearchParams(query)}`);
+
+/**
+ * The fitness chart of the range; with no training stress at all (no thresholds yet), the sentence
+ * pointing to Settings → Thresholds instead of the chart and its controls.
+ */
+async function drawFitness(range) {
+  const query = fitnessRange(range);
+  const status = $('fitness-status');
+  status.classList.remove('error');
+  if (range === 'custom' && !(query.start && query.end && query.start <= query.end)) {
+    status.textContent = 'Choose a first day on or before the last.';
+    status.classList.add('error');
+    return;
+  }
+  const frame = await trainingLoad(query);
+  const some = (f) => f.stress.some((v) => v > 0) || f.ctl.some((v) => v > 0.05);
+  const none = !some(frame) && !some(await trainingLoad({ end: isoDay() }));
+  for (const id of ['fitness-controls', 'fitness-chart', 'fitness-readout', 'fitness-legend']) $(id).hidden = none;
+  $('fitness-empty').hidden = !none;
+  $('fitness').dataset.state = none ? 'empty' : 'drawn';
+  if (none) {
+    status.textContent = '';
+    return;
+  }
+  const first = frame.date[0]?.slice(0, 10);
+  status.textContent = some(frame)
+    ? `From ${first} to ${query.end}.`
+    : `No training stress from ${first ?? query.start} to ${query.end}: choose a longer range, or All.`;
+  drawFitnessChart($('fitness-chart'), frame, { readout: $('fitness-readout') });
+}
+
+/** The range buttons and the dates' form: each choice draws the chart again. */
+function fitnessControls() {
+  const buttons = [...document.querySelectorAll('#fitness-ranges button')];
+  const failed = (err) => {
+    $('fitness-status').classList.add('error');
+    $('fitness-status').textContent = `Could not draw the fitness chart: ${err.message}`;
+  };
+  for (const button of buttons)
+    button.addEventListener('click', () => {
+      const range = button.dataset.range;
+      for (const b of buttons) b.setAttribute('aria-pressed', String(b === button));
+      $('fitness-dates').hidden = range !== 'custom';
+      if (range !== 'custom') return drawFitness(range).catch(failed);
+      $('fitness-end').value ||= isoDay();
+      $('fitness-start').value ||= isoDay(new Date(), -89);
+      $('fitness-start').focus();
+    });
+  $('fitness-dates').addEventListener('submit', (e) => {
+    e.preventDefault();
+    drawFitness('custom').catch(failed);
+  });
+  return drawFitness('90d').catch(failed);
+}
+
 async function start() {
   const latest = await apiJson(`/api/v1/activities/?limit=${LATEST}`);
   if (!latest.length) {
@@ -98,7 +167,7 @@ async function start() {
   }
   $('home-training').hidden = false;
   $('latest-activities').replaceChildren(...latest.map(activityItem));
-  await Promise.all([drawCurve(), drawWeek()]);
+  await Promise.all([fitnessControls(), drawCurve(), drawWeek()]);
 }
 
 start().catch((err) => {
