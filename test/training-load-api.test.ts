@@ -6,6 +6,7 @@ import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit, type RecordFields } from './helpers/fit-builder.ts';
 import { trainingLoadProcessor } from '../workers/training-load.ts';
 import { loadVersion } from '../db/training-load.ts';
+import { yazlZip } from './helpers/zip.ts';
 
 /**
  * Training load end to end (docs/training-load.md): thresholds with a history, each activity's stress,
@@ -437,4 +438,54 @@ test('a run scores by pace (rTSS) with its critical speed and gets speed zones; 
   t.is(after.length, before.length);
   t.is(after[0]!.stress, before[0]!.stress);
   t.deepEqual(await process(job(version - 1)), { superseded: version });
+});
+
+test('a history import’s activities get their load once the import completes, modelled from the whole history', async (t) => {
+  const { token } = await athlete();
+  // Three rides of maximal efforts from 10 s to 20 min (each after 5 min at 100 W), then a steady hour.
+  const efforts: [number, number][] = [
+    [10, 900],
+    [60, 520],
+    [180, 400],
+    [300, 360],
+    [600, 320],
+    [1200, 295],
+  ];
+  const plan = efforts.flatMap(([seconds, watts]) => [...new Array(300).fill(100), ...new Array(seconds).fill(watts)]);
+  const files = [0, 1, 2, 3].map((n) => ({
+    name: `ride-${n}.fit`,
+    data: buildActivityFit({
+      sessions: [
+        {
+          sport: 'cycling',
+          start: new Date(Date.parse('2024-10-01T08:00:00Z') + n * 7 * 86_400_000),
+          seconds: n < 3 ? plan.length : 3600,
+          record: (i: number) => ({ power: n < 3 ? plan[i]! - 10 * n : 250, heartRate: 140, cadence: 90, speed: 9, distance: i * 9 }),
+        },
+      ],
+    }),
+  }));
+  const form = new FormData();
+  form.append('archive', new Blob([(await yazlZip(files)) as Uint8Array<ArrayBuffer>], { type: 'application/zip' }), 'export.zip');
+  const res = await fetch(`${service.url}/api/v1/activities/backfill`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
+  t.is(res.status, 202);
+  await (await fetch(`${service.url}/api/v1/activities/backfill-status`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const list = await api(service, token, 'GET', '/api/v1/activities/?limit=10');
+  t.is(list.body.length, 4);
+  for (const a of list.body) {
+    const d = await details(token, a.id);
+    // The oldest ride has no history before it: no model, and the reason says so.
+    if (d.start.startsWith('2024-10-01')) t.regex(d.training_stress.reason, /critical power/);
+    else t.true(d.training_stress.score === null || d.training_stress.thresholds.critical_power.origin === 'modelled');
+  }
+  // The newest ride's model is fitted on the three before it, all stored before its load was computed.
+  const newest = await details(token, list.body.find((a: any) => a.start.startsWith('2024-10-22')).id);
+  const model = await api(service, token, 'GET', '/api/v1/profile/intensity-duration-model?date=2024-10-21&sport=cycling');
+  t.truthy(model.body.parameters, 'the three earlier rides determine a fit');
+  t.is(newest.training_stress.thresholds.critical_power.value, model.body.parameters.critical_intensity);
+  t.is(newest.training_stress.method, 'power');
 });

@@ -16,7 +16,7 @@ import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import type { Logger } from '../lib/log.ts';
 import { enqueueTrainingLoad, requeueIngest, type IngestJob, type Queues } from './queues.ts';
-import { modelledLoadStale } from '../db/training-load.ts';
+import { loadVersion, modelledLoadStale } from '../db/training-load.ts';
 import { withActor } from '../lib/actor.ts';
 import { loadAfterIngest } from './training-load.ts';
 
@@ -82,7 +82,8 @@ async function ingestSource(deps: IngestDeps, job: Job<IngestJob>, source: Sourc
       source.user_id,
       rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
     );
-  if (stored)
+  // A history import's activities get their load once it completes (finishBackfill): one pass, off the import's path.
+  if (stored && !source.backfill_id)
     await loadAfterIngest(
       deps,
       source.user_id,
@@ -252,9 +253,13 @@ export async function removeLeftovers(dataDir: string, userId: string, ids: stri
 async function finishBackfill(deps: Pick<IngestDeps, 'db' | 'now' | 'log' | 'queues'>, source: Source) {
   if (source.backfill_id && (await completeBackfillIfDone(deps.db, source.backfill_id, deps.now()))) {
     deps.log.info('backfill completed', { backfill_id: source.backfill_id });
-    // Loads whose critical power was modelled while the history was still arriving (newest first): fitted again on all of it.
-    const version = await modelledLoadStale(deps.db, source.user_id);
-    if (version !== undefined && deps.queues) await enqueueTrainingLoad(deps.queues, source.user_id, version);
+    // The imported activities' load, by the job (from their sample files); the loads whose critical
+    // power was modelled before the history arrived are fitted again on all of it.
+    const version = (await modelledLoadStale(deps.db, source.user_id)) ?? (await loadVersion(deps.db, source.user_id));
+    if (deps.queues)
+      await enqueueTrainingLoad(deps.queues, source.user_id, version).catch((err) =>
+        deps.log.warn('could not queue the training-load job; the housekeeping will', { err }),
+      );
   }
 }
 
