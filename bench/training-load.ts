@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
+import { prng } from '../test/helpers/prng.ts';
 import { activityId, storeActivities } from '../db/activities.ts';
 import { bumpDataAndReadVersion } from '../db/read-version.ts';
 import { insertSource } from '../db/sources.ts';
@@ -73,18 +74,6 @@ async function measure(runs: number, fn: () => unknown, warmup = WARMUP): Promis
     ms.push(performance.now() - t0);
   }
   return timing(ms);
-}
-
-/** Deterministic numbers in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The time in zones a load row holds for a sport: each zone of its default models with some seconds. */
@@ -209,7 +198,7 @@ async function seed(service: TestService, userId: string): Promise<number> {
     { sport: 'cycling', valid_from: DECLARED.valid_from, ...cycling },
     { sport: 'running', valid_from: DECLARED.valid_from, critical_speed: 4, threshold_heart_rate: THRESHOLD_HR },
   ]);
-  const rnd = random(42);
+  const rnd = prng(42);
   const planned = plan(rnd);
   for (let i = 0; i < planned.length; i += 500) await insertBatch(service, userId, planned.slice(i, i + 500), version, rnd);
   await bumpDataAndReadVersion(db, userId);

@@ -132,13 +132,18 @@ export async function loadInputsChanged(trx: Trx, userId: string, sport: string 
   if (fromDay) stale = stale.where('day', '>=', fromDay);
   const rows = await stale.execute();
   const ids = rows.filter((r) => sport === null || sportMatches(r.sport, sport)).map((r) => r.activity_id);
+  await deleteLoadRows(trx, userId, ids);
+  return version;
+}
+
+/** Delete load rows (in statements of at most 5,000 ids); the answers that showed them move on. */
+async function deleteLoadRows(trx: Trx, userId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 5000)
     await trx
       .deleteFrom('activity_load')
       .where('activity_id', 'in', ids.slice(i, i + 5000))
       .execute();
   await bumpDataAndReadVersion(trx, userId);
-  return version;
 }
 
 /**
@@ -156,16 +161,11 @@ export function modelledLoadStale(db: Db, userId: string): Promise<number | unde
       .execute();
     if (!modelled.length) return undefined;
     const version = await bumpVersion(trx, userId);
-    for (let i = 0; i < modelled.length; i += 5000)
-      await trx
-        .deleteFrom('activity_load')
-        .where(
-          'activity_id',
-          'in',
-          modelled.slice(i, i + 5000).map((r) => r.activity_id),
-        )
-        .execute();
-    await bumpDataAndReadVersion(trx, userId);
+    await deleteLoadRows(
+      trx,
+      userId,
+      modelled.map((r) => r.activity_id),
+    );
     return version;
   });
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Job } from 'bullmq';
-import type { Db, Source, SourceMetadata, StoredLap } from '../db/database.ts';
+import type { Source, SourceMetadata, StoredLap } from '../db/database.ts';
 import { findSource, markSourceFailed } from '../db/sources.ts';
 import { activityId, activityStamps, storeActivities, type NewActivity } from '../db/activities.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
@@ -9,24 +9,17 @@ import { MEAN_MAX_METRICS } from '../engine/curves/activity-curves.ts';
 import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
 import type { Channel } from '../engine/channels.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
-import type { EnginePool } from '../engine/pool.ts';
-import type { SampleData, SampleStore } from '../engine/samples/sample-file.ts';
+import type { SampleData } from '../engine/samples/sample-file.ts';
 import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.ts';
 import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
-import type { Logger } from '../lib/log.ts';
 import { enqueueTrainingLoad, requeueIngest, type IngestJob, type Queues } from './queues.ts';
 import { loadVersion, modelledLoadStale } from '../db/training-load.ts';
 import { withActor } from '../lib/actor.ts';
-import { loadAfterIngest } from './training-load.ts';
+import { loadAfterIngest, type LoadDeps } from './training-load.ts';
 
-export interface IngestDeps {
-  db: Db;
-  pool: EnginePool;
-  samples: SampleStore;
-  dataDir: string;
-  log: Logger;
-  now: () => Date;
+/** The load's dependencies (./training-load.ts) and the ingest's own. */
+export interface IngestDeps extends LoadDeps {
   /** The engine task's deadline (INGEST_TIMEOUT_MS): past it the thread is stopped and the source fails with `ingest_timeout`. */
   timeoutMs?: number;
   /** Where a completed backfill queues the training-load job (./training-load.ts). */

@@ -1,4 +1,5 @@
 import type { ChannelStats, LapStats, Summary } from './ingested.ts';
+import { normalisedMean } from '../normalised-mean.ts';
 import type { Lap } from './recording.ts';
 import { STANDSTILL_SPEED, type Grid, type GridChannels } from './resample.ts';
 
@@ -172,25 +173,7 @@ function movingSeconds(grid: Grid, from: number, to: number): number {
 
 /** Normalized power over [from, to) (see the module comment); undefined under NP_WINDOW_SECONDS recorded running seconds. */
 export function normalizedPower(power: Float64Array, running: Uint8Array, from: number, to: number): number | undefined {
-  const w = NP_WINDOW_SECONDS;
-  const ring = new Float64Array(w);
-  let n = 0;
-  let sum = 0;
-  let sum4 = 0;
-  let windows = 0;
-  for (let i = from; i < to; i++) {
-    const v = power[i]!;
-    if (!running[i] || Number.isNaN(v)) continue;
-    sum += v - ring[n % w]!;
-    ring[n % w] = v;
-    n++;
-    if (n >= w) {
-      const mean = sum / w;
-      sum4 += mean * mean * mean * mean;
-      windows++;
-    }
-  }
-  return windows === 0 ? undefined : (sum4 / windows) ** 0.25;
+  return normalisedMean(power, NP_WINDOW_SECONDS, from, to, running);
 }
 
 /**

@@ -1,6 +1,10 @@
 import { ZONE_METRICS, ZONE_THRESHOLD, timeInZones, zoneBounds, type ZoneBounds, type ZoneMetric, type ZoneModel } from './zones.ts';
-import { normalisedMean, trainingStress, type Stress, type StressInputs, type Thresholds } from './stress.ts';
+import { trainingStress, type Stress, type StressInputs, type Thresholds } from './stress.ts';
 import { skibaTau, wPrimeBalance } from './w-prime-balance.ts';
+import { normalisedMean } from '../normalised-mean.ts';
+
+/** Normalised speed's rolling window (s): normalized power's. */
+const NORMALISED_WINDOW_SECONDS = 30;
 
 /**
  * What an activity's thresholds make of it (the pool task `activity-load`): its training stress
@@ -37,7 +41,10 @@ export function rideTau(power: Float64Array, cp: number): number {
 export function activityLoad(input: ActivityLoadInput): ActivityLoad {
   const { channels, thresholds } = input;
   const speed = channels.speed;
-  const stress = trainingStress({ ...input.stress, normalisedSpeed: speed ? normalisedMean(speed) : undefined }, thresholds);
+  const stress = trainingStress(
+    { ...input.stress, normalisedSpeed: speed ? normalisedMean(speed, NORMALISED_WINDOW_SECONDS) : undefined },
+    thresholds,
+  );
   const zones: ActivityLoad['timeInZones'] = {};
   for (const metric of ZONE_METRICS) {
     const values = channels[metric];

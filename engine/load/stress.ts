@@ -59,28 +59,6 @@ export function trimp(minutes: number, meanHr: number, restHr: number, maxHr: nu
   return minutes * r * 0.64 * Math.exp(TRIMP_K * r);
 }
 
-/** NP's algorithm on any 1 Hz series: NaN seconds skipped; undefined under `window` values. */
-export function normalisedMean(values: Float64Array, window = 30): number | undefined {
-  const ring = new Float64Array(window);
-  let n = 0;
-  let sum = 0;
-  let sum4 = 0;
-  let windows = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (v !== v) continue;
-    sum += v - ring[n % window]!;
-    ring[n % window] = v;
-    n++;
-    if (n >= window) {
-      const mean = sum / window;
-      sum4 += mean * mean * mean * mean;
-      windows++;
-    }
-  }
-  return windows === 0 ? undefined : (sum4 / windows) ** 0.25;
-}
-
 export function trainingStress(input: StressInputs, t: Thresholds): Stress {
   const hours = input.seconds / 3600;
   const missing: string[] = [];
