@@ -11,12 +11,12 @@ import { prng } from '../test/helpers/prng.ts';
 import { activityId, storeActivities } from '../db/activities.ts';
 import { bumpDataAndReadVersion } from '../db/read-version.ts';
 import { insertSource } from '../db/sources.ts';
-import { dailyStress, replaceThresholds } from '../db/training-load.ts';
+import { dailyStress, insertActivityLoads, replaceThresholds } from '../db/training-load.ts';
 import { trainingLoadColumns } from '../api/services/training-load/chart.ts';
 import { performanceManagement } from '../engine/load/pmc.ts';
 import { defaultZoneModel, zoneBounds } from '../engine/load/zones.ts';
 import { formatLocal } from '../lib/time.ts';
-import { loadAfterIngest } from '../workers/training-load.ts';
+import { loadsOfNewActivities } from '../workers/training-load.ts';
 import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
 
 /**
@@ -32,7 +32,7 @@ import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report
  * Rows: the recurrence alone (engine), the per-day sum alone (the SQL of db/training-load.ts dailyStress),
  * both in this process (the chart's columns), GET /healthz (the HTTP floor), the chart as JSON and as
  * Parquet (BENCH_TRAINING_LOAD_RUNS, 100, after 5 warm-up requests), JSON with gzip, one sport; then
- * one more activity stored as the ingest stores it (storeActivities, loadAfterIngest) and the next chart.
+ * one more activity stored as the ingest stores it (its load computed, then written with it by storeActivities) and the next chart.
  * The list's read cache is off too (READ_CACHE_SECONDS=0), so the script's pages are built for it.
  */
 const YEARS = Number(process.env.BENCH_TRAINING_LOAD_YEARS ?? 10);
@@ -325,7 +325,7 @@ async function baselineRows(run: Run, rows: Row[], served: Chart, notes: string[
   rows.find((r) => r.workload.includes('Parquet'))!.baseline = json.baseline;
 }
 
-/** One more activity, on END_DAY, stored as the ingest stores it: its source, storeActivities, loadAfterIngest. Returns its id. */
+/** One more activity, on END_DAY, stored as the ingest stores it: its source, its load computed, storeActivities writing both. Returns its id. */
 async function storeOneMore(service: TestService, userId: string): Promise<string> {
   const { db, engine, log, now } = service.deps;
   const start = Date.parse(END_DAY) + 16 * 3_600_000;
@@ -341,20 +341,20 @@ async function storeOneMore(service: TestService, userId: string): Promise<strin
     samples: 3600,
     implausible_samples: {},
   };
-  await storeActivities(db, source, [{ ...ride, ...times, ...rest }], new Date());
-  const row = await db
-    .selectFrom('activities')
-    .select(['id', 'user_id', 'sport', 'start_time', 'end_time', 'utc_offset_seconds', 'summary', 'timer_seconds'])
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
+  const activity = { ...ride, ...times, ...rest };
   const deps = { db, pool: engine.pool, samples: engine.samples, dataDir: service.config.DATA_DIR, log, now };
-  await loadAfterIngest(deps, userId, [{ row, channels: {} }]);
+  // As the ingest does: the load computed before the commit, written in the activity's transaction.
+  const loads = await loadsOfNewActivities(deps, userId, [{ row: { ...activity, user_id: userId }, channels: {} }]);
+  if (!loads) throw new Error('the load of the new activity could not be computed');
+  await storeActivities(db, source, [activity], new Date(), {
+    inTransaction: (trx) => insertActivityLoads(trx, loads.rows, loads.version, now()),
+  });
   return id;
 }
 
 /**
- * One activity more, on END_DAY, stored as the ingest stores it (its source, storeActivities, then
- * loadAfterIngest computes and stores its load row), then the next chart. No other load row may be
+ * One activity more, on END_DAY, stored as the ingest stores it (its source; its load row computed,
+ * then written with it by storeActivities), then the next chart. No other load row may be
  * written (each row's xmin, version and computed_at are compared), and every day before END_DAY must
  * hold the same values as before.
  */

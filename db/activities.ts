@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sql, type SqlBool } from 'kysely';
-import type { ActivityRow, Db, StoredLap } from './database.ts';
+import { sql, type SqlBool, type Transaction } from 'kysely';
+import type { ActivityRow, Database, Db, StoredLap } from './database.ts';
 import type { MetricCurves } from '../engine/curves/activity-curves.ts';
 import type { DeviceChecks } from '../engine/ingest/recording.ts';
 import { bumpDataVersion, curveRows, storeCurves, storedCurvesEqual } from './curves.ts';
@@ -59,14 +59,16 @@ export interface NewActivity {
  * statements (two jobs of one user do not wait on each other's files). If it rejects, nothing is
  * written. Seven round trips: the claim of the source (its row locked, so a concurrent attempt
  * waits, then finds it processed), the activities, their curves, then the versions, the events
- * with their NOTIFY and the commit.
+ * with their NOTIFY and the commit. `inTransaction` writes what the new rows come with (their training
+ * load: db/training-load.ts insertActivityLoads) after the curves, so that a `processed` source's
+ * activities are whole.
  */
 export async function storeActivities(
   db: Db,
   source: { id: string; user_id: string; tags: string[] },
   activities: NewActivity[],
   now: Date,
-  opts: { beforeCommit?: () => Promise<unknown> } = {},
+  opts: { beforeCommit?: () => Promise<unknown>; inTransaction?: (trx: Transaction<Database>) => Promise<unknown> } = {},
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const claimed = await trx
@@ -100,6 +102,8 @@ export async function storeActivities(
       const curves = activities.flatMap((a) => curveRows(a.id, a.curves, now));
       if (curves.length) await trx.insertInto('activity_curves').values(curves).execute();
     }
+    // What else the new rows come with (their training load), in the same transaction.
+    if (activities.length) await opts.inTransaction?.(trx);
     await opts.beforeCommit?.();
     if (activities.length) await bumpDataAndReadVersion(trx, source.user_id);
     await recordEvents(

@@ -12,7 +12,7 @@ import type { ActivityLoad } from '../engine/load/activity-load.ts';
  * activity what those make of it (`activity_load`). Every input of a load row (thresholds, lab tests'
  * results, resting heart rate measures, zones) has a version per user (`training_settings.version`):
  * a change bumps it and deletes the load rows it can alter, in one transaction; a load row is stored
- * only under the version it was computed with (`storeActivityLoad`), so a computation that raced a
+ * only under the version it was computed with (`insertActivityLoads`), so a computation that raced a
  * change is dropped, and the job queued for the new version recomputes what is missing.
  */
 
@@ -138,6 +138,7 @@ export async function loadInputsChanged(trx: Trx, userId: string, sport: string 
 
 /** Delete load rows (in statements of at most 5,000 ids); the answers that showed them move on. */
 async function deleteLoadRows(trx: Trx, userId: string, ids: string[]): Promise<void> {
+  if (!ids.length) return;
   for (let i = 0; i < ids.length; i += 5000)
     await trx
       .deleteFrom('activity_load')
@@ -275,18 +276,40 @@ export interface NewActivityLoad {
   thresholds: Record<string, unknown>;
 }
 
-/** Store a load row computed under `version`: `superseded` (nothing stored) when the user's inputs changed since, `gone` when the activity was deleted. */
-export function storeActivityLoad(db: Db, row: NewActivityLoad, version: number, now: Date): Promise<'stored' | 'superseded' | 'gone'> {
+/** Store load rows of one user computed under `version`: `superseded` (nothing stored) when the user's inputs changed since, `gone` when an activity was deleted. */
+export function storeActivityLoads(db: Db, rows: NewActivityLoad[], version: number, now: Date): Promise<'stored' | 'superseded' | 'gone'> {
   return db.transaction().execute(async (trx) => {
-    const current = await trx
-      .selectFrom('training_settings')
-      .select('version')
-      .where('user_id', '=', row.userId)
-      .forShare()
-      .executeTakeFirst();
-    if (current?.version !== version) return 'superseded';
-    const exists = await trx.selectFrom('activities').select('id').where('id', '=', row.activityId).forShare().executeTakeFirst();
-    if (!exists) return 'gone';
+    const outcome = await insertActivityLoads(trx, rows, version, now);
+    // The activities' details, the lists and the computed answers show them: their versions move on.
+    if (outcome === 'stored' && rows.length) await bumpDataAndReadVersion(trx, rows[0]!.userId);
+    return outcome;
+  });
+}
+
+/**
+ * Insert (or replace) load rows of one user computed under `version`, in the caller's transaction (an
+ * ingest's, which bumps the user's versions itself): nothing when the user's inputs changed since
+ * (`superseded`) or an activity is gone. The version is read FOR SHARE, so a change waits for this
+ * transaction, and this one for a change.
+ */
+export async function insertActivityLoads(
+  trx: Transaction<Database>,
+  rows: NewActivityLoad[],
+  version: number,
+  now: Date,
+): Promise<'stored' | 'superseded' | 'gone'> {
+  if (!rows.length) return 'stored';
+  const current = await trx
+    .selectFrom('training_settings')
+    .select('version')
+    .where('user_id', '=', rows[0]!.userId)
+    .forShare()
+    .executeTakeFirst();
+  if (current?.version !== version) return 'superseded';
+  const ids = rows.map((r) => r.activityId);
+  const exists = await trx.selectFrom('activities').select('id').where('id', 'in', ids).forShare().execute();
+  if (exists.length !== ids.length) return 'gone';
+  for (const row of rows) {
     const { stress, timeInZones, wPrimeBalanceMin } = row.load;
     const values = {
       user_id: row.userId,
@@ -307,10 +330,8 @@ export function storeActivityLoad(db: Db, row: NewActivityLoad, version: number,
       .values({ activity_id: row.activityId, ...values })
       .onConflict((oc) => oc.column('activity_id').doUpdateSet(values))
       .execute();
-    // The activity's details, the lists and the computed answers show it: their versions move on.
-    await bumpDataAndReadVersion(trx, row.userId);
-    return 'stored';
-  });
+  }
+  return 'stored';
 }
 
 /** The user's activities without a load row, in pages by id. */

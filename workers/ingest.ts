@@ -14,9 +14,9 @@ import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.t
 import { isGzip } from '../engine/ingest/sniff.ts';
 import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
 import { enqueueTrainingLoad, requeueIngest, type IngestJob, type Queues } from './queues.ts';
-import { loadVersion, modelledLoadStale } from '../db/training-load.ts';
+import { insertActivityLoads, loadVersion, modelledLoadStale } from '../db/training-load.ts';
 import { withActor } from '../lib/actor.ts';
-import { loadAfterIngest, type LoadDeps } from './training-load.ts';
+import { loadsOfNewActivities, type LoadDeps } from './training-load.ts';
 
 /** The load's dependencies (./training-load.ts) and the ingest's own. */
 export interface IngestDeps extends LoadDeps {
@@ -67,23 +67,27 @@ async function ingestSource(deps: IngestDeps, job: Job<IngestJob>, source: Sourc
     { leftovers: isRetry(job) || (job.data.requeues ?? 0) > 0 },
   );
   written.catch(() => {}); // awaited below; this keeps a failure before then from counting as unhandled
-  const stored = await storeActivities(deps.db, source, rows, deps.now(), { beforeCommit: () => written });
+  // Their training load, committed with them (a history import's comes once it completes: finishBackfill).
+  const loads = source.backfill_id
+    ? undefined
+    : await loadsOfNewActivities(
+        deps,
+        source.user_id,
+        rows.map((r, i) => ({
+          row: { ...r, user_id: source.user_id, timer_seconds: r.timer_seconds ?? null },
+          channels: result.activities[i]!.channels,
+        })),
+      );
+  const stored = await storeActivities(deps.db, source, rows, deps.now(), {
+    beforeCommit: () => written,
+    ...(loads ? { inTransaction: (trx) => insertActivityLoads(trx, loads.rows, loads.version, deps.now()) } : {}),
+  });
   await written;
   if (stored)
     await appendToColumns(
       deps,
       source.user_id,
       rows.map((r, i) => ({ id: r.id, channels: result.activities[i]!.channels, afterGrid: result.activities[i]!.afterGrid })),
-    );
-  // A history import's activities get their load once it completes (finishBackfill): one pass, off the import's path.
-  if (stored && !source.backfill_id)
-    await loadAfterIngest(
-      deps,
-      source.user_id,
-      rows.map((r, i) => ({
-        row: { ...r, user_id: source.user_id, timer_seconds: r.timer_seconds ?? null },
-        channels: result.activities[i]!.channels,
-      })),
     );
   await finishBackfill(deps, source);
   return { activities: stored ? rows.map((r) => r.id) : [], stored };

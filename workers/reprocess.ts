@@ -1,4 +1,4 @@
-import { loadAfterIngest } from './training-load.ts';
+import { loadAfterReprocess } from './training-load.ts';
 import type { Job } from 'bullmq';
 import { findSource } from '../db/sources.ts';
 import { activitiesOfSource, replaceDerivedActivities } from '../db/reprocess.ts';
@@ -120,7 +120,7 @@ export function reprocessProcessor(deps: ReprocessDeps) {
       deps.log.info('reprocess: activities deleted meanwhile were not written', { source_id: source.id, activity_ids: outcome.gone });
     // Their training load, from the new samples and summaries (the row is replaced).
     const changed = new Set(outcome.changed);
-    await loadAfterIngest(
+    await loadAfterReprocess(
       deps,
       source.user_id,
       rows

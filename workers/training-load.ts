@@ -1,6 +1,12 @@
 import type { Job } from 'bullmq';
 import type { ActivityRow, Db } from '../db/database.ts';
-import { activitiesNeedingLoad, storeActivityLoad, trainingContext, type TrainingContext } from '../db/training-load.ts';
+import {
+  activitiesNeedingLoad,
+  storeActivityLoads,
+  trainingContext,
+  type NewActivityLoad,
+  type TrainingContext,
+} from '../db/training-load.ts';
 import { resolveThresholds, thresholdValues, type Resolved } from '../engine/load/thresholds.ts';
 import { curvesOf, packStored } from '../db/curves.ts';
 import { bestEfforts, fitCriticalPower, MODEL_WINDOW_DAYS } from '../engine/curves/intensity-duration-model.ts';
@@ -53,13 +59,23 @@ export function zoneModels(context: Pick<TrainingContext, 'zones'>, sport: strin
 export const activityDay = (a: Pick<ActivityRow, 'start_time' | 'utc_offset_seconds'>) =>
   formatLocal(a.start_time, a.utc_offset_seconds).slice(0, 10);
 
-/** Compute and store one activity's load under `context` (db/training-load.ts storeActivityLoad's outcome). */
+/** Compute and store one activity's load under `context` (db/training-load.ts storeActivityLoads' outcome). */
 export async function computeActivityLoad(
   deps: LoadDeps,
   context: TrainingContext,
   activity: LoadActivity,
   channels: Partial<Record<ZoneMetric, Float64Array>>,
 ) {
+  return storeActivityLoads(deps.db, [await activityLoadRow(deps, context, activity, channels)], context.version, deps.now());
+}
+
+/** One activity's load row under `context` (the channels are handed to the pool: the caller is done with them). */
+async function activityLoadRow(
+  deps: LoadDeps,
+  context: TrainingContext,
+  activity: LoadActivity,
+  channels: Partial<Record<ZoneMetric, Float64Array>>,
+): Promise<NewActivityLoad> {
   const day = activityDay(activity);
   const resolved = resolveThresholds(context.entries, activity.sport, day, context.restingHr);
   const summary = (activity.summary ?? {}) as Record<string, Record<string, number> | undefined>;
@@ -77,12 +93,7 @@ export async function computeActivityLoad(
     thresholds: thresholdValues(resolved),
     zones: zoneModels(context, activity.sport),
   });
-  return storeActivityLoad(
-    deps.db,
-    { activityId: activity.id, userId: activity.user_id, sport: activity.sport, day, load, thresholds: resolved },
-    context.version,
-    deps.now(),
-  );
+  return { activityId: activity.id, userId: activity.user_id, sport: activity.sport, day, load, thresholds: resolved };
 }
 
 /**
@@ -127,25 +138,42 @@ async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise
 }
 
 /**
- * After an ingest's commit, the load of its new activities from the channels it has in memory (they
- * are handed to the pool, so the caller is done with them). A failure is only logged: the activities
- * then have no row, and the housekeeping's sweep queues the job that computes them.
+ * A new file's activities' load rows, computed before the ingest's transaction commits them (from
+ * copies of the channels it is still writing), with the version they were computed under, for
+ * db/training-load.ts insertActivityLoads in that transaction. Undefined when they could not be
+ * computed: that is only logged, and the housekeeping's sweep queues the job that computes them.
  */
-export async function loadAfterIngest(
+export async function loadsOfNewActivities(
+  deps: LoadDeps,
+  userId: string,
+  activities: { row: LoadActivity; channels: Partial<Record<string, Float64Array>> }[],
+): Promise<{ rows: NewActivityLoad[]; version: number } | undefined> {
+  try {
+    const context = await trainingContext(deps.db, userId);
+    const rows: NewActivityLoad[] = [];
+    for (const { row, channels } of activities) {
+      const copies = Object.fromEntries(LOAD_CHANNELS.flatMap((m) => (channels[m] ? [[m, channels[m].slice()]] : [])));
+      rows.push(await activityLoadRow(deps, context, row, copies));
+    }
+    return { rows, version: context.version };
+  } catch (err) {
+    deps.log.warn('could not compute the training load of a new file; the housekeeping will queue it', { user_id: userId, err });
+    return undefined;
+  }
+}
+
+/**
+ * After re-deriving activities (./reprocess.ts), their load from the new channels and summaries, in
+ * a transaction of its own; a failure is only logged (the housekeeping's sweep then queues the job).
+ */
+export async function loadAfterReprocess(
   deps: LoadDeps,
   userId: string,
   activities: { row: LoadActivity; channels: Partial<Record<string, Float64Array>> }[],
 ) {
   if (!activities.length) return;
-  try {
-    const context = await trainingContext(deps.db, userId);
-    for (const { row, channels } of activities) {
-      const picked = Object.fromEntries(LOAD_CHANNELS.flatMap((m) => (channels[m] ? [[m, channels[m]]] : [])));
-      await computeActivityLoad(deps, context, row, picked);
-    }
-  } catch (err) {
-    deps.log.warn('could not compute the training load after ingest; the housekeeping will queue it', { user_id: userId, err });
-  }
+  const loads = await loadsOfNewActivities(deps, userId, activities);
+  if (loads) await storeActivityLoads(deps.db, loads.rows, loads.version, deps.now());
 }
 
 const PAGE = 100;

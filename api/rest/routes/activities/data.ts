@@ -12,6 +12,7 @@ import type { SampleFile } from '../../../../engine/samples/sample-file.ts';
 import { samplePath } from '../../../../lib/storage.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
 import { wPrimeBalanceOf } from '../../../services/training-load/w-prime-balance.ts';
+import { loadVersion } from '../../../../db/training-load.ts';
 
 export const activityDataRoute = defineRoute(
   {
@@ -42,7 +43,9 @@ export const activityDataRoute = defineRoute(
       ]);
     }
     const json = jsonRequested(ctx, query.format);
-    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json], async (signal) => {
+    // W′ balance follows the thresholds, whose changes move the training-load version, not the data version.
+    const thresholds = metrics.includes('w_prime_balance') ? await loadVersion(ctx.deps.db, activity.user_id) : null;
+    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json, thresholds], async (signal) => {
       const file = await readSamples(ctx, activity, channelsFor(metrics, seg));
       const derived = metrics.includes('w_prime_balance')
         ? { w_prime_balance: await wPrimeBalanceOf(ctx.deps, activity, file, signal) }
