@@ -110,7 +110,15 @@ export async function deleteManagedUser(db: Db, managerId: string, userId: strin
     const activities = await tx.deleteFrom('activities').where('user_id', '=', userId).returning('id').execute();
     const traces = await tx.deleteFrom('traces').where('user_id', '=', userId).returning('id').execute();
     const tests = await tx.deleteFrom('tests').where('user_id', '=', userId).returning('id').execute();
-    for (const table of ['sources', 'dailies', 'backfills', 'profile_app_metadata', 'team_authorizations'] as const) {
+    for (const table of [
+      'sources',
+      'dailies',
+      'backfills',
+      'profile_app_metadata',
+      'team_authorizations',
+      'thresholds',
+      'training_settings',
+    ] as const) {
       await tx.deleteFrom(table).where('user_id', '=', userId).execute();
     }
     await recordEvents(

@@ -21,11 +21,12 @@ import type { Logger } from '../lib/log.ts';
 import type { TrainingLoadJob } from './queues.ts';
 
 /**
- * Training load rows (db/training-load.ts): computed for new activities right after their ingest
- * (from the channels the ingest has in memory), and by this job for the activities without one
- * (a change of thresholds, tests, resting heart rate or zones deleted theirs, or they were stored
- * before training load) from their sample files. Idempotent: a row is stored only under the version
- * its inputs were read at, and a retried job recomputes only what is still missing.
+ * Training load rows (db/training-load.ts): computed for a new file's activities by its ingest, from
+ * the channels it has in memory, and committed with them (./ingest.ts); after a re-derivation
+ * (./reprocess.ts); and by this job for the activities without one (a history import's, once it
+ * completes; those whose row a change of thresholds, tests, resting heart rate or zones deleted; those
+ * stored before training load), from their sample files. Idempotent: a row is stored only under the
+ * version its inputs were read at, and a retried job recomputes only what is still missing.
  */
 
 /** What the load needs: the database, the engine pool, the sample store (a subset of the ingest worker's). */
