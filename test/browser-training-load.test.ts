@@ -4,7 +4,7 @@ import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit, type RecordFields } from './helpers/fit-builder.ts';
 import { collectErrors, DESKTOP, phoneAndDesktop } from './helpers/page-checks.ts';
-import { createTestUser, tokenFor } from './helpers/users.ts';
+import { createTestUser, testAthlete, tokenFor } from './helpers/users.ts';
 
 /**
  * Training load in the web app, in headless Chromium at 1280 and 390 px: home's fitness chart drawn from
@@ -18,10 +18,7 @@ const suite = browserSuite(test, { workers: true });
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
-async function athlete() {
-  const user = await createTestUser(suite.service);
-  return { user, token: await tokenFor(suite.service, user, ['data:read', 'data:write']) };
-}
+const athlete = () => testAthlete(suite.service);
 
 /** 20 minutes at 200 W, 4 at 330 W (above CP: W′ drains), 16 at 150 W; heart rate 150. */
 const record = (i: number): RecordFields => ({

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { readParquet } from './helpers/curves.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createTestUser, tokenFor } from './helpers/users.ts';
+import { createTestUser, testAthlete, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit, type RecordFields } from './helpers/fit-builder.ts';
 import { trainingLoadProcessor } from '../workers/training-load.ts';
@@ -25,10 +25,7 @@ test.before(async () => {
 });
 test.after.always(() => service?.close());
 
-async function athlete() {
-  const user = await createTestUser(service);
-  return { user, token: await tokenFor(service, user, ['data:read', 'data:write']) };
-}
+const athlete = () => testAthlete(service);
 
 function ride(start: string, seconds: number, record: (i: number) => RecordFields, sport = 'cycling') {
   return { name: `${start.slice(0, 10)}.fit`, bytes: buildActivityFit({ sessions: [{ sport, start: new Date(start), seconds, record }] }) };

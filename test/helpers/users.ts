@@ -58,3 +58,12 @@ export async function createTestApplication(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** A new user and a personal token of theirs with `scopes` (default: read and write their data). */
+export async function testAthlete(
+  service: TestService,
+  scopes: Scope[] = ['data:read', 'data:write'],
+): Promise<{ user: User; token: string }> {
+  const user = await createTestUser(service);
+  return { user, token: await tokenFor(service, user, scopes) };
+}
