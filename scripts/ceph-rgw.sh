@@ -14,6 +14,13 @@
 # S3_SECRET_ACCESS_KEY (devsecretkey), CEPH_MON_PORT (6789; msgr2 uses 3300 unless CEPH_MON_PORT_V2 says otherwise),
 # CEPH_BLOCK_SIZE (4G, sparse). Progress and timings go to stderr; only the settings line goes to stdout.
 # No ceph-mgr is run: the S3 gateway works without it, `ceph -s` then reports HEALTH_WARN "no active mgr".
+# The gateway's pools are made at start: made on first use, each first bucket, put and multipart waits ~2 s.
+#
+# What a client of this gateway (RGW 16.2) must know, found with the AWS SDK for JavaScript v3:
+# - set requestChecksumCalculation and responseChecksumValidation to 'WHEN_REQUIRED': with the defaults, a
+#   streamed (Readable) body is sent in an aws-chunked checksum encoding RGW refuses with 411 MissingContentLength;
+# - CompleteMultipartUpload answers an empty ETag: read the object's ETag with HeadObject;
+# - path-style addressing (forcePathStyle: true); If-None-Match: * on PutObject is honoured (412 when the key exists).
 set -euo pipefail
 
 CEPH_DIR=${CEPH_DIR:-/tmp/ceph-dev}
