@@ -9,7 +9,7 @@ import { columnsDir, samplePath } from '../lib/storage.ts';
 import { rm } from 'node:fs/promises';
 import { simulateRide } from '../test/helpers/synthetic.ts';
 import { storeSynthetic } from './curves.ts';
-import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
+import { printAndWriteReport, quantile, recordTarget, ROOT } from './report.ts';
 
 /**
  * `npm run bench -- longitudinal`: longitudinal mean-max from raw streams (issue 15, item 1), over
@@ -314,21 +314,5 @@ function printLongitudinal(rows: Row[], notes: string[]): void {
     r.target ?? '',
     r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
   ]);
-  process.stdout.write(
-    `\n${os.cpus().length} cores, Node ${process.version}, load ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}\n\n`,
-  );
-  process.stdout.write(formatTable(header, table));
-  for (const note of notes) process.stdout.write(`note: ${note}\n`);
-  const report = {
-    benchmark: 'longitudinal',
-    at: new Date().toISOString(),
-    node: process.version,
-    cores: os.cpus().length,
-    load: os.loadavg(),
-    rows,
-  };
-  process.stdout.write(`\nwrote ${writeReport('longitudinal', report)} and bench/results/latest.json\n`);
+  printAndWriteReport('longitudinal', { header, table, notes, fields: { rows } });
 }

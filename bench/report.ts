@@ -67,6 +67,24 @@ export function writeReport(name: string, report: { at: string } & Record<string
   return path.relative(ROOT, file);
 }
 
+/**
+ * A benchmark's closing: a line naming what ran (`context`) and the machine (cores, Node, load
+ * averages), its table, its notes, then its report written (writeReport) with the same machine facts
+ * and `fields`.
+ */
+export function printAndWriteReport(
+  name: string,
+  run: { context?: string; header: string[]; table: string[][]; notes?: string[]; fields: Record<string, unknown> },
+): void {
+  const load = os.loadavg();
+  const machine = `${os.cpus().length} cores, Node ${process.version}, load ${load.map((l) => l.toFixed(2)).join(' ')}`;
+  process.stdout.write(`\n${run.context ? `${run.context}, ` : ''}${machine}\n\n`);
+  process.stdout.write(formatTable(run.header, run.table));
+  for (const note of run.notes ?? []) process.stdout.write(`note: ${note}\n`);
+  const report = { benchmark: name, at: new Date().toISOString(), node: process.version, cores: os.cpus().length, load, ...run.fields };
+  process.stdout.write(`\nwrote ${writeReport(name, report)} and bench/results/latest.json\n`);
+}
+
 /** The report a benchmark wrote last (its entry in bench/results/latest.json), or undefined. */
 export function latestReport(name: string): unknown {
   try {

@@ -17,7 +17,7 @@ import { performanceManagement } from '../engine/load/pmc.ts';
 import { defaultZoneModel, zoneBounds } from '../engine/load/zones.ts';
 import { formatLocal } from '../lib/time.ts';
 import { loadsOfNewActivities } from '../workers/training-load.ts';
-import { formatTable, quantile, recordTarget, ROOT, writeReport } from './report.ts';
+import { printAndWriteReport, quantile, recordTarget, ROOT } from './report.ts';
 
 /**
  * `npm run bench -- training-load`: the performance management chart (GET
@@ -454,24 +454,11 @@ function printTrainingLoad(rows: Row[], notes: string[]): void {
     r.target ?? '',
     r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
   ]);
-  process.stdout.write(
-    `\n${ACTIVITIES} activities, ${DAYS} days, response cache off, ${os.cpus().length} cores, Node ${process.version}, load ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}\n\n`,
-  );
-  process.stdout.write(formatTable(header, table));
-  for (const note of notes) process.stdout.write(`note: ${note}\n`);
-  const report = {
-    benchmark: 'training-load',
-    at: new Date().toISOString(),
-    node: process.version,
-    cores: os.cpus().length,
-    load: os.loadavg(),
-    activities: ACTIVITIES,
-    days: DAYS,
-    rows,
+  printAndWriteReport('training-load', {
+    context: `${ACTIVITIES} activities, ${DAYS} days, response cache off`,
+    header,
+    table,
     notes,
-  };
-  process.stdout.write(`\nwrote ${writeReport('training-load', report)} and bench/results/latest.json\n`);
+    fields: { activities: ACTIVITIES, days: DAYS, rows, notes },
+  });
 }

@@ -36,19 +36,24 @@ export function userDataFilter(userId: string, f: ActivityFilter, timeColumn: 's
       clauses.push(sql<SqlBool>`${time} < ${f.toDay}::date + make_interval(days => 1, hours => ${MAX_OFFSET_HOURS})`);
       clauses.push(sql<SqlBool>`${localTime} < ${f.toDay}::date + 1`);
     }
-    if (f.sports?.length) {
-      // A filter sport matches itself and its sub-sports: same or descendant code, and at least its modifiers.
-      const alternatives = f.sports.map((s) => {
-        const sport = parseSport(s)!;
-        const code = sport.code;
-        return sql<SqlBool>`((split_part(sport, '+', 1) = ${code} OR starts_with(split_part(sport, '+', 1), ${code + '.'}))
-          AND (string_to_array(sport, '+'))[2:] @> ${sport.modifiers}::text[])`;
-      });
-      clauses.push(eb.or(alternatives));
-    }
+    if (f.sports?.length) clauses.push(sportsClause(f.sports));
     if (f.tags?.length) clauses.push(sql<SqlBool>`tags && ${f.tags}::text[]`);
     return eb.and(clauses);
   };
+}
+
+/**
+ * A row's `sport` column matches one of `sports`: a filter sport matches itself and its sub-sports (same
+ * or descendant code, and at least its modifiers), as lib/sports.ts sportMatches says.
+ */
+export function sportsClause(sports: string[]): Expression<SqlBool> {
+  const alternatives = sports.map((s) => {
+    const sport = parseSport(s)!;
+    const code = sport.code;
+    return sql<SqlBool>`((split_part(sport, '+', 1) = ${code} OR starts_with(split_part(sport, '+', 1), ${code + '.'}))
+      AND (string_to_array(sport, '+'))[2:] @> ${sport.modifiers}::text[])`;
+  });
+  return sql<SqlBool>`(${sql.join(alternatives, sql` OR `)})`;
 }
 
 /** The WHERE clause of an activity filter on `activities` (also usable when joined with tables whose columns do not clash). */

@@ -1,7 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { bumpDataAndReadVersion } from './read-version.ts';
-import { parseSport, sportMatches } from '../lib/sports.ts';
+import { sportMatches } from '../lib/sports.ts';
+import { sportsClause } from './filters.ts';
 import { formatLocal } from '../lib/time.ts';
 import type { ZoneDefinition, ZoneMetric } from '../engine/load/zones.ts';
 import { orderEntries, THRESHOLD_FIELDS, type ThresholdEntry, type ThresholdField } from '../engine/load/thresholds.ts';
@@ -126,14 +127,19 @@ export async function trainingContext(db: Db, userId: string): Promise<TrainingC
  * day): the version is bumped and the load rows it can alter deleted, in the caller's transaction.
  * Returns the new version.
  */
-export async function loadInputsChanged(trx: Trx, userId: string, sport: string | null, fromDay: string | null): Promise<number> {
+export async function loadInputsChanged(
+  trx: Trx,
+  userId: string,
+  sport: string | null,
+  fromDay: string | null,
+): Promise<{ version: number; deleted: number }> {
   const version = await bumpVersion(trx, userId);
   let stale = trx.selectFrom('activity_load').select(['activity_id', 'sport']).where('user_id', '=', userId);
   if (fromDay) stale = stale.where('day', '>=', fromDay);
   const rows = await stale.execute();
   const ids = rows.filter((r) => sport === null || sportMatches(r.sport, sport)).map((r) => r.activity_id);
   await deleteLoadRows(trx, userId, ids);
-  return version;
+  return { version, deleted: ids.length };
 }
 
 /** Delete load rows (in statements of at most 5,000 ids); the answers that showed them move on. */
@@ -216,10 +222,8 @@ export function firstChanges(before: DeclaredThreshold[], after: DeclaredThresho
  */
 export function replaceThresholds(db: Db, userId: string, entries: DeclaredThreshold[]): Promise<{ version: number; stale: number }> {
   return db.transaction().execute(async (trx) => {
-    const settings = await settingsRow(trx, userId);
-    await trx.selectFrom('training_settings').select('version').where('user_id', '=', userId).forUpdate().execute();
-    const before = await declaredThresholds(trx, userId);
-    const changes = firstChanges(before, entries);
+    const settings = await lockedSettings(trx, userId);
+    const changes = firstChanges(await declaredThresholds(trx, userId), entries);
     if (!changes.size) return { version: settings.version, stale: 0 };
     await trx.deleteFrom('thresholds').where('user_id', '=', userId).execute();
     if (entries.length)
@@ -227,20 +231,26 @@ export function replaceThresholds(db: Db, userId: string, entries: DeclaredThres
         .insertInto('thresholds')
         .values(entries.map((e) => ({ ...e, user_id: userId })))
         .execute();
-    const loadBefore = await countLoad(trx, userId);
     let version = settings.version;
-    for (const [sport, day] of changes) version = await loadInputsChanged(trx, userId, sport, day);
-    return { version, stale: loadBefore - (await countLoad(trx, userId)) };
+    let stale = 0;
+    for (const [sport, day] of changes) {
+      const changed = await loadInputsChanged(trx, userId, sport, day);
+      version = changed.version;
+      stale += changed.deleted;
+    }
+    return { version, stale };
   });
 }
 
-async function countLoad(trx: Trx, userId: string): Promise<number> {
-  const row = await trx
-    .selectFrom('activity_load')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
+/** The user's settings row, locked until the transaction ends: one change of thresholds or zones at a time. */
+async function lockedSettings(trx: Trx, userId: string) {
+  await settingsRow(trx, userId);
+  return trx
+    .selectFrom('training_settings')
+    .select(['version', 'zones'])
     .where('user_id', '=', userId)
+    .forUpdate()
     .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 /** The athlete's edited zones. */
@@ -248,22 +258,22 @@ export async function zoneSettings(db: Db, userId: string): Promise<ZoneSettings
   return ((await settingsRow(db, userId)).zones ?? {}) as ZoneSettings;
 }
 
-/** Replace the edited zones; the load rows of the sports whose zones changed are recomputed. */
-export function replaceZones(db: Db, userId: string, zones: ZoneSettings): Promise<number> {
+/** Replace the edited zones; the load rows of the sports whose zones changed are recomputed. Returns whether any sport's zones changed. */
+export function replaceZones(db: Db, userId: string, zones: ZoneSettings): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const settings = await settingsRow(trx, userId);
-    const before = (settings.zones ?? {}) as ZoneSettings;
+    const before = ((await lockedSettings(trx, userId)).zones ?? {}) as ZoneSettings;
     await trx
       .updateTable('training_settings')
       .set({ zones: JSON.stringify(zones) })
       .where('user_id', '=', userId)
       .execute();
-    let version = settings.version;
+    let changed = false;
     for (const root of new Set([...Object.keys(before), ...Object.keys(zones)])) {
-      if (JSON.stringify(before[root] ?? {}) !== JSON.stringify(zones[root] ?? {}))
-        version = await loadInputsChanged(trx, userId, root, null);
+      if (JSON.stringify(before[root] ?? {}) === JSON.stringify(zones[root] ?? {})) continue;
+      await loadInputsChanged(trx, userId, root, null);
+      changed = true;
     }
-    return version;
+    return changed;
   });
 }
 
@@ -395,16 +405,6 @@ export async function dailyStress(
   if (sports?.length) q = q.where(() => sportsClause(sports));
   const rows = await q.groupBy('day').orderBy('day').execute();
   return rows.map((r) => ({ day: String(r.day), stress: Number(r.stress) }));
-}
-
-/** A load row's sport matches one of the filter's sports (the activity filter's rule, db/filters.ts). */
-function sportsClause(sports: string[]) {
-  const each = sports.map((s) => {
-    const sport = parseSport(s)!;
-    return sql<boolean>`((split_part(sport, '+', 1) = ${sport.code} OR starts_with(split_part(sport, '+', 1), ${`${sport.code}.`}))
-      AND (string_to_array(sport, '+'))[2:] @> ${sport.modifiers}::text[])`;
-  });
-  return sql<boolean>`(${sql.join(each, sql` OR `)})`;
 }
 
 /** The load rows of activities in a local-day range, for the longitudinal zones. */

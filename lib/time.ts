@@ -64,6 +64,11 @@ export function formatDuration(seconds: number): string {
 const EARLIEST_MS = Date.UTC(2000, 0, 1) - 730_119 * 86_400_000; // 0001-01-01T00:00:00Z
 const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
+/** The calendar date `days` after `day` (YYYY-MM-DD; negative: before). */
+export function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
 /** `YYYY-MM-DD` of a valid calendar date (years 0001–9999), else undefined. */
 export function parseDay(value: string): string | undefined {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value.startsWith('0000')) return undefined;

@@ -392,6 +392,10 @@ test('without a declared or test CP, a ride uses the critical-power model of the
   t.is(a.training_stress.thresholds.w_prime.value, model.body.parameters.work_capacity);
   t.is(a.training_stress.method, 'power');
   t.true(Math.abs(a.training_stress.score - (250 / cp) ** 2 * 100) < 1e-9);
+  // The W′ balance series uses the same modelled CP and W′ as the details' minimum.
+  const series = await api(service, token, 'GET', `/api/v1/activities/${id}/data?metrics=w_prime_balance&format=json`);
+  t.is(series.status, 200);
+  t.is(Math.min(...series.body.w_prime_balance), a.w_prime_balance_min);
 });
 
 test('a run scores by pace (rTSS) with its critical speed and gets speed zones; the load job retried writes nothing twice, and an older version’s job stops', async (t) => {

@@ -13,7 +13,7 @@ import { bestEfforts, fitCriticalPower, MODEL_WINDOW_DAYS } from '../engine/curv
 import { LEVEL_STEP } from '../engine/curves/levels.ts';
 import { defaultZoneModel, ZONE_METRICS, type ZoneMetric, type ZoneModel } from '../engine/load/zones.ts';
 import { rootSport } from '../lib/sports.ts';
-import { formatLocal } from '../lib/time.ts';
+import { addDays, formatLocal } from '../lib/time.ts';
 import { samplePath } from '../lib/storage.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
@@ -43,9 +43,6 @@ type LoadActivity = Pick<
   ActivityRow,
   'id' | 'user_id' | 'sport' | 'start_time' | 'end_time' | 'utc_offset_seconds' | 'summary' | 'timer_seconds'
 >;
-
-/** The channels the load reads. */
-export const LOAD_CHANNELS: readonly ZoneMetric[] = ZONE_METRICS;
 
 /** The zone model of each metric for a sport: the athlete's edited zones of its root, else the default. */
 export function zoneModels(context: Pick<TrainingContext, 'zones'>, sport: string): Record<ZoneMetric, ZoneModel> {
@@ -104,8 +101,8 @@ async function activityLoadRow(
  * stored when the load is computed; none when the efforts do not determine a fit.
  */
 async function modelledThresholds(deps: LoadDeps, activity: LoadActivity, day: string): Promise<Resolved> {
-  const toDay = shiftDay(day, -1);
-  const fromDay = shiftDay(day, -MODEL_WINDOW_DAYS);
+  const toDay = addDays(day, -1);
+  const fromDay = addDays(day, -MODEL_WINDOW_DAYS);
   const rows = await curvesOf(
     deps.db,
     activity.user_id,
@@ -124,12 +121,10 @@ async function modelledThresholds(deps: LoadDeps, activity: LoadActivity, day: s
   };
 }
 
-const shiftDay = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-
 /** An activity's load channels from its sample file; none when the file is gone (the load then has no zones). */
 async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise<Partial<Record<ZoneMetric, Float64Array>>> {
   try {
-    const file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), LOAD_CHANNELS);
+    const file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), ZONE_METRICS);
     return file.channels as Partial<Record<ZoneMetric, Float64Array>>;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -153,7 +148,7 @@ export async function loadsOfNewActivities(
     const context = await trainingContext(deps.db, userId);
     const rows: NewActivityLoad[] = [];
     for (const { row, channels } of activities) {
-      const copies = Object.fromEntries(LOAD_CHANNELS.flatMap((m) => (channels[m] ? [[m, channels[m].slice()]] : [])));
+      const copies = Object.fromEntries(ZONE_METRICS.flatMap((m) => (channels[m] ? [[m, channels[m].slice()]] : [])));
       rows.push(await activityLoadRow(deps, context, row, copies));
     }
     return { rows, version: context.version };

@@ -11,8 +11,7 @@ import type { ActivityRow } from '../../../../db/database.ts';
 import type { SampleFile } from '../../../../engine/samples/sample-file.ts';
 import { samplePath } from '../../../../lib/storage.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
-import { wPrimeBalanceOf } from '../../../services/training-load/w-prime-balance.ts';
-import { loadVersion } from '../../../../db/training-load.ts';
+import { wPrimeBalanceOf, wPrimeThresholds } from '../../../services/training-load/w-prime-balance.ts';
 
 export const activityDataRoute = defineRoute(
   {
@@ -43,13 +42,11 @@ export const activityDataRoute = defineRoute(
       ]);
     }
     const json = jsonRequested(ctx, query.format);
-    // W′ balance follows the thresholds, whose changes move the training-load version, not the data version.
-    const thresholds = metrics.includes('w_prime_balance') ? await loadVersion(ctx.deps.db, activity.user_id) : null;
-    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json, thresholds], async (signal) => {
+    // W′ balance follows the thresholds the activity's load used (a change moves them, not the data version): part of the identity.
+    const wPrime = metrics.includes('w_prime_balance') ? await wPrimeThresholds(ctx.deps, activity.id) : undefined;
+    await sendComputed(ctx, [activity.id, metrics, seg ?? null, json, wPrime ?? null], async (signal) => {
       const file = await readSamples(ctx, activity, channelsFor(metrics, seg));
-      const derived = metrics.includes('w_prime_balance')
-        ? { w_prime_balance: await wPrimeBalanceOf(ctx.deps, activity, file, signal) }
-        : {};
+      const derived = wPrime === undefined ? {} : { w_prime_balance: await wPrimeBalanceOf(ctx.deps, wPrime, file, signal) };
       return encodeFrame(
         ctx.deps,
         { columns: timeSeriesColumns(file, activity.utc_offset_seconds, metrics, seg, derived) },

@@ -76,9 +76,7 @@ export const putZonesRoute = defineRoute(
       }
       settings[root] = { ...settings[root], [z.metric]: z.zones };
     });
-    const before = await zoneSettings(ctx.deps.db, userId);
-    await replaceZones(ctx.deps.db, userId, settings);
-    if (JSON.stringify(before) !== JSON.stringify(settings)) await recomputeLoad(ctx.deps, userId);
+    if (await replaceZones(ctx.deps.db, userId, settings)) await recomputeLoad(ctx.deps, userId);
     ctx.body = zonesOut(settings);
   },
 );
