@@ -15,9 +15,7 @@ import { answerClientError } from './http/client-error.ts';
 import { ensureDocsClient } from './rest/docs-client.ts';
 import { createEnginePool } from '../engine/pool.ts';
 import { createSampleStore } from '../engine/samples/sample-file.ts';
-import { createChannelColumns } from '../engine/samples/channel-columns.ts';
-import { columnsDir } from '../lib/storage.ts';
-import { advisoryLock } from '../db/locks.ts';
+import { createFilesAndColumns } from '../workers/files.ts';
 import { createFrameWriter } from '../engine/frames/parquet-writer.ts';
 import { createLoopMonitor } from '../lib/event-loop.ts';
 import { requestsInFlight } from './http/middleware/request-context.ts';
@@ -41,8 +39,8 @@ export async function createApiDeps(config: Config, log: Logger, lifecycle: Life
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
-  const columns = createChannelColumns(samples, { dir: (userId) => columnsDir(config.DATA_DIR, userId), lock: advisoryLock(db) });
-  const engine = { pool, samples, frames: createFrameWriter(samples), columns };
+  const { files, columns } = createFilesAndColumns(config, samples, db, lifecycle);
+  const engine = { pool, samples, frames: createFrameWriter(samples), columns, files };
   // Started by startApi once it listens; closed after the server (registered before it).
   const loop = createLoopMonitor({
     thresholdMs: config.EVENT_LOOP_BLOCKED_MS,

@@ -15,7 +15,8 @@ import { meanMaxAll } from '../engine/curves/mean-max.ts';
 import { meanMaxPlain } from '../engine/curves/mean-max-plain.ts';
 import { valueIndexed } from '../engine/curves/value-indexed.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Channel } from '../engine/channels.ts';
@@ -145,7 +146,11 @@ export async function storeSynthetic(
     sport: null,
   });
   const id = activityId(source.id, 0);
-  await engine.samples.writeSampleFile(samplePath(config.DATA_DIR, userId, id), { start: a.start, length: seconds, channels: a.channels });
+  await engine.samples.writeSampleFile(objectFile(config.DATA_DIR, sampleKey(userId, id)), {
+    start: a.start,
+    length: seconds,
+    channels: a.channels,
+  });
   const row: NewActivity = {
     id,
     session_index: 0,
@@ -287,8 +292,8 @@ async function storedCurveRows(service: TestService, userId: string, token: stri
       async (r) =>
         meanMaxAll(
           zeroFilled(
-            (await service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, userId, r.id), ['power'])).channels
-              .power!,
+            (await service.deps.engine.samples.readSampleFile(objectFile(service.deps.config.DATA_DIR, sampleKey(userId, r.id)), ['power']))
+              .channels.power!,
           ),
         ).best,
     ),
@@ -335,7 +340,9 @@ async function afterRow(
   const after = await measureAsync(AFTER_RUNS, () => get(query));
   const yearRows = stored.filter((r) => r.start >= newest - 364 * DAY);
   const samples = await Promise.all(
-    yearRows.map((r) => service.deps.engine.samples.readSampleFile(samplePath(service.deps.config.DATA_DIR, userId, r.id), ['power'])),
+    yearRows.map((r) =>
+      service.deps.engine.samples.readSampleFile(objectFile(service.deps.config.DATA_DIR, sampleKey(userId, r.id)), ['power']),
+    ),
   );
   const durations = Int32Array.from(DEFAULT_DURATIONS);
   const thresholds = Float64Array.from(afterValues, (a) => a * 1000);
@@ -440,6 +447,6 @@ async function storedSize(service: TestService, userId: string, ids: string[]): 
     db,
   );
   let sampleBytes = 0;
-  for (const id of ids) sampleBytes += statSync(samplePath(config.DATA_DIR, userId, id)).size;
+  for (const id of ids) sampleBytes += statSync(objectFile(config.DATA_DIR, sampleKey(userId, id))).size;
   return { rides: ids.length, curvesBytes: Number(total.rows[0]!.bytes), columnBytes: Number(columns.rows[0]!.bytes), sampleBytes };
 }

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { startTestService, type TestService } from '../test/helpers/service.ts';
 import { createTestUser, tokenFor } from '../test/helpers/users.ts';
 import { DEFAULT_DURATIONS } from '../engine/curves/durations.ts';
-import { columnsDir, samplePath } from '../lib/storage.ts';
+import { columnsDir } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { rm } from 'node:fs/promises';
 import { simulateRide } from '../test/helpers/synthetic.ts';
 import { storeSynthetic } from './curves.ts';
@@ -219,14 +221,14 @@ async function durationRows(run: SizeRun, rows: Row[], notes: string[]): Promise
 function scriptBeside(run: SizeRun, durations: number[], last: Record<string, unknown[]>, notes: string[]): number[] {
   const { service, userId, size, listed } = run;
   const baseline = script(
-    listed.map((a) => samplePath(service.config.DATA_DIR, userId, a.id)),
+    listed.map((a) => objectFile(service.config.DATA_DIR, sampleKey(userId, a.id))),
     durations,
   );
   const baselineRuns = 'error' in baseline ? [] : [baseline.seconds * 1000];
   if (!('error' in baseline)) {
     for (let i = 1; i < 3; i++) {
       const again = script(
-        listed.map((a) => samplePath(service.config.DATA_DIR, userId, a.id)),
+        listed.map((a) => objectFile(service.config.DATA_DIR, sampleKey(userId, a.id))),
         durations,
       );
       if (!('error' in again)) baselineRuns.push(again.seconds * 1000);
@@ -260,7 +262,7 @@ async function dataRow(run: SizeRun): Promise<Row> {
     served = bytes.length;
   }
   const dataPaths = (await service.deps.db.selectFrom('activities').select('id').where('user_id', '=', userId).execute()).map((a) =>
-    samplePath(service.config.DATA_DIR, userId, a.id),
+    objectFile(service.config.DATA_DIR, sampleKey(userId, a.id)),
   );
   const scriptRuns: number[] = [];
   for (let i = 0; i < 3; i++) {

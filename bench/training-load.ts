@@ -342,7 +342,7 @@ async function storeOneMore(service: TestService, userId: string): Promise<strin
     implausible_samples: {},
   };
   const activity = { ...ride, ...times, ...rest };
-  const deps = { db, pool: engine.pool, samples: engine.samples, dataDir: service.config.DATA_DIR, log, now };
+  const deps = { db, pool: engine.pool, samples: engine.samples, files: engine.files, log, now };
   // As the ingest does: the load computed before the commit, written in the activity's transaction.
   const loads = await loadsOfNewActivities(deps, userId, [{ row: { ...activity, user_id: userId }, channels: {} }]);
   if (!loads) throw new Error('the load of the new activity could not be computed');

@@ -5,6 +5,7 @@ import { createDb } from '../db/database.ts';
 import { ensureDatabase, migrateToLatest } from '../db/migrate.ts';
 import { countOlderIngestRules } from '../db/reprocess.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
+import { objectStoreProblem } from '../lib/object-store-setup.ts';
 
 /** Shared start-up of every entry point: configuration, logger, signal handling. */
 export function boot(name: string): { config: Config; log: Logger; lifecycle: Lifecycle } {
@@ -49,10 +50,21 @@ export async function migrate(config: Config, log: Logger): Promise<void> {
   }
 }
 
-/** Run `main`; a start-up failure is logged with a clear message and exits 1. */
+/**
+ * Run `main`; a start-up failure is logged with a clear message and exits 1. A configured object store
+ * that cannot be used (lib/object-store-setup.ts) stops the start first with one line naming the setting.
+ */
 export function run(name: string, main: (b: ReturnType<typeof boot>) => Promise<void>): void {
   const b = boot(name);
-  main(b).catch(async (err) => {
+  const start = async () => {
+    const problem = await objectStoreProblem(b.config);
+    if (problem) {
+      process.stderr.write(`${name}: ${problem}\n`);
+      process.exit(1);
+    }
+    await main(b);
+  };
+  start().catch(async (err) => {
     b.log.error(`${name} failed to start`, { err: describeStartError(err, b.config) });
     await b.lifecycle.close();
     process.exit(1);

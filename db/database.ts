@@ -436,6 +436,7 @@ export interface Database {
   thresholds: ThresholdsTable;
   training_settings: TrainingSettingsTable;
   activity_load: ActivityLoadTable;
+  object_deletions: { key: string; queued_at: Generated<Timestamp> }; // db/object-deletions.ts
   profile_app_metadata: ProfileAppMetadataTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -1,34 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import type { Db, Source, SourceMetadata, SourceOrigin } from './database.ts';
 import { insertSource } from './sources.ts';
 import type { CheckedFile } from '../engine/ingest/check-file.ts';
 import type { CheckedPath } from '../engine/ingest/check-file-on-disk.ts';
 import type { ActivityFormat } from '../engine/ingest/sniff.ts';
-import { moveInto, originalPath, writeFileAtomic } from '../lib/storage.ts';
+import { sourceKey, type ObjectStore } from '../lib/object-store.ts';
 
 /**
  * Store a checked file as a source of `userId`, or find the source the same content already is.
- * The original is written under the new source's id before its row exists, so a row never points at
- * a missing file; a duplicate's file is removed again.
+ * The original is written to the object store under the new source's id before its row exists, so
+ * a row never points at a missing object; a duplicate's object is removed again. A store that cannot
+ * be reached fails the call (StoreUnavailable) with nothing stored.
  */
 export async function storeSource(
   db: Db,
-  dataDir: string,
+  objects: ObjectStore,
   file: CheckedFile & { format: ActivityFormat },
   values: SourceValues,
 ): Promise<{ source: Source; created: boolean }> {
-  return store(db, dataDir, { ...file, size: file.bytes.length }, (target) => writeFileAtomic(target, file.bytes), values);
+  return store(db, objects, { ...file, size: file.bytes.length }, (key) => objects.put(key, file.bytes), values);
 }
 
-/** The same for a checked file on disk (an upload): it is moved into place, never read into memory. */
+/** The same for a checked file on disk (an upload): it is moved (or streamed) into the store, never read whole into memory. */
 export async function storeSourceFile(
   db: Db,
-  dataDir: string,
+  objects: ObjectStore,
   file: CheckedPath & { format: ActivityFormat },
   values: SourceValues,
 ): Promise<{ source: Source; created: boolean }> {
-  return store(db, dataDir, file, (target) => moveInto(file.path, target), values);
+  return store(db, objects, file, (key) => objects.putFile(key, file.path, { move: true }), values);
 }
 
 type SourceValues = {
@@ -44,14 +44,14 @@ type SourceValues = {
 
 async function store(
   db: Db,
-  dataDir: string,
+  objects: ObjectStore,
   file: { filename: string; sha256: string; size: number; format: ActivityFormat },
-  place: (target: string) => Promise<void>,
+  place: (key: string) => Promise<void>,
   values: SourceValues,
 ): Promise<{ source: Source; created: boolean }> {
   const id = randomUUID();
-  const target = originalPath(dataDir, values.userId, id, file.format);
-  await place(target);
+  const key = sourceKey(values.userId, id, file.format);
+  await place(key);
   const result = await insertSource(db, {
     id,
     user_id: values.userId,
@@ -66,9 +66,9 @@ async function store(
     recorded_at: values.recordedAt ?? null,
     metadata: values.metadata ? JSON.stringify(values.metadata) : null,
   }).catch(async (err) => {
-    await rm(target, { force: true });
+    await objects.remove([key]).catch(() => undefined);
     throw err;
   });
-  if (!result.created) await rm(target, { force: true });
+  if (!result.created) await objects.remove([key]);
   return result;
 }

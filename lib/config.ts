@@ -23,6 +23,28 @@ export const ConfigSchema = z
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only')
       .default('tds'),
     DATA_DIR: z.string().min(1).default('./data'),
+    /**
+     * Where originals, sample files and history archives are kept (lib/object-store.ts): `local`, under
+     * DATA_DIR (the default); `s3`, an S3-compatible store (the S3_* settings), DATA_DIR then holding only
+     * what each host derives and caches, within DISK_CACHE_MAX_MB.
+     */
+    STORAGE: z.enum(['local', 's3']).default('local'),
+    /** The store's URL (e.g. http://127.0.0.1:7480 for Ceph RGW, MinIO's); unset: AWS S3 of S3_REGION. */
+    S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+    S3_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name: 3 to 63 lower-case letters, digits, dots and hyphens')
+      .optional(),
+    S3_REGION: z.string().min(1).max(64).default('us-east-1'),
+    S3_ACCESS_KEY_ID: z.string().min(1).max(256).optional(),
+    S3_SECRET_ACCESS_KEY: z.string().min(1).max(256).optional(),
+    /** Path-style addressing (http://host/bucket/key), as Ceph RGW and MinIO need without wildcard DNS. */
+    S3_FORCE_PATH_STYLE: boolean.default(false),
+    /**
+     * With STORAGE=s3: megabytes of DATA_DIR each host may fill with what it derives and caches (copies of
+     * sample files, channel columns, fatigue grids); past it the least recently used go first.
+     */
+    DISK_CACHE_MAX_MB: z.coerce.number().int().min(16).max(16_777_216).default(10_240),
     /** 32 bytes (base64 or base64url) sealing the signing keys and webhook secrets stored in PostgreSQL; default: DATA_DIR/secrets.key, generated on first start. */
     SECRETS_KEY: z
       .string()
@@ -160,6 +182,11 @@ export const ConfigSchema = z
       .int()
       .min(10)
       .default(24 * 3600 * 1000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.STORAGE !== 's3') return;
+    for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const)
+      if (!c[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when STORAGE=s3' });
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

@@ -4,35 +4,23 @@ import path from 'node:path';
 import { isUuid } from './ids.ts';
 
 /**
- * Where files live under DATA_DIR. Every path is derived from ids the service generated (UUIDs),
- * never from user input, so no upload can choose where it lands.
+ * What lives on this host's disk under DATA_DIR. Every path is derived from ids the service generated
+ * (UUIDs), never from user input. The objects (originals, sample files, history archives) are the
+ * object store's (lib/object-store.ts): with the local store they are files here too, under the same
+ * keys; with S3, copies of them under cache/ (lib/object-cache.ts).
  *
- *   users/{user_id}/sources/{source_id}.{fit|csv}         the original file, for /download
- *   users/{user_id}/activities/{activity_id}.parquet      the 1 Hz samples
  *   users/{user_id}/columns/{channel}.{current,N.values,N.log}  the channel columns (derived from the samples)
- *   backfills/{backfill_id}.zip                           a history archive until it is read
- *   tmp/                                                  uploads in flight
+ *   cache/{key}                                                 copies of a remote store's objects
+ *   tmp/                                                        uploads in flight, spooled archives
  */
 function id(value: string): string {
   if (!isUuid(value)) throw new Error(`not a generated id: ${JSON.stringify(value)}`);
   return value;
 }
 
-export function originalPath(dataDir: string, userId: string, sourceId: string, type: 'fit' | 'csv' | 'gpx' | 'tcx'): string {
-  return path.resolve(dataDir, 'users', id(userId), 'sources', `${id(sourceId)}.${type}`);
-}
-
-export function samplePath(dataDir: string, userId: string, activityId: string): string {
-  return path.resolve(dataDir, 'users', id(userId), 'activities', `${id(activityId)}.parquet`);
-}
-
 /** A user's channel columns (engine/samples/channel-columns.ts): derived from the sample files, rebuilt from them when missing. */
 export function columnsDir(dataDir: string, userId: string): string {
   return path.resolve(dataDir, 'users', id(userId), 'columns');
-}
-
-export function archivePath(dataDir: string, backfillId: string): string {
-  return path.resolve(dataDir, 'backfills', `${id(backfillId)}.zip`);
 }
 
 export function tmpDir(dataDir: string): string {
@@ -50,12 +38,6 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
     await rm(tmp, { force: true });
     throw err;
   }
-}
-
-/** Move a finished temporary file into place (same filesystem: both live under DATA_DIR). */
-export async function moveInto(from: string, to: string): Promise<void> {
-  await mkdir(path.dirname(to), { recursive: true });
-  await rename(from, to);
 }
 
 export function removeFiles(files: string[]): Promise<void> {

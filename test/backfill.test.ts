@@ -15,7 +15,8 @@ import { createBackfill, markBackfillScanned } from '../db/backfills.ts';
 import { backfillProcessor } from '../workers/backfill.ts';
 import type { BackfillJob } from '../workers/queues.ts';
 import { poll } from './helpers/curves.ts';
-import { archivePath } from '../lib/storage.ts';
+import { archiveKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { multipartBody } from './helpers/multipart.ts';
 
 const DAY = 86_400_000;
@@ -203,7 +204,7 @@ test('an archive that is not a zip fails the backfill, reported on the stream', 
   const failed = await backfillOf(service, user.id);
   t.like(failed, { status: 'failed' });
   // This backfill's archive (other tests of this file load theirs at the same time, in the same directory).
-  t.false(existsSync(archivePath(service.config.DATA_DIR, failed.id)), 'the archive is removed');
+  t.false(existsSync(objectFile(service.config.DATA_DIR, archiveKey(failed.id))), 'the archive is removed');
 });
 
 test('backfill auth: no token 401, data:read cannot start one, data:write cannot read the stream, no archive is 422', async (t) => {
@@ -381,6 +382,7 @@ test('a backfill job run again after its scan finished queues what is left and d
     db,
     queues,
     dataDir: config.DATA_DIR,
+    store: service.deps.engine.files.store,
     maxFileBytes: config.UPLOAD_MAX_FILE_BYTES,
     log,
     now: () => new Date(),

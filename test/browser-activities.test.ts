@@ -4,7 +4,8 @@ import { browserSuite, openPage, signIn } from './helpers/browser.ts';
 import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { fixturesDir } from './helpers/fixtures.ts';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 
 const suite = browserSuite(test, { workers: true });
 
@@ -44,6 +45,6 @@ test('an athlete opens an activity from the list and deletes it with the button'
   await page.context().close();
 
   t.is((await api(suite.service, token, 'GET', `/api/v1/activities/${gone}`)).status, 404);
-  t.false(existsSync(samplePath(suite.service.config.DATA_DIR, user.id, gone)));
+  t.false(existsSync(objectFile(suite.service.config.DATA_DIR, sampleKey(user.id, gone))));
   t.deepEqual(csp, [], 'no CSP violations');
 });

@@ -20,7 +20,9 @@ import { longitudinalAfter } from '../engine/curves/longitudinal.ts';
 import { readChannelInto } from '../engine/samples/sample-scan.ts';
 import { RECORD_BYTES } from '../engine/samples/column-log.ts';
 import { activitiesForScan } from '../db/activities.ts';
-import { columnsDir, samplePath } from '../lib/storage.ts';
+import { columnsDir } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import type { User } from '../db/database.ts';
 
 let service: TestService;
@@ -107,7 +109,7 @@ async function expected(metric: 'power' | 'speed', by: 'duration' | 'intensity',
   const values = new Float64Array(activities.reduce((n, a) => n + a.samples, 0));
   await readChannelInto(
     service.deps.engine.samples,
-    activities.map((a) => samplePath(service.config.DATA_DIR, user.id, a.id)),
+    activities.map((a) => objectFile(service.config.DATA_DIR, sampleKey(user.id, a.id))),
     metric,
     values,
   );
@@ -198,7 +200,7 @@ test.serial('uploads: the ingest job appends each ride to the columns, and both 
   t.is((await service.deps.engine.columns.held(user.id, 'speed')).size, 0, 'speed only once asked for');
   for (const id of ids) {
     const want = new Float64Array(column.get(id)!.values.length);
-    await readChannelInto(service.deps.engine.samples, [samplePath(service.config.DATA_DIR, user.id, id)], 'power', want);
+    await readChannelInto(service.deps.engine.samples, [objectFile(service.config.DATA_DIR, sampleKey(user.id, id))], 'power', want);
     t.deepEqual(Array.from(column.get(id)!.values), Array.from(want), `the column holds ${id}'s samples`);
   }
   const grid = await heldOnce(AFTER_GRID_CHANNEL, ids);

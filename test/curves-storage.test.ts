@@ -38,7 +38,8 @@ import { buildRideFit } from './helpers/synthetic.ts';
 import { bumpDataVersion } from '../db/curves.ts';
 import { decodeInt32s } from '../engine/curves/curve-codec.ts';
 import { enqueueCurves } from '../workers/queues.ts';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import type { User } from '../db/database.ts';
 
@@ -80,7 +81,7 @@ test.serial('stored curves of 2 h rides take at most 20 % of their sample files 
     })),
   );
   const grown = (await relationSize()) - before;
-  const sampleBytes = rides.map((r) => statSync(samplePath(service.config.DATA_DIR, user.id, r.id)).size);
+  const sampleBytes = rides.map((r) => statSync(objectFile(service.config.DATA_DIR, sampleKey(user.id, r.id))).size);
   const samples = sampleBytes.reduce((a, b) => a + b, 0);
   t.log(
     `sample files ${Math.round(samples / rides.length)} B per ride; activity_curves grew ${Math.round(grown / rides.length)} B per ride (${((grown / samples) * 100).toFixed(1)} %)`,

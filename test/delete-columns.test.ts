@@ -92,6 +92,7 @@ test('a deletion whose column removal did not happen is swept by the next housek
     db: service.deps.db,
     queues: service.deps.queues,
     dataDir: service.config.DATA_DIR,
+    store: service.deps.engine.files.store,
     log: service.deps.log,
     now: service.deps.now,
     columns: service.deps.engine.columns,

@@ -7,7 +7,8 @@
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { get, getFrame, readParquet } from './helpers/curves.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
@@ -100,7 +101,7 @@ test('the sample file has the glitches as nulls: through /data and read from dis
   t.deepEqual(answer.parquet.columns.heart_rate, expectedHeart);
   t.deepEqual(answer.json.power, expectedPower);
 
-  const bytes = readFileSync(samplePath(service.config.DATA_DIR, userId, ride));
+  const bytes = readFileSync(objectFile(service.config.DATA_DIR, sampleKey(userId, ride)));
   const file = await readParquet(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   t.is(file.rows, SECONDS);
   t.deepEqual(file.columns.power, expectedPower, 'the stored Parquet file itself');

@@ -75,7 +75,7 @@ test('a parse past INGEST_TIMEOUT_MS fails the source with ingest_timeout, and t
     await pool.close();
     await samples.close();
   });
-  const deps = { db: quiet.deps.db, pool, samples, dataDir: quiet.config.DATA_DIR, log: createLogger('silent'), now: () => new Date() };
+  const deps = { db: quiet.deps.db, pool, samples, files: quiet.deps.engine.files, log: createLogger('silent'), now: () => new Date() };
   const job = { data: { sourceId }, attemptsMade: 0, stalledCounter: 0 } as unknown as Job<{ sourceId: string }>;
   t.deepEqual(await ingestProcessor({ ...deps, timeoutMs: 1 })(job), { failed: 'ingest_timeout' });
   const source = (await (

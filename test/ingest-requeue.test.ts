@@ -85,6 +85,7 @@ test('a source whose job failed for good is queued again by housekeeping once st
     db: service.deps.db,
     queues: service.deps.queues,
     dataDir: service.config.DATA_DIR,
+    store: service.deps.engine.files.store,
     log: createLogger('silent'),
     now: () => new Date(),
   });
@@ -103,7 +104,7 @@ test('a source whose job failed for good is queued again by housekeeping once st
     db: service.deps.db,
     pool,
     samples,
-    dataDir: service.config.DATA_DIR,
+    files: service.deps.engine.files,
     log: createLogger('silent'),
     now: () => new Date(),
   });

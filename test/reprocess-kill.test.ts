@@ -17,7 +17,8 @@ import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { computeCurves } from '../engine/curves/activity-curves.ts';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { MAX_FILES_PER_UPLOAD } from '../api/services/activities/upload.ts';
 import { activityRow } from '../workers/ingest.ts';
 
@@ -181,7 +182,7 @@ function oldSamples(a: IngestedActivity) {
 
 /** Whether an activity's stored sample file holds exactly a fresh ingest's samples. */
 async function sampleFileIs(userId: string, id: string, fresh: IngestedActivity): Promise<boolean> {
-  const file = await service.deps.engine.samples.readSampleFile(samplePath(service.config.DATA_DIR, userId, id));
+  const file = await service.deps.engine.samples.readSampleFile(objectFile(service.config.DATA_DIR, sampleKey(userId, id)));
   return (
     file.start === fresh.start &&
     file.length === fresh.length &&
@@ -292,7 +293,7 @@ test.serial(
         .where('id', '=', a.id)
         .execute();
       const samples = oldSamples(freshOf(a));
-      await service.deps.engine.samples.writeSampleFile(samplePath(dataDir, user.id, a.id), samples);
+      await service.deps.engine.samples.writeSampleFile(objectFile(dataDir, sampleKey(user.id, a.id)), samples);
       await db.deleteFrom('activity_curves').where('activity_id', '=', a.id).execute();
       const curves = curveRows(a.id, computeCurves(samples.channels), new Date());
       if (curves.length) await db.insertInto('activity_curves').values(curves).execute();

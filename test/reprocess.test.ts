@@ -26,7 +26,8 @@ import { ingestFile } from '../engine/ingest/ingest.ts';
 import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
-import { originalPath, samplePath } from '../lib/storage.ts';
+import { sampleKey, sourceKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { createLogger } from '../lib/log.ts';
 import { activityRow } from '../workers/ingest.ts';
 import { reprocessProcessor, type ReprocessResult } from '../workers/reprocess.ts';
@@ -92,7 +93,7 @@ async function seedOld(store: SampleStore, user: User, name: string, bytes: Uint
     tags,
   });
   await db.updateTable('sources').set({ status: 'processed', processed_at: new Date() }).where('id', '=', source.id).execute();
-  const original = originalPath(dataDir, user.id, source.id, 'fit');
+  const original = objectFile(dataDir, sourceKey(user.id, source.id, 'fit'));
   await fs.mkdir(path.dirname(original), { recursive: true });
   writeFileSync(original, bytes);
   const parsed = await ingestFile({ format: 'fit', bytes: bytes.slice(), sport: null });
@@ -101,7 +102,7 @@ async function seedOld(store: SampleStore, user: User, name: string, bytes: Uint
   for (const [index, a] of parsed.activities.entries()) {
     const id = activityId(source.id, index);
     const old = oldRules(a);
-    await store.writeSampleFile(samplePath(dataDir, user.id, id), { start: a.start, length: a.length, channels: old.channels });
+    await store.writeSampleFile(objectFile(dataDir, sampleKey(user.id, id)), { start: a.start, length: a.length, channels: old.channels });
     // Only the columns of the old layout.
     await db
       .insertInto('activities')
@@ -189,7 +190,7 @@ test.before(async () => {
   } finally {
     await store.close();
   }
-  rmSync(originalPath(dataDir, rider.id, lost.sourceId, 'fit'));
+  rmSync(objectFile(dataDir, sourceKey(rider.id, lost.sourceId, 'fit')));
 
   // Today's layout: the rows become version 1, without the new fields.
   await migrateToLatest(db);
@@ -246,7 +247,7 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   // The user deletes the ride of the multisport file: it must stay deleted.
   const [run, ride] = brick.ids as [string, string];
   t.is((await api(service, token, 'DELETE', `/api/v1/activities/${ride}`)).status, 204);
-  t.false(existsSync(samplePath(dataDir, rider.id, ride)));
+  t.false(existsSync(objectFile(dataDir, sampleKey(rider.id, ride))));
 
   // What clients and caches hold before: the details' ETag, a cached list page, the power column.
   const [id] = single.ids as [string];
@@ -315,7 +316,7 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
         [want.sport, want.start_time.getTime(), want.end_time.getTime(), want.samples, want.distance, want.metrics, want.devices],
       );
       t.deepEqual(row.tags, seeded === single ? ['commute'] : [], 'tags are kept');
-      const file = await service.deps.engine.samples.readSampleFile(samplePath(dataDir, rider.id, row.id));
+      const file = await service.deps.engine.samples.readSampleFile(objectFile(dataDir, sampleKey(rider.id, row.id)));
       t.is(file.start, expected[index]!.start);
       t.is(file.length, expected[index]!.length);
       for (const channel of CHANNELS)
@@ -334,7 +335,7 @@ test.serial('`cli reprocess --user` re-derives the old activities from their ori
   }
 
   t.is(await activity(ride), undefined, 'the deleted session of the multisport file is not brought back');
-  t.false(existsSync(samplePath(dataDir, rider.id, ride)));
+  t.false(existsSync(objectFile(dataDir, sampleKey(rider.id, ride))));
   t.is((await db.selectFrom('activities').select('id').where('source_id', '=', brick.sourceId).execute()).length, 1);
 
   const untouched = (await activity(lost.ids[0]!))!;
@@ -397,7 +398,7 @@ test.serial("`cli reprocess` takes every user's old activities; `--all` a second
   const eventsBefore = (await updatedEvents(kept)).length;
   t.is(eventsBefore, 3);
   const versionsBefore = await versions(rider.id);
-  const mtimes = kept.map((id) => statSync(samplePath(dataDir, id === othersRide.ids[0] ? other.id : rider.id, id)).mtimeMs);
+  const mtimes = kept.map((id) => statSync(objectFile(dataDir, sampleKey(id === othersRide.ids[0] ? other.id : rider.id, id))).mtimeMs);
 
   const again = await reprocess('--all');
   t.is(again.code, 3, again.stderr);
@@ -405,7 +406,7 @@ test.serial("`cli reprocess` takes every user's old activities; `--all` a second
   t.is((await updatedEvents(kept)).length, eventsBefore, 'no event for unchanged activities');
   t.deepEqual(await versions(rider.id), versionsBefore, 'nothing changed: caches stay valid');
   t.deepEqual(
-    kept.map((id) => statSync(samplePath(dataDir, id === othersRide.ids[0] ? other.id : rider.id, id)).mtimeMs),
+    kept.map((id) => statSync(objectFile(dataDir, sampleKey(id === othersRide.ids[0] ? other.id : rider.id, id))).mtimeMs),
     mtimes,
     'no sample file is written again',
   );
@@ -423,7 +424,7 @@ test.serial(
       db,
       pool: service.deps.engine.pool,
       samples: service.deps.engine.samples,
-      dataDir,
+      files: service.deps.engine.files,
       log: createLogger('silent'),
       now: () => new Date(),
     };
@@ -441,8 +442,8 @@ test.serial(
       .set({ ingest_version: 1, summary: JSON.stringify(old.summary), laps: JSON.stringify(old.laps), timer_seconds: null })
       .where('id', '=', id)
       .execute();
-    await service.deps.engine.samples.writeSampleFile(samplePath(dataDir, rider.id, id), fresh);
-    const leftover = `${samplePath(dataDir, rider.id, id)}.tmp-0123456789ab`;
+    await service.deps.engine.samples.writeSampleFile(objectFile(dataDir, sampleKey(rider.id, id)), fresh);
+    const leftover = `${objectFile(dataDir, sampleKey(rider.id, id))}.tmp-0123456789ab`;
     writeFileSync(leftover, 'partial');
     const eventsBefore = (await updatedEvents([id])).length;
 

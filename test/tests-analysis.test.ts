@@ -4,7 +4,8 @@ import { createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { rmSync } from 'node:fs';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { agrees, DEMO, DEMO_POWER_PRINTED, demoPower, LTP1_TOLERANCE, README, tolerance } from './helpers/lab-demos.ts';
 
 /**
@@ -283,7 +284,7 @@ test('an activity whose samples are gone is left out of the efforts, not a 500',
   const [source] = await uploadAndWait(service, token, [{ name: 'cp.fit', bytes: ride.bytes }]);
   const id = await newTest(token, { sport: 'cycling', start: '2026-04-15T07:59:00Z', end: at(start.toISOString(), ride.seconds / 60 + 1) });
   t.is((await api(service, token, 'GET', `/api/v1/tests/${id}/analysis`)).body.efforts.length, 5);
-  rmSync(samplePath(service.config.DATA_DIR, user.id, source!.activity_ids[0]));
+  rmSync(objectFile(service.config.DATA_DIR, sampleKey(user.id, source!.activity_ids[0])));
   const res = await api(service, token, 'GET', `/api/v1/tests/${id}/analysis`);
   t.is(res.status, 200);
   t.deepEqual(res.body.efforts, []);

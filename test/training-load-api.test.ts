@@ -422,7 +422,7 @@ test('a run scores by pace (rTSS) with its critical speed and gets speed zones; 
     db: deps.db,
     pool: deps.engine.pool,
     samples: deps.engine.samples,
-    dataDir: deps.config.DATA_DIR,
+    files: deps.engine.files,
     log: deps.log,
     now: deps.now,
   });

@@ -4,7 +4,8 @@ import { rename } from 'node:fs/promises';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser, tokenFor } from './helpers/users.ts';
 import { api, uploadAndWait } from './helpers/activities.ts';
-import { samplePath } from '../lib/storage.ts';
+import { sampleKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 
 /** A CSV ride of `seconds` s of power starting at `stamp` (UTC). */
 function ride(stamp: string, seconds = 600) {
@@ -141,7 +142,7 @@ test('frames and curves: 304 without computing anything, JSON and Parquet tagged
   t.regex(String(parquet.headers.get('vary')), /Accept/);
 
   // Nothing left to compute from (no sample file, no cached result): a matching tag is still 304.
-  const file = samplePath(service.config.DATA_DIR, user.id, a);
+  const file = objectFile(service.config.DATA_DIR, sampleKey(user.id, a));
   await rename(file, `${file}.away`);
   const computed = await service.deps.redis.keys(`${service.config.QUEUE_PREFIX}:computed:${user.id}:*`);
   if (computed.length) await service.deps.redis.del(...computed);

@@ -233,7 +233,7 @@ test('one event per change when a job or a fan-out runs again', async (t) => {
     db: service.deps.db,
     pool,
     samples,
-    dataDir: service.config.DATA_DIR,
+    files: service.deps.engine.files,
     log: createLogger('silent'),
     now: service.clock.now,
   });

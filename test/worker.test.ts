@@ -8,7 +8,9 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createTestApplication, createTestUser } from './helpers/users.ts';
 import { createGrant } from '../db/grants.ts';
 import { findSource, insertSource } from '../db/sources.ts';
-import { originalPath, tmpDir, writeFileAtomic } from '../lib/storage.ts';
+import { tmpDir, writeFileAtomic } from '../lib/storage.ts';
+import { sourceKey } from '../lib/object-store.ts';
+import { objectFile } from '../lib/object-store-local.ts';
 import { mkdirSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -77,7 +79,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     size_bytes: csv.length,
     sport: 'rowing',
   });
-  await writeFileAtomic(originalPath(config.DATA_DIR, user.id, lost.source.id, 'csv'), csv);
+  await writeFileAtomic(objectFile(config.DATA_DIR, sourceKey(user.id, lost.source.id, 'csv')), csv);
   await db
     .updateTable('sources')
     .set({ created_at: new Date(now - 20 * 60_000) })
@@ -177,6 +179,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     const job = await queues.housekeeping.add('purge-expired', { task: 'purge-expired' });
     const result = await job.waitUntilFinished(events, 15_000);
     t.deepEqual(result, {
+      objectDeletions: 0,
       columnSweeps: 0,
       trainingLoads: 0,
       sessions: 1,
@@ -238,6 +241,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     // Idempotent: a second run deletes nothing more.
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
     t.deepEqual(again, {
+      objectDeletions: 0,
       columnSweeps: 0,
       trainingLoads: 0,
       sessions: 0,

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { Job } from 'bullmq';
 import type { Backfill, Db } from '../db/database.ts';
 import {
@@ -10,7 +10,9 @@ import {
   type ScanCounts,
 } from '../db/backfills.ts';
 import { recordedAt } from '../engine/ingest/peek.ts';
-import { archivePath, tmpDir } from '../lib/storage.ts';
+import { tmpDir } from '../lib/storage.ts';
+import { archiveKey, isObjectMissing, type ObjectStore } from '../lib/object-store.ts';
+import { withLocalCopy } from '../lib/object-cache.ts';
 import type { Logger } from '../lib/log.ts';
 import { ArchiveError } from '../lib/archive.ts';
 import { withActor } from '../lib/actor.ts';
@@ -23,7 +25,10 @@ import { storeSource } from '../db/source-store.ts';
 export interface BackfillDeps {
   db: Db;
   queues: Queues;
+  /** Where this host spools (DATA_DIR/tmp): nested zips too large for memory, a remote store's archive while it is read. */
   dataDir: string;
+  /** The object store the originals are written to and the archive read from. */
+  store: ObjectStore;
   maxFileBytes: number;
   log: Logger;
   now: () => Date;
@@ -103,7 +108,7 @@ export async function scanHistory(
     const meta = plan.metadata;
     const stored: Promise<unknown> = storeSource(
       deps.db,
-      deps.dataDir,
+      deps.store,
       { ...file, format: file.format },
       {
         userId: backfill.user_id,
@@ -147,38 +152,47 @@ export function backfillProcessor(deps: BackfillDeps) {
 
 /** The scan of one backfill's archive (or, after a crash past the scan, the queueing of what is left). */
 async function scan(deps: BackfillDeps, job: Job<BackfillJob>, row: Backfill) {
-  const file = archivePath(deps.dataDir, row.id);
+  const key = archiveKey(row.id);
   // A retry after the scan finished (the worker stopped before the job completed): queue what is left.
   if (row.status === 'loading') {
-    await rm(file, { force: true });
+    await deps.store.remove([key]);
     const pending = await requeue(deps, row.id);
     if (!pending.length) await completeBackfillIfDone(deps.db, row.id, deps.now());
     return { queued: pending.length };
   }
-  let reader: HistoryReader;
-  try {
-    reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes }, deps.dataDir);
-  } catch (err) {
-    if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';
-    // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
-    await rm(file, { force: true });
-    await markBackfillFailed(deps.db, row.id, message, deps.now());
-    deps.log.warn('backfill failed: its archive could not be opened', {
-      backfill_id: row.id,
-      code: err instanceof ArchiveError ? err.code : 'ENOENT',
-      reason: message,
-      attempt: job.attemptsMade + 1,
-    });
-    return { failed: message };
+  const opened = await withLocalCopy(deps.store, key, tmpDir(deps.dataDir), async (file) => {
+    let reader: HistoryReader;
+    try {
+      reader = await openHistory(file, 'archive', { maxEntryBytes: deps.maxFileBytes }, deps.dataDir);
+    } catch (err) {
+      if (!(err instanceof ArchiveError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      return { failed: err };
+    }
+    try {
+      return { result: await scanHistory(deps, row, reader) };
+    } finally {
+      reader.close();
+    }
+  }).catch((err: unknown) => {
+    if (isObjectMissing(err)) return { failed: err };
+    throw err;
+  });
+  if ('result' in opened) {
+    await deps.store.remove([key]);
+    return opened.result;
   }
-  try {
-    const result = await scanHistory(deps, row, reader);
-    await rm(file, { force: true });
-    return result;
-  } finally {
-    reader.close();
-  }
+  const err = opened.failed;
+  const message = err instanceof ArchiveError ? err.message : 'The archive is no longer stored';
+  // Removed before the failure is recorded: whoever sees the backfill failed sees no archive left.
+  await deps.store.remove([key]);
+  await markBackfillFailed(deps.db, row.id, message, deps.now());
+  deps.log.warn('backfill failed: its archive could not be opened', {
+    backfill_id: row.id,
+    code: err instanceof ArchiveError ? err.code : 'ENOENT',
+    reason: message,
+    attempt: job.attemptsMade + 1,
+  });
+  return { failed: message };
 }
 
 async function requeue(deps: BackfillDeps, id: string) {

@@ -2,7 +2,8 @@ import type { Job } from 'bullmq';
 import { activitiesNeedingCurves } from '../db/curves.ts';
 import { replaceActivityCurves } from '../db/activities.ts';
 import { AWD_METRICS } from '../engine/curves/activity-curves.ts';
-import { samplePath } from '../lib/storage.ts';
+import { isObjectMissing } from '../lib/object-store.ts';
+import { readActivitySamples } from './files.ts';
 import type { CurvesJob } from './queues.ts';
 import type { IngestDeps } from './ingest.ts';
 
@@ -28,9 +29,9 @@ export function curvesProcessor(deps: CurvesDeps) {
       for (const activity of page) {
         let file: Awaited<ReturnType<typeof deps.samples.readSampleFile>>;
         try {
-          file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), AWD_METRICS);
+          file = await readActivitySamples(deps, activity.user_id, activity.id, AWD_METRICS);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !isObjectMissing(err)) throw err;
           missingSamples++;
           deps.log.warn('curves: sample file missing', { activity_id: activity.id });
           continue;

@@ -11,7 +11,9 @@ import { activitiesDeletedSince, deleteFinishedEvents } from '../db/events.ts';
 import { purgeDeletedUsers } from '../db/managed-users.ts';
 import { deleteSpentDelegations } from '../db/delegations.ts';
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
-import { archivePath, removeFiles, removeStaleTemporaryFiles } from '../lib/storage.ts';
+import { removeStaleTemporaryFiles } from '../lib/storage.ts';
+import { archiveKey, isStoreUnavailable, type ObjectStore } from '../lib/object-store.ts';
+import { removeQueuedObjects } from '../db/object-deletions.ts';
 import { enqueueTrainingLoad, requeueBackfills, requeueIngest, HousekeepingJob, type Queues } from './queues.ts';
 import { loadVersion, usersNeedingLoad } from '../db/training-load.ts';
 import { completeBackfillIfDone, markBackfillFailed, staleUnfinishedBackfills } from '../db/backfills.ts';
@@ -55,6 +57,8 @@ export interface HousekeepingResult {
   columnSweeps: number;
   /** Users whose training-load job was queued for activities without a load row. */
   trainingLoads: number;
+  /** Objects of deleted rows removed now, the store having been out of reach at the deletion (db/object-deletions.ts); -1: still out of reach. */
+  objectDeletions: number;
 }
 
 /** How far back housekeeping sweeps deleted activities out of the channel columns (it runs hourly by default). */
@@ -72,7 +76,9 @@ export const STALE_SOURCE_DEFAULT_SECONDS = 15 * 60;
 export function housekeepingProcessor(deps: {
   db: Db;
   queues: Queues;
+  /** This host's DATA_DIR, for its temporary files. */
   dataDir: string;
+  store: ObjectStore;
   log: Logger;
   now: () => Date;
   staleSourceSeconds?: number;
@@ -106,12 +112,18 @@ export function housekeepingProcessor(deps: {
         }
       }
     }
+    const objectDeletions = await removeQueuedObjects(deps.db, deps.store).catch((err: unknown) => {
+      if (!isStoreUnavailable(err)) throw err;
+      deps.log.warn('the object store is out of reach: queued object removals wait for the next run', { err: (err as Error).message });
+      return -1;
+    });
     let trainingLoads = 0;
     for (const userId of await usersNeedingLoad(deps.db, new Date(now.getTime() - staleMs))) {
       await enqueueTrainingLoad(deps.queues, userId, await loadVersion(deps.db, userId));
       trainingLoads++;
     }
     return {
+      objectDeletions,
       trainingLoads,
       columnSweeps,
       sessions,
@@ -137,7 +149,7 @@ export function housekeepingProcessor(deps: {
  * scan of backfills still `scanning`; complete the `loading` backfills with nothing left. Housekeeping
  * passes STALE_SOURCE_SECONDS ago; a worker whose Redis came back passes now (./runner.ts).
  */
-export async function requeueUnfinished(deps: { db: Db; queues: Queues; dataDir: string; log: Logger; now: () => Date }, before: Date) {
+export async function requeueUnfinished(deps: { db: Db; queues: Queues; store: ObjectStore; log: Logger; now: () => Date }, before: Date) {
   const now = deps.now();
   const stale = await staleProcessingSources(deps.db, before);
   const { queued, exhausted } = await requeueIngest(
@@ -151,7 +163,7 @@ export async function requeueUnfinished(deps: { db: Db; queues: Queues; dataDir:
     backfills.filter((b) => b.status === 'scanning').map((b) => b.id),
   );
   for (const id of scans.exhausted) {
-    await removeFiles([archivePath(deps.dataDir, id)]); // removed first: a failed backfill has no archive left
+    await deps.store.remove([archiveKey(id)]); // removed first: a failed backfill has no archive left
     await markBackfillFailed(deps.db, id, 'The archive could not be read; send it again later', now);
     deps.log.warn('backfill failed: its scan was retried until its attempts ran out', { backfill_id: id });
   }

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Job } from 'bullmq';
 import type { Source, SourceMetadata, StoredLap } from '../db/database.ts';
@@ -12,7 +12,9 @@ import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { SampleData } from '../engine/samples/sample-file.ts';
 import type { IngestedActivity, IngestResult } from '../engine/ingest/ingested.ts';
 import { isGzip } from '../engine/ingest/sniff.ts';
-import { originalPath, removeFiles, samplePath } from '../lib/storage.ts';
+import { removeFiles } from '../lib/storage.ts';
+import { isObjectMissing, sampleKey, sourceKey } from '../lib/object-store.ts';
+import type { StoredFiles } from '../lib/object-store-setup.ts';
 import { enqueueTrainingLoad, requeueIngest, type IngestJob, type Queues } from './queues.ts';
 import { insertActivityLoads, loadVersion, modelledLoadStale } from '../db/training-load.ts';
 import { withActor } from '../lib/actor.ts';
@@ -139,20 +141,20 @@ export async function appendToColumns(
 }
 
 /**
- * Parse a source's original file (under DATA_DIR) in the engine pool, with the source's `sport`
+ * Parse a source's original (from the object store) in the engine pool, with the source's `sport`
  * field: what ingest does, and what the reprocess job (./reprocess.ts) does again under newer rules.
- * A missing original is `file_missing`; past `timeoutMs` the task is stopped (`ingest_timeout`).
+ * A missing original is `file_missing`; a store out of reach throws (the job waits: ./outage.ts);
+ * past `timeoutMs` the task is stopped (`ingest_timeout`).
  */
 export async function parseSource(
-  deps: Pick<IngestDeps, 'pool' | 'dataDir' | 'timeoutMs'>,
+  deps: Pick<IngestDeps, 'pool' | 'files' | 'timeoutMs'>,
   source: Pick<Source, 'id' | 'user_id' | 'type' | 'sport'>,
 ): Promise<IngestResult> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(originalPath(deps.dataDir, source.user_id, source.id, source.type));
+    bytes = await deps.files.store.get(sourceKey(source.user_id, source.id, source.type));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-      return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
+    if (isObjectMissing(err)) return { ok: false, code: 'file_missing', message: 'The uploaded file is no longer stored' };
     throw err;
   }
   // Kept as uploaded when its gzip stream was damaged (engine/ingest/check-file-on-disk.ts).
@@ -223,27 +225,29 @@ export function isRetry(job: Job): boolean {
  * the temporary files an earlier attempt killed while writing them left behind.
  */
 export async function writeSampleFiles(
-  deps: Pick<IngestDeps, 'samples' | 'dataDir'>,
+  deps: Pick<IngestDeps, 'samples' | 'files'>,
   userId: string,
   files: { id: string; data: SampleData }[],
   opts: { leftovers: boolean },
 ): Promise<void> {
-  for (const { id, data } of files) await deps.samples.writeSampleFile(samplePath(deps.dataDir, userId, id), data);
+  // Written on this host's disk (DuckDB), then stored: the store's object is whole or absent.
+  for (const { id, data } of files)
+    await deps.files.local.create(sampleKey(userId, id), (file) => deps.samples.writeSampleFile(file, data));
   // An attempt killed while writing leaves its temporary file behind; a retry (or a requeued job) clears it.
   if (opts.leftovers)
     await removeLeftovers(
-      deps.dataDir,
+      deps.files,
       userId,
       files.map((f) => f.id),
     );
 }
 
-/** Temporary files of earlier attempts at writing these activities' sample files (`<id>.parquet.tmp-…`). */
-export async function removeLeftovers(dataDir: string, userId: string, ids: string[]) {
+/** Temporary files of earlier attempts at writing these activities' sample files (`<id>.parquet.tmp-…`) on this host. */
+export async function removeLeftovers(files: StoredFiles, userId: string, ids: string[]) {
   if (!ids.length) return;
-  const dir = path.dirname(samplePath(dataDir, userId, ids[0]!));
+  const dir = path.dirname(files.local.pathOf(sampleKey(userId, ids[0]!)));
   const names = await readdir(dir).catch(() => [] as string[]);
-  const prefixes = ids.map((id) => `${path.basename(samplePath(dataDir, userId, id))}.tmp-`);
+  const prefixes = ids.map((id) => `${path.basename(files.local.pathOf(sampleKey(userId, id)))}.tmp-`);
   await removeFiles(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => path.join(dir, n)));
 }
 

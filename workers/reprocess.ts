@@ -7,7 +7,8 @@ import type { IngestedActivity } from '../engine/ingest/ingested.ts';
 import { CHANNELS } from '../engine/channels.ts';
 import { INGEST_RULES_VERSION } from '../engine/ingest/rules.ts';
 import type { SampleFile } from '../engine/samples/sample-file.ts';
-import { samplePath } from '../lib/storage.ts';
+import { isObjectMissing, isStoreUnavailable } from '../lib/object-store.ts';
+import { readActivitySamples } from './files.ts';
 import { activityRow, isRetry, parseSource, removeLeftovers, writeSampleFiles, type IngestDeps } from './ingest.ts';
 import type { ReprocessJob } from './queues.ts';
 
@@ -97,7 +98,7 @@ export function reprocessProcessor(deps: ReprocessDeps) {
     // A killed attempt may have left temporary files of any of them, whether or not they are written again now.
     if (retried)
       await removeLeftovers(
-        deps.dataDir,
+        deps.files,
         source.user_id,
         rows.map((r) => r.id),
       );
@@ -138,9 +139,10 @@ export function reprocessProcessor(deps: ReprocessDeps) {
 async function sampleFileDiffers(deps: ReprocessDeps, userId: string, id: string, next: IngestedActivity): Promise<boolean> {
   let file: SampleFile;
   try {
-    file = await deps.samples.readSampleFile(samplePath(deps.dataDir, userId, id));
+    file = await readActivitySamples(deps, userId, id);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+    if (isStoreUnavailable(err)) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !isObjectMissing(err))
       deps.log.warn('reprocess: sample file unreadable; written again', { activity_id: id, err: (err as Error).message });
     return true;
   }

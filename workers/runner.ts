@@ -19,9 +19,10 @@ import { isOutage } from '../lib/outage.ts';
 import { startEventRelay } from './event-relay.ts';
 import { createEnginePool, type EnginePool } from '../engine/pool.ts';
 import { createSampleStore, type SampleStore } from '../engine/samples/sample-file.ts';
-import { createChannelColumns, type ChannelColumns } from '../engine/samples/channel-columns.ts';
-import { columnsDir } from '../lib/storage.ts';
-import { advisoryLock } from '../db/locks.ts';
+import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
+import type { StoredFiles } from '../lib/object-store-setup.ts';
+import type { ObjectStore } from '../lib/object-store.ts';
+import { createFilesAndColumns } from './files.ts';
 
 /** How often a worker process compares its memory with WORKER_MAX_RSS_MB. */
 const MEMORY_CHECK_MS = 1_000;
@@ -35,6 +36,8 @@ export interface WorkerEngine {
   samples: SampleStore;
   /** The users' channel columns, appended to by each ingest (engine/samples/channel-columns.ts). */
   columns: ChannelColumns;
+  /** The object store and its objects as local files (./files.ts). */
+  files: StoredFiles;
 }
 
 /** What differs between the workers: queue, processor, concurrency, and how loudly each job's end is logged. */
@@ -85,7 +88,7 @@ export async function startWorkers(
   await Promise.all([...workers.map((w) => w.waitUntilReady()), waitForRedis(producer, 30_000)]);
   const relay = await startEventRelay({ databaseUrl: config.DATABASE_URL, db, queues, log, pollMs: EVENT_RELAY_POLL_MS, now });
   lifecycle.add('event relay', () => relay.close());
-  await scheduleAndCatchUp({ config, log, db, queues, now, producer });
+  await scheduleAndCatchUp({ config, log, db, queues, now, producer, store: engine.files.store });
 
   log.info('workers started', { queues: Object.values(QUEUE_NAMES) });
   return { workers };
@@ -164,6 +167,7 @@ function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, 
       db,
       queues,
       dataDir: config.DATA_DIR,
+      store: engine.files.store,
       log,
       now,
       staleSourceSeconds: config.STALE_SOURCE_SECONDS,
@@ -180,7 +184,7 @@ function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, 
     pool: engine.pool,
     samples: engine.samples,
     columns: engine.columns,
-    dataDir: config.DATA_DIR,
+    files: engine.files,
     log,
     now,
     timeoutMs: config.INGEST_TIMEOUT_MS,
@@ -199,7 +203,15 @@ function startJobWorkers(start: StartWorker, { config, log, db, queues, engine, 
     },
   });
 
-  const backfillDeps = { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now };
+  const backfillDeps = {
+    db,
+    queues,
+    dataDir: config.DATA_DIR,
+    store: engine.files.store,
+    maxFileBytes: config.UPLOAD_MAX_FILE_BYTES,
+    log,
+    now,
+  };
   // Two archives at once: one user's large import does not hold up another's (a user's own imports run one at a time, startBackfill).
   const backfillWorker = start({
     queue: QUEUE_NAMES.backfill,
@@ -268,7 +280,15 @@ function startWebhookWorker(start: StartWorker, { config, log, db, queues, now, 
  * Declare housekeeping's schedule, and again whenever the producer's Redis connection is ready anew,
  * with the unfinished work queued again (see below).
  */
-async function scheduleAndCatchUp({ config, log, db, queues, now, producer }: JobDeps & { producer: Redis }): Promise<void> {
+async function scheduleAndCatchUp({
+  config,
+  log,
+  db,
+  queues,
+  now,
+  producer,
+  store,
+}: JobDeps & { producer: Redis; store: ObjectStore }): Promise<void> {
   // The schedule is an upsert keyed by name: every worker process may declare it, one job runs.
   const schedule = () =>
     queues.housekeeping.upsertJobScheduler(
@@ -284,7 +304,7 @@ async function scheduleAndCatchUp({ config, log, db, queues, now, producer }: Jo
   // (PostgreSQL may still be down then: tried again every OUTAGE_RETRY_MS for up to 10 minutes.)
   const requeueAfterRedis = async (deadline: number): Promise<void> => {
     try {
-      const r = await requeueUnfinished({ db, queues, dataDir: config.DATA_DIR, log, now }, now());
+      const r = await requeueUnfinished({ db, queues, store, log, now }, now());
       if (r.requeuedSources || r.requeuedBackfills) log.info('Redis is back: unfinished work queued again', r);
     } catch (err) {
       if (!isOutage(err) || Date.now() > deadline)
@@ -305,8 +325,8 @@ async function createWorkerEngine(config: Config, lifecycle: Lifecycle, db: Db):
   lifecycle.add('engine pool', () => pool.close());
   const samples = await createSampleStore();
   lifecycle.add('sample store', () => samples.close());
-  const columns = createChannelColumns(samples, { dir: (userId) => columnsDir(config.DATA_DIR, userId), lock: advisoryLock(db) });
-  return { pool, samples, columns };
+  const { files, columns } = createFilesAndColumns(config, samples, db, lifecycle);
+  return { pool, samples, columns, files };
 }
 
 /**

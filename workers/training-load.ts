@@ -14,8 +14,9 @@ import { LEVEL_STEP } from '../engine/curves/levels.ts';
 import { defaultZoneModel, ZONE_METRICS, type ZoneMetric, type ZoneModel } from '../engine/load/zones.ts';
 import { rootSport } from '../lib/sports.ts';
 import { addDays, formatLocal } from '../lib/time.ts';
-import { samplePath } from '../lib/storage.ts';
 import type { EnginePool } from '../engine/pool.ts';
+import type { StoredFiles } from '../lib/object-store-setup.ts';
+import { readActivitySamples } from './files.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
 import type { Logger } from '../lib/log.ts';
 import type { TrainingLoadJob } from './queues.ts';
@@ -34,7 +35,8 @@ export interface LoadDeps {
   db: Db;
   pool: EnginePool;
   samples: SampleStore;
-  dataDir: string;
+  /** The object store of the sample files, and their local copies (./files.ts). */
+  files: StoredFiles;
   log: Logger;
   now: () => Date;
 }
@@ -124,7 +126,7 @@ async function modelledThresholds(deps: LoadDeps, activity: LoadActivity, day: s
 /** An activity's load channels from its sample file; none when the file is gone (the load then has no zones). */
 async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise<Partial<Record<ZoneMetric, Float64Array>>> {
   try {
-    const file = await deps.samples.readSampleFile(samplePath(deps.dataDir, activity.user_id, activity.id), ZONE_METRICS);
+    const file = await readActivitySamples(deps, activity.user_id, activity.id, ZONE_METRICS);
     return file.channels as Partial<Record<ZoneMetric, Float64Array>>;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -16,13 +16,18 @@ import type { SampleStore } from '../../engine/samples/sample-file.ts';
 import type { FrameWriter } from '../../engine/frames/parquet-writer.ts';
 import type { ChannelColumns } from '../../engine/samples/channel-columns.ts';
 import type { LoopMonitor } from '../../lib/event-loop.ts';
+import type { StoredFiles } from '../../lib/object-store-setup.ts';
 
-/** The engine as the API uses it: the thread pool, the DuckDB sample store, the Parquet frame writer and the channel columns. */
+/**
+ * The engine as the API uses it: the thread pool, the DuckDB sample store, the Parquet frame writer,
+ * the channel columns, and the files they read (the object store, and its objects as local files).
+ */
 export interface ApiEngine {
   pool: EnginePool;
   samples: SampleStore;
   frames: FrameWriter;
   columns: ChannelColumns;
+  files: StoredFiles;
 }
 
 /** Everything a request handler may use; built once per process in api/server.ts. */

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_DURATIONS } from '../../engine/curves/durations.ts';
-import { samplePath } from '../../lib/storage.ts';
+import { sampleKey } from '../../lib/object-store.ts';
+import { objectFile } from '../../lib/object-store-local.ts';
 import { recordTarget, ROOT } from '../report.ts';
 import type { ApiProcess } from './api-process.ts';
 import type { Run } from './report.ts';
@@ -40,7 +41,7 @@ export async function oneAthlete(run: Run, api: ApiProcess, token: string, dense
     .orderBy('id')
     .execute();
   const inputs: Inputs = {
-    paths: listed.map((a) => samplePath(DIR, denseId, a.id)),
+    paths: listed.map((a) => objectFile(DIR, sampleKey(denseId, a.id))),
     durations: Array.from(DEFAULT_DURATIONS),
     rides: listed.length,
     samples: listed.reduce((n, a) => n + a.samples, 0),

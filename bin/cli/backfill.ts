@@ -9,6 +9,7 @@ import { startBackfill } from '../../db/backfills.ts';
 import { watchBackfill, type FailedFile } from '../../db/backfill-progress.ts';
 import { barReporter, jsonReporter, plainReporter, rateMeter, type Reporter, type Snapshot } from './backfill-report.ts';
 import { openHistory, scanHistory } from '../../workers/backfill.ts';
+import { createObjectStore } from '../../lib/object-store-setup.ts';
 import { createRedis, waitForRedis } from '../../workers/connections.ts';
 import { closeQueues, createQueues } from '../../workers/queues.ts';
 import { type Flags, print, required, UsageError, interruptible, REPORT_EVERY_MS } from './common.ts';
@@ -23,6 +24,7 @@ export async function backfill(db: Db, config: Config, flags: Flags, target: str
   const kind = info.isDirectory() ? 'directory' : 'archive';
   const redis = createRedis(config.REDIS_URL, 'producer');
   const queues = createQueues(redis, config.QUEUE_PREFIX);
+  const store = createObjectStore(config);
   try {
     await waitForRedis(redis, 10_000);
     const reader = await openHistory(path.resolve(target), kind, { maxEntryBytes: config.UPLOAD_MAX_FILE_BYTES }, config.DATA_DIR).catch(
@@ -42,7 +44,7 @@ export async function backfill(db: Db, config: Config, flags: Flags, target: str
     let result: Awaited<ReturnType<typeof scanHistory>>;
     try {
       result = await scanHistory(
-        { db, queues, dataDir: config.DATA_DIR, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() },
+        { db, queues, dataDir: config.DATA_DIR, store, maxFileBytes: config.UPLOAD_MAX_FILE_BYTES, log, now: () => new Date() },
         row,
         reader,
       );
@@ -72,6 +74,7 @@ export async function backfill(db: Db, config: Config, flags: Flags, target: str
         : plainReporter(process.stdout, REPORT_EVERY_MS);
     process.exitCode = await waitForBackfill(db, row.id, reporter);
   } finally {
+    store.close();
     await closeQueues(queues);
     await redis.quit().catch(() => redis.disconnect());
   }

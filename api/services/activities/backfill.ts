@@ -3,7 +3,7 @@ import { assertQueueReachable, Conflict, UnprocessableEntity } from '../errors.t
 import type { UploadedFile } from './uploaded.ts';
 import { backfillInProgress, deleteUnstartedBackfill, startBackfill } from '../../../db/backfills.ts';
 import type { Backfill } from '../../../db/database.ts';
-import { archivePath, moveInto, removeFiles } from '../../../lib/storage.ts';
+import { archiveKey } from '../../../lib/object-store.ts';
 import { enqueueBackfill } from '../../../workers/queues.ts';
 
 /**
@@ -26,20 +26,22 @@ export async function refuseWhileImporting(deps: Deps, userId: string): Promise<
 
 /** Start the import of `archive` (the multipart part, on disk): the backfill, `scanning`. */
 export async function startArchiveBackfill(deps: Deps, userId: string, archive: UploadedFile | undefined): Promise<Backfill> {
-  const { db, config, queues } = deps;
+  const { db, queues } = deps;
   if (!archive) throw new UnprocessableEntity([{ loc: ['body', 'archive'], msg: 'A zip archive is required', type: 'missing' }]);
   assertQueueReachable(deps);
   const started = await startBackfill(db, { user_id: userId, origin: 'api', filename: archive.filename.slice(0, 255) });
   if ('busy' in started) throw busy(started.busy);
   const { backfill } = started;
-  const stored = archivePath(config.DATA_DIR, backfill.id);
+  const key = archiveKey(backfill.id);
+  const store = deps.engine.files.store;
   try {
-    await moveInto(archive.path, stored);
+    // Into the object store, where the worker that scans it (on any host) reads it.
+    await store.putFile(key, archive.path, { move: true });
     await enqueueBackfill(queues, backfill.id);
   } catch (err) {
     // Should taking it back fail too (PostgreSQL down as well), housekeeping queues the scan once the backfill is stale.
     await deleteUnstartedBackfill(db, backfill.id)
-      .then(() => removeFiles([stored]))
+      .then(() => store.remove([key]))
       .catch(() => {});
     throw err;
   }

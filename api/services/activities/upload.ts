@@ -102,7 +102,7 @@ export async function storeUploads(deps: Deps, userId: string, body: MultipartBo
   assertQueueReachable(deps);
   const stored = [];
   for (const file of checked)
-    stored.push(await storeSourceFile(db, config.DATA_DIR, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
+    stored.push(await storeSourceFile(db, deps.engine.files.store, file, { userId, origin: 'manual_upload', sport: sport ?? null, tags }));
   await enqueueIngest(
     queues,
     stored.filter((s) => s.created).map((s) => s.source.id),

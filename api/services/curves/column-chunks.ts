@@ -2,7 +2,7 @@ import type { Deps } from '../../services/deps.ts';
 import { chunkBySamples } from '../../../engine/curves/longitudinal.ts';
 import type { ColumnActivity } from '../../../engine/samples/channel-columns.ts';
 import { retryIfMoved, slicePlace, type ColumnPlace } from '../../../engine/samples/column-read.ts';
-import { samplePath } from '../../../lib/storage.ts';
+import { sampleKey } from '../../../lib/object-store.ts';
 
 /** The activities as a channel column checks them (id, stamp, sample count; the sample file's path only when a fill reads it). */
 export function columnActivities(
@@ -10,13 +10,13 @@ export function columnActivities(
   userId: string,
   activities: readonly { id: string; stamp: number; samples: number }[],
 ): ColumnActivity[] {
-  const dataDir = deps.config.DATA_DIR;
+  const local = deps.engine.files.local;
   return activities.map((a) => ({
     id: a.id,
     stamp: a.stamp,
     samples: a.samples,
     get path() {
-      return samplePath(dataDir, userId, a.id);
+      return local.pathOf(sampleKey(userId, a.id));
     },
   }));
 }

@@ -1,7 +1,8 @@
 import type { Deps } from '../deps.ts';
 import type { TestRow, TraceRow } from '../../../db/database.ts';
 import { activitiesForAnalysis, tracesOfTest } from '../../../db/tests.ts';
-import { samplePath } from '../../../lib/storage.ts';
+import { isObjectMissing } from '../../../lib/object-store.ts';
+import { readActivitySamples } from '../../../workers/files.ts';
 import { formatInstant } from '../../../lib/time.ts';
 import { zeroFilled } from '../../../engine/curves/activity-curves.ts';
 import type { EffortRecording } from '../../../engine/tests/efforts.ts';
@@ -83,12 +84,10 @@ async function recordings(deps: Deps, test: TestRow, activities: readonly Analys
   for (const activity of activities) {
     const channels = [metric, 'heart_rate'].filter((c) => activity.metrics.includes(c));
     if (!channels.length) continue;
-    const file = await deps.engine.samples
-      .readSampleFile(samplePath(deps.config.DATA_DIR, activity.user_id, activity.id), channels)
-      .catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined; // its samples are gone (the activity being deleted): not one of the test's recordings
-        throw error;
-      });
+    const file = await readActivitySamples(deps.engine, activity.user_id, activity.id, channels).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || isObjectMissing(error)) return undefined; // its samples are gone (the activity being deleted): not one of the test's recordings
+      throw error;
+    });
     if (!file) continue;
     const t0 = activity.start_time.getTime();
     const from = Math.max(0, Math.ceil((test.start_time.getTime() - t0) / 1000));

@@ -1,5 +1,3 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Ctx } from '../../../http/context.ts';
 import { defineRoute } from '../../../http/route.ts';
@@ -10,7 +8,7 @@ import { findActivity } from '../../../../db/activities.ts';
 import { linkedActivity } from '../../../services/traces/links.ts';
 import { findSource } from '../../../../db/sources.ts';
 import { isUuid } from '../../../../lib/ids.ts';
-import { originalPath } from '../../../../lib/storage.ts';
+import { isObjectMissing, sourceKey } from '../../../../lib/object-store.ts';
 import { NOT_MODIFIED, notModified, readTag, VALIDATOR_HEADERS } from '../../conditional.ts';
 
 export const ActivityParams = z.object({ activity_id: z.string() });
@@ -81,13 +79,14 @@ export const downloadActivityRoute = defineRoute(
     const activity = await ownActivity(ctx, params.activity_id);
     const source = await findSource(ctx.deps.db, activity.source_id);
     if (!source) throw new NotFound('Activity not found');
-    const file = originalPath(ctx.deps.config.DATA_DIR, source.user_id, source.id, source.type);
-    const info = await stat(file).catch(() => undefined);
-    if (!info) throw new NotFound('The original file of this activity is no longer stored');
+    const original = await ctx.deps.engine.files.store.open(sourceKey(source.user_id, source.id, source.type)).catch((err: unknown) => {
+      if (isObjectMissing(err)) throw new NotFound('The original file of this activity is no longer stored');
+      throw err;
+    });
     ctx.attachment(source.filename);
     ctx.type = CONTENT_TYPES[source.type];
-    ctx.length = info.size;
-    ctx.body = createReadStream(file);
+    ctx.length = original.size;
+    ctx.body = original.body;
   },
 );
 

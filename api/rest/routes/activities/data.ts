@@ -9,7 +9,8 @@ import { NOT_MODIFIED } from '../../conditional.ts';
 import { channelsFor, timeSeriesColumns, uniqueMetrics } from '../../../services/activities/time-series.ts';
 import type { ActivityRow } from '../../../../db/database.ts';
 import type { SampleFile } from '../../../../engine/samples/sample-file.ts';
-import { samplePath } from '../../../../lib/storage.ts';
+import { isObjectMissing } from '../../../../lib/object-store.ts';
+import { readActivitySamples } from '../../../../workers/files.ts';
 import { ActivityParams, ownActivity } from './activity.ts';
 import { wPrimeBalanceOf, wPrimeThresholds } from '../../../services/training-load/w-prime-balance.ts';
 
@@ -61,9 +62,10 @@ export const activityDataRoute = defineRoute(
 /** An activity's sample file (only the channels asked); 404 when it is no longer stored. */
 export async function readSamples(ctx: Ctx, activity: ActivityRow, channels: readonly string[]): Promise<SampleFile> {
   try {
-    return await ctx.deps.engine.samples.readSampleFile(samplePath(ctx.deps.config.DATA_DIR, activity.user_id, activity.id), channels);
+    return await readActivitySamples(ctx.deps.engine, activity.user_id, activity.id, channels);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFound('The samples of this activity are no longer stored');
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || isObjectMissing(error))
+      throw new NotFound('The samples of this activity are no longer stored');
     throw error;
   }
 }

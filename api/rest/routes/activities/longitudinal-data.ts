@@ -25,7 +25,9 @@ import { PARQUET_MEDIA_TYPE, parquetDisposition } from '../../activities/content
 import { parquetToJsonStream } from '../../../../engine/frames/parquet-to-json.ts';
 import type { Frame, FrameColumn } from '../../../../engine/frames/frame.ts';
 import { copyTimeSeries } from '../../../../engine/samples/sample-scan.ts';
-import { samplePath, tmpDir } from '../../../../lib/storage.ts';
+import { tmpDir } from '../../../../lib/storage.ts';
+import { sampleKey } from '../../../../lib/object-store.ts';
+import { readActivitySamples } from '../../../../workers/files.ts';
 
 export const longitudinalDataRoute = defineRoute(
   {
@@ -75,15 +77,18 @@ export const longitudinalDataRoute = defineRoute(
           signal.throwIfAborted();
           await deps.engine.frames.writeParquet(frame, file);
         } else {
-          const sources = activities.map((a) => ({
-            path: samplePath(deps.config.DATA_DIR, a.user_id, a.id),
-            activityId: a.id,
-            sport: a.sport,
-            utcOffsetSeconds: a.utc_offset_seconds,
-            start: a.start_time.getTime(),
-            samples: a.samples,
-          }));
-          await copyTimeSeries(deps.engine.samples, sources, metrics, file, signal);
+          const keys = activities.map((a) => sampleKey(a.user_id, a.id));
+          await deps.engine.files.local.use(keys, async (paths) => {
+            const sources = activities.map((a, i) => ({
+              path: paths[i]!,
+              activityId: a.id,
+              sport: a.sport,
+              utcOffsetSeconds: a.utc_offset_seconds,
+              start: a.start_time.getTime(),
+              samples: a.samples,
+            }));
+            await copyTimeSeries(deps.engine.samples, sources, metrics, file, signal);
+          });
         }
       };
       await withTimeout(
@@ -121,10 +126,7 @@ async function segmentedFrame(
   const owners: number[] = [];
   for (const [i, a] of activities.entries()) {
     if (signal.aborted) throw signal.reason;
-    const file = await ctx.deps.engine.samples.readSampleFile(
-      samplePath(ctx.deps.config.DATA_DIR, a.user_id, a.id),
-      channelsFor(metrics, seg),
-    );
+    const file = await readActivitySamples(ctx.deps.engine, a.user_id, a.id, channelsFor(metrics, seg));
     const columns = timeSeriesColumns(file, a.utc_offset_seconds, metrics, seg);
     parts.push(columns);
     const rows = (columns[0] as { values: Float64Array }).values.length;

@@ -1,0 +1,252 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import { KEY_PATTERN, type ObjectStore } from './object-store.ts';
+
+/**
+ * Objects as local files, for what reads files (DuckDB reads Parquet from disk): with the local store
+ * the objects' own files, used in place; with a remote one, copies under `dir` (DATA_DIR/cache/{key}),
+ * fetched when first used and kept within a budget of bytes, the least recently used removed first.
+ *
+ * Recency is the copy's mtime, so that every process on the host (an API and a worker sharing
+ * DATA_DIR) shares one clock: a use touches a copy older than TOUCH_AFTER_MS, and eviction removes
+ * only copies untouched for EVICT_AFTER_MS that this process is not using, checking each mtime
+ * again before it goes. A copy is written under a temporary name and renamed, so no reader sees
+ * half of one. Each process counts what it fetched and found at start (and again every RESCAN_MS).
+ */
+export interface LocalFiles {
+  /** Where the key's local file is (or will be, once used). */
+  pathOf(key: string): string;
+  /** `fn` with the keys' files present locally (fetched where missing, ObjectMissing for an absent object), kept while it runs. */
+  use<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T>;
+  /** Make the object `key` from a local file that `write` writes at the path it is given (atomically); then it is stored. */
+  create(key: string, write: (file: string) => Promise<void>): Promise<void>;
+  /** Local copies of removed objects dropped. */
+  drop(keys: readonly string[]): Promise<void>;
+  /** Bytes of copies this process knows of. */
+  held(): number;
+}
+
+const TOUCH_AFTER_MS = 30_000;
+const EVICT_AFTER_MS = 60_000;
+const RESCAN_MS = 5 * 60_000;
+/** Downloads in flight at once per process. */
+const FETCH_SLOTS = 32;
+
+/** The objects' own files (the local store): nothing fetched, nothing cached. */
+function inPlace(store: ObjectStore & { fileOf(key: string): string }): LocalFiles {
+  return {
+    pathOf: (key) => store.fileOf(key),
+    use: (keys, fn) => fn(keys.map((key) => store.fileOf(key))),
+    create: (key, write) => write(store.fileOf(key)),
+    drop: async () => {},
+    held: () => 0,
+  };
+}
+
+interface Copy {
+  size: number;
+  /** When this process last touched its mtime (ms). */
+  touched: number;
+  pins: number;
+}
+
+export function createLocalFiles(store: ObjectStore, opts: { dir: string; budgetBytes: number; now?: () => number }): LocalFiles {
+  if (store.fileOf) return inPlace(store as ObjectStore & { fileOf(key: string): string });
+  const copies = new RemoteCopies(store, opts.dir, opts.budgetBytes, opts.now ?? Date.now);
+  void copies.rescan();
+  return {
+    pathOf: (key) => copies.pathOf(key),
+    use: (keys, fn) => copies.use(keys, fn),
+    create: (key, write) => copies.create(key, write),
+    drop: (keys) => copies.drop(keys),
+    held: () => copies.total,
+  };
+}
+
+/** A remote store's objects copied under `dir`, within `budget` bytes. */
+class RemoteCopies {
+  readonly copies = new Map<string, Copy>();
+  readonly fetching = new Map<string, Promise<void>>();
+  total = 0;
+  private scanned = 0;
+  private evicting: Promise<void> | undefined;
+  private readonly slots = { free: FETCH_SLOTS, waiting: [] as (() => void)[] };
+
+  constructor(
+    readonly store: ObjectStore,
+    readonly dir: string,
+    readonly budget: number,
+    readonly now: () => number,
+  ) {}
+
+  pathOf(key: string): string {
+    if (!KEY_PATTERN.test(key)) throw new Error(`not an object key: ${JSON.stringify(key)}`);
+    return path.join(this.dir, key);
+  }
+
+  async use<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
+    const pinned: string[] = [];
+    try {
+      await Promise.all(
+        keys.map(async (key) => {
+          await this.ensure(key);
+          pinned.push(key);
+        }),
+      );
+      return await fn(keys.map((key) => this.pathOf(key)));
+    } finally {
+      for (const key of pinned) {
+        const copy = this.copies.get(key);
+        if (copy && copy.pins > 0) copy.pins--;
+      }
+      this.evictIfOver();
+    }
+  }
+
+  async create(key: string, write: (file: string) => Promise<void>): Promise<void> {
+    const file = this.pathOf(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    await write(file);
+    try {
+      await this.store.putFile(key, file);
+    } catch (err) {
+      await rm(file, { force: true });
+      throw err;
+    }
+    this.remember(key, (await stat(file)).size, this.now());
+    this.evictIfOver();
+  }
+
+  async drop(keys: readonly string[]): Promise<void> {
+    await Promise.all(
+      keys.map(async (key) => {
+        await rm(this.pathOf(key), { force: true });
+        const had = this.copies.get(key);
+        if (had) {
+          this.total -= had.size;
+          this.copies.delete(key);
+        }
+      }),
+    );
+  }
+
+  private remember(key: string, size: number, touched: number): void {
+    const had = this.copies.get(key);
+    this.total += size - (had?.size ?? 0);
+    this.copies.set(key, { size, touched, pins: had?.pins ?? 0 });
+  }
+
+  private forget(key: string): void {
+    const had = this.copies.get(key);
+    if (!had || had.pins) return;
+    this.total -= had.size;
+    this.copies.delete(key);
+  }
+
+  /** The key's copy present and pinned: found, touched when its mtime is old, or fetched (once however many ask). */
+  private async ensure(key: string): Promise<void> {
+    const known = this.copies.get(key);
+    if (known) {
+      known.pins++;
+      if (this.now() - known.touched <= TOUCH_AFTER_MS) return;
+      const t = this.now();
+      const touched = await utimes(this.pathOf(key), t / 1000, t / 1000).then(
+        () => true,
+        () => false,
+      );
+      if (touched) return void (known.touched = t);
+      // Gone meanwhile (another process evicted it): fetched again.
+      known.pins--;
+      this.forget(key);
+      return this.ensure(key);
+    }
+    let pending = this.fetching.get(key);
+    if (!pending) {
+      pending = this.fetch(key).finally(() => this.fetching.delete(key));
+      this.fetching.set(key, pending);
+    }
+    await pending;
+    const copy = this.copies.get(key);
+    if (!copy) return this.ensure(key);
+    copy.pins++;
+  }
+
+  private async fetch(key: string): Promise<void> {
+    const file = this.pathOf(key);
+    const info = await stat(file).catch(() => undefined);
+    if (info) return this.remember(key, info.size, info.mtimeMs);
+    if (!this.slots.free) await new Promise<void>((resolve) => this.slots.waiting.push(resolve));
+    else this.slots.free--;
+    try {
+      await this.store.download(key, file);
+      this.remember(key, (await stat(file)).size, this.now());
+    } finally {
+      const next = this.slots.waiting.shift();
+      if (next) next();
+      else this.slots.free++;
+    }
+  }
+
+  private evictIfOver(): void {
+    if (this.now() - this.scanned > RESCAN_MS) void this.rescan();
+    if (this.total <= this.budget || this.evicting) return;
+    this.evicting = this.evict().finally(() => (this.evicting = undefined));
+  }
+
+  /** Down to 90 % of the budget, least recently touched first, skipping what is in use here or was touched lately anywhere. */
+  private async evict(): Promise<void> {
+    const target = this.budget * 0.9;
+    const order = [...this.copies.entries()].filter(([, c]) => !c.pins).sort((a, b) => a[1].touched - b[1].touched);
+    for (const [key, copy] of order) {
+      if (this.total <= target) break;
+      if (copy.pins || this.now() - copy.touched < EVICT_AFTER_MS) continue;
+      const info = await stat(this.pathOf(key)).catch(() => undefined);
+      if (info && this.now() - info.mtimeMs < EVICT_AFTER_MS) {
+        copy.touched = info.mtimeMs; // another process used it lately
+        continue;
+      }
+      if (copy.pins) continue;
+      await rm(this.pathOf(key), { force: true });
+      this.forget(key);
+    }
+  }
+
+  /** What is on disk (copies another process fetched, or an earlier run left), counted again. */
+  async rescan(): Promise<void> {
+    this.scanned = this.now();
+    const found = new Map<string, { size: number; mtime: number }>();
+    await walk(this.dir, '', found);
+    for (const [key, { size, mtime }] of found) if (!this.copies.has(key)) this.remember(key, size, mtime);
+    for (const key of [...this.copies.keys()]) if (!found.has(key) && !this.fetching.has(key)) this.forget(key);
+    this.evictIfOver();
+  }
+}
+
+async function walk(root: string, rel: string, found: Map<string, { size: number; mtime: number }>): Promise<void> {
+  const entries = await readdir(path.join(root, rel), { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const key = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) await walk(root, key, found);
+    else if (KEY_PATTERN.test(key)) {
+      const info = await stat(path.join(root, key)).catch(() => undefined);
+      if (info) found.set(key, { size: info.size, mtime: info.mtimeMs });
+    }
+  }
+}
+
+/**
+ * `fn` with a local file of the object (a history archive, read entry by entry): the store's own file,
+ * or a private copy under `tmpDir`, removed after. Not cached: an archive is read once.
+ */
+export async function withLocalCopy<T>(store: ObjectStore, key: string, tmpDir: string, fn: (file: string) => Promise<T>): Promise<T> {
+  if (store.fileOf) return fn(store.fileOf(key));
+  const file = path.join(tmpDir, `copy-${randomBytes(8).toString('hex')}-${path.basename(key)}`);
+  await mkdir(tmpDir, { recursive: true });
+  try {
+    await store.download(key, file);
+    return await fn(file);
+  } finally {
+    await rm(file, { force: true });
+  }
+}
