@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { access, mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { KEY_PATTERN, type ObjectStore } from './object-store.ts';
 
@@ -9,7 +9,8 @@ import { KEY_PATTERN, type ObjectStore } from './object-store.ts';
  * fetched when first used and kept within a budget of bytes, the least recently used removed first.
  *
  * Recency is the copy's mtime, so that every process on the host (an API and a worker sharing
- * DATA_DIR) shares one clock: a use touches a copy older than TOUCH_AFTER_MS, and eviction removes
+ * DATA_DIR) shares one clock: a use checks that the copy is still there (fetching it again if it is
+ * not) and touches one older than TOUCH_AFTER_MS, and eviction removes
  * only copies untouched for EVICT_AFTER_MS that this process is not using, checking each mtime
  * again before it goes. A copy is written under a temporary name and renamed, so no reader sees
  * half of one. Each process counts what it fetched and found at start (and again every RESCAN_MS).
@@ -149,13 +150,17 @@ class RemoteCopies {
     const known = this.copies.get(key);
     if (known) {
       known.pins++;
-      if (this.now() - known.touched <= TOUCH_AFTER_MS) return;
+      // Checked on every use (a stat, or the touch): a copy removed behind this process's back is fetched again.
       const t = this.now();
-      const touched = await utimes(this.pathOf(key), t / 1000, t / 1000).then(
+      const old = t - known.touched > TOUCH_AFTER_MS;
+      const there = await (old ? utimes(this.pathOf(key), t / 1000, t / 1000) : access(this.pathOf(key))).then(
         () => true,
         () => false,
       );
-      if (touched) return void (known.touched = t);
+      if (there) {
+        if (old) known.touched = t;
+        return;
+      }
       // Gone meanwhile (another process evicted it): fetched again.
       known.pins--;
       this.forget(key);

@@ -3,14 +3,18 @@
 # file-backed BlueStore, one radosgw, all run as root in the background with pid files (no systemd, no Docker).
 #
 #   scripts/ceph-rgw.sh start    install missing packages (Debian's Ceph 16.2), create the cluster if needed, start the
-#                                daemons that are not running, make the S3 user; the last line of stdout is the settings:
-#                                S3_ENDPOINT=... S3_ACCESS_KEY_ID=... S3_SECRET_ACCESS_KEY=... S3_REGION=... S3_FORCE_PATH_STYLE=true
+#                                daemons that are not running, make the S3 user and the bucket; the last line of stdout
+#                                is the settings: STORAGE=s3 S3_ENDPOINT=... S3_BUCKET=... S3_ACCESS_KEY_ID=...
+#                                S3_SECRET_ACCESS_KEY=... S3_REGION=... S3_FORCE_PATH_STYLE=true
 #                                e.g.  export $(scripts/ceph-rgw.sh start | tail -n1)
+#   scripts/ceph-rgw.sh start-gateway   one more gateway (RGW_NAME, RGW_PORT) on the running cluster, same buckets:
+#                                what fault tests stop and start without touching the one everyone else uses
+#   scripts/ceph-rgw.sh stop-gateway    stop the gateway RGW_NAME only
 #   scripts/ceph-rgw.sh stop     stop the daemons it started (by their pid files); the data stays
 #   scripts/ceph-rgw.sh status   which daemons run, and whether the gateway answers
 #   scripts/ceph-rgw.sh wipe     stop, and remove CEPH_DIR
 #
-# Environment: CEPH_DIR (default /tmp/ceph-dev), RGW_PORT (7480), S3_ACCESS_KEY_ID (devaccesskey),
+# Environment: CEPH_DIR (default /tmp/ceph-dev), RGW_PORT (7480), RGW_NAME (dev), S3_BUCKET (training-data), S3_ACCESS_KEY_ID (devaccesskey),
 # S3_SECRET_ACCESS_KEY (devsecretkey), CEPH_MON_PORT (6789; msgr2 uses 3300 unless CEPH_MON_PORT_V2 says otherwise),
 # CEPH_BLOCK_SIZE (4G, sparse). Progress and timings go to stderr; only the settings line goes to stdout.
 # No ceph-mgr is run: the S3 gateway works without it, `ceph -s` then reports HEALTH_WARN "no active mgr".
@@ -31,6 +35,8 @@ BLOCK_SIZE=${CEPH_BLOCK_SIZE:-4G}
 ACCESS_KEY=${S3_ACCESS_KEY_ID:-devaccesskey}
 SECRET_KEY=${S3_SECRET_ACCESS_KEY:-devsecretkey}
 REGION=${S3_REGION:-us-east-1}
+BUCKET=${S3_BUCKET:-training-data}
+RGW_NAME=${RGW_NAME:-dev}
 S3_UID=dev
 CONF=$CEPH_DIR/ceph.conf
 RUN=$CEPH_DIR/run
@@ -186,11 +192,44 @@ start_osd() {
 }
 
 start_rgw() {
-  pid_of client.rgw.dev >/dev/null && rgw_answers && return 0
+  local name=client.rgw.$RGW_NAME
+  pid_of "$name" >/dev/null && rgw_answers && return 0
   local t=$(date +%s.%N)
-  pid_of client.rgw.dev >/dev/null || radosgw -c "$CONF" -n client.rgw.dev
-  wait_for 90 "radosgw on $ENDPOINT" client.rgw.dev rgw_answers
-  log "radosgw answers on $ENDPOINT ($(elapsed "$t") s)"
+  if ! pid_of "$name" >/dev/null; then
+    if [ "$RGW_NAME" = dev ]; then
+      radosgw -c "$CONF" -n "$name"
+    else
+      # another gateway of the same cluster: the dev gateway's key, its own port, pid and log
+      radosgw -c "$CONF" -n "$name" --keyring "$CEPH_DIR/rgw/keyring.$RGW_NAME" --rgw-data "$CEPH_DIR/rgw" \
+        --rgw-frontends "beast endpoint=127.0.0.1:$RGW_PORT" --rgw-thread-pool-size 32 --rgw-dynamic-resharding false
+    fi
+  fi
+  wait_for 90 "radosgw on $ENDPOINT" "$name" rgw_answers
+  log "radosgw $name answers on $ENDPOINT ($(elapsed "$t") s)"
+}
+
+# The bucket S3_BUCKET, made with a signed PUT (curl's SigV4, which RGW checks only with the empty body's
+# x-amz-content-sha256 given); one the user owns already is fine.
+make_bucket() {
+  local code
+  code=$(curl -sS -o "$CEPH_DIR/log/bucket.out" -w '%{http_code}' --max-time 20 -X PUT \
+    --aws-sigv4 "aws:amz:$REGION:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
+    -H 'x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' "$ENDPOINT/$BUCKET") || die "creating bucket $BUCKET failed"
+  case $code in
+  200 | 409) ;;
+  *) die "creating bucket $BUCKET: HTTP $code $(cat "$CEPH_DIR/log/bucket.out")" ;;
+  esac
+}
+
+cmd_start_gateway() {
+  [ "$RGW_NAME" != dev ] || die "start-gateway starts another gateway: set RGW_NAME (and RGW_PORT)"
+  pid_of mon.a >/dev/null && pid_of osd.0 >/dev/null || die "the cluster does not run: $0 start first"
+  if [ ! -s "$CEPH_DIR/rgw/keyring.$RGW_NAME" ]; then
+    c ceph auth get-or-create "client.rgw.$RGW_NAME" mon 'allow rw' osd 'allow rwx' mgr 'allow rw' \
+      -o "$CEPH_DIR/rgw/keyring.$RGW_NAME" 2>/dev/null || die "could not make the key of client.rgw.$RGW_NAME"
+  fi
+  start_rgw
+  echo "S3_ENDPOINT=$ENDPOINT"
 }
 
 bootstrap_mon() {
@@ -273,8 +312,9 @@ cmd_start() {
     rm -f "$CEPH_DIR/.user-$ACCESS_KEY"
     exec "$0" start
   fi
+  make_bucket
   log "ready in $(elapsed "$T0") s"
-  echo "S3_ENDPOINT=$ENDPOINT S3_ACCESS_KEY_ID=$ACCESS_KEY S3_SECRET_ACCESS_KEY=$SECRET_KEY S3_REGION=$REGION S3_FORCE_PATH_STYLE=true"
+  echo "STORAGE=s3 S3_ENDPOINT=$ENDPOINT S3_BUCKET=$BUCKET S3_ACCESS_KEY_ID=$ACCESS_KEY S3_SECRET_ACCESS_KEY=$SECRET_KEY S3_REGION=$REGION S3_FORCE_PATH_STYLE=true"
 }
 
 stop_one() { # stop_one NAME: SIGTERM, then SIGKILL after 20 s
@@ -323,13 +363,23 @@ cmd_wipe() {
   log "removed $CEPH_DIR"
 }
 
+# One start at a time (test processes may ask together).
+locked() {
+  mkdir -p "$(dirname "$CEPH_DIR")"
+  exec 9>"$CEPH_DIR.lock"
+  flock -w 300 9 || die "another start held $CEPH_DIR.lock for 5 minutes"
+  "$@"
+}
+
 case "${1:-}" in
-start) cmd_start ;;
+start) locked cmd_start ;;
+start-gateway) locked cmd_start_gateway ;;
+stop-gateway) stop_one "client.rgw.$RGW_NAME" ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 wipe) cmd_wipe ;;
 *)
-  echo "usage: $0 start|stop|status|wipe   (CEPH_DIR=${CEPH_DIR}, RGW_PORT=${RGW_PORT})" >&2
+  echo "usage: $0 start|start-gateway|stop-gateway|stop|status|wipe   (CEPH_DIR=${CEPH_DIR}, RGW_PORT=${RGW_PORT})" >&2
   exit 2
   ;;
 esac
