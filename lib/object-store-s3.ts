@@ -35,9 +35,10 @@ const SOCKET_TIMEOUT_MS = 30_000;
 /** Deletions of a prefix in flight at once. */
 const DELETE_CONCURRENCY = 16;
 
+// The pinned SDK runs on Node.js 20; its notice that later versions will need 22 would print in every process.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export function s3Client(s: S3Settings): S3Client {
-  // The pinned SDK runs on Node.js 20; its notice that later versions will need 22 would print in every process.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Client({
     endpoint: s.endpoint,
     region: s.region,

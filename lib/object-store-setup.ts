@@ -62,7 +62,7 @@ export async function objectStoreProblem(config: Config, now: () => number = Dat
   try {
     answer = await fetch(`${endpoint}/${s.bucket}`, { method: 'HEAD', signal: AbortSignal.timeout(CHECK_TIMEOUT_MS), redirect: 'manual' });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
     return `S3_ENDPOINT: no answer from ${endpoint} (${cause})`;
   }
   if (!answer.headers.get('x-amz-request-id'))
