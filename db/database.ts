@@ -3,6 +3,7 @@ import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DeviceChecks } from '../engine/ingest/recording.ts';
 import type { ActivityLoadTable, ThresholdsTable, TrainingSettingsTable } from './training-load-tables.ts';
+import type { FileTables } from './file-tables.ts';
 
 /** Timestamps are written as Date (or left to defaults) and read as Date. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -414,7 +415,7 @@ export interface DelegationsTable {
   last_used_at: NullableTimestamp;
 }
 
-export interface Database {
+export interface Database extends FileTables {
   users: UsersTable;
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
@@ -436,7 +437,6 @@ export interface Database {
   thresholds: ThresholdsTable;
   training_settings: TrainingSettingsTable;
   activity_load: ActivityLoadTable;
-  object_deletions: { key: string; queued_at: Generated<Timestamp> }; // db/object-deletions.ts
   profile_app_metadata: ProfileAppMetadataTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -496,10 +496,9 @@ export function createDb(url: string, poolSize = 10): Db {
 }
 
 /**
- * A query run on every request, as a named prepared statement: PostgreSQL parses and plans it once
- * per connection instead of on every call (the credential check of db/credentials.ts costs
- * PostgreSQL about 150 µs of CPU per call unnamed, 20 µs prepared). `name` must belong to this
- * `text` alone. A Db not made by createDb runs it unnamed, through Kysely.
+ * A query run on every request, as a named prepared statement: PostgreSQL parses and plans it once per connection
+ * instead of on every call (the credential check of db/credentials.ts costs PostgreSQL about 150 µs of CPU per call
+ * unnamed, 20 µs prepared). `name` must belong to this `text` alone. A Db not made by createDb runs it unnamed.
  */
 export async function preparedQuery<R>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {
   const pool = pools.get(db);

@@ -45,7 +45,7 @@ function start(entry: string, env: Record<string, string>, prefix: string[] = []
 }
 
 const refusals: [string, Record<string, string>, RegExp][] = [
-  ['a secret key that is not the access key\'s', { S3_SECRET_ACCESS_KEY: 'not-the-secret' }, /^S3_SECRET_ACCESS_KEY: .*signature/],
+  ["a secret key that is not the access key's", { S3_SECRET_ACCESS_KEY: 'not-the-secret' }, /^S3_SECRET_ACCESS_KEY: .*signature/],
   ['an access key the store does not know', { S3_ACCESS_KEY_ID: 'nobody' }, /^S3_ACCESS_KEY_ID: .*knows no access key "nobody"/],
   ['a bucket that does not exist', { S3_BUCKET: 'no-such-bucket-here' }, /^S3_BUCKET: there is no bucket "no-such-bucket-here"/],
 ];
@@ -75,7 +75,7 @@ test('an endpoint that answers HTTP but not as S3', async (t) => {
   t.is(res.stderr.trim(), `worker: S3_ENDPOINT: ${endpoint} answers HTTP 200, but not as an S3 store does (no x-amz-request-id header)`);
 });
 
-test('a host clock two hours off the store\'s (libfaketime)', async (t) => {
+test("a host clock two hours off the store's (libfaketime)", async (t) => {
   const faketime = spawnSync('faketime', ['--version']);
   t.is(faketime.status, 0, 'faketime is installed (Debian package faketime; .ci/run installs it)');
   const res = await start('bin/start.ts', base, ['faketime', '-f', '+2h']);
@@ -87,12 +87,16 @@ test('a host clock two hours off the store\'s (libfaketime)', async (t) => {
 test('STORAGE=s3 without a bucket or keys: the configuration names each missing setting', async (t) => {
   const res = await start('bin/api.ts', { ...base, S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '' });
   t.is(res.code, 1);
-  for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) t.regex(res.stderr, new RegExp(`${name}: required when STORAGE=s3`));
+  for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'])
+    t.regex(res.stderr, new RegExp(`${name}: required when STORAGE=s3`));
   t.notRegex(res.stderr, /devsecretkey/);
 });
 
 test('the right settings start the API against the store', async (t) => {
-  const child = spawn(process.execPath, ['--import=tsx', 'bin/api.ts'], { env: { ...process.env, ...base, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import=tsx', 'bin/api.ts'], {
+    env: { ...process.env, ...base, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = await new Promise<string>((resolve) => {
     let text = '';
     const timer = setTimeout(() => resolve(text), 30_000);

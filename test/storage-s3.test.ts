@@ -148,6 +148,17 @@ test.serial(
     // A host that lost its disk: copies, channel columns and fatigue grids rebuilt from the bucket.
     rmSync(path.join(s3.config.DATA_DIR, 'cache'), { recursive: true, force: true });
     rmSync(columnsDir(s3.config.DATA_DIR, a.user.id), { recursive: true, force: true });
+    // The fatigue curve on the grid comes from the rides' grid rows in PostgreSQL: not one sample file fetched.
+    const cold = await api(
+      s3,
+      a.token,
+      'GET',
+      '/api/v1/activities/longitudinal-mean-max?metric=power&after=0,250&start=2024-01-01&end=2024-12-31&format=json',
+    );
+    t.is(cold.status, 200);
+    t.false(existsSync(path.join(s3.config.DATA_DIR, 'cache')), 'no sample file fetched for the grid');
+    const rows = await s3.deps.db.selectFrom('activity_fatigue_grids').select('activity_id').where('activity_id', 'in', ids).execute();
+    t.is(rows.length, 3);
     await check('after the local copies were lost');
     t.true(existsSync(path.join(s3.config.DATA_DIR, 'cache', sampleKey(a.user.id, ids[0]!))), 'copies fetched again');
   },

@@ -7,6 +7,7 @@ import { activityId, activityStamps, storeActivities, type NewActivity } from '.
 import type { ChannelColumns } from '../engine/samples/channel-columns.ts';
 import { MEAN_MAX_METRICS } from '../engine/curves/activity-curves.ts';
 import { AFTER_GRID_CHANNEL, afterGridEntry } from '../engine/curves/after-grid.ts';
+import { storeGrids } from '../db/fatigue-grids.ts';
 import type { Channel } from '../engine/channels.ts';
 import { completeBackfillIfDone } from '../db/backfills.ts';
 import type { SampleData } from '../engine/samples/sample-file.ts';
@@ -127,13 +128,17 @@ export async function appendToColumns(
         { ifStarted: channel !== 'power' },
       );
       // And power's fatigue grid (a few hundred numbers per ride, made by the ingest task in the pool),
-      // so that fatigue curves at the usual thresholds never read samples.
-      if (channel === 'power')
-        await columns.append(
-          userId,
+      // so that fatigue curves at the usual thresholds never read samples: in this host's column, and
+      // in PostgreSQL for every other host's (db/fatigue-grids.ts).
+      if (channel === 'power') {
+        const grids = items.map(({ id, stamp, values, afterGrid }) => ({ id, stamp, values: afterGrid ?? afterGridEntry(values) }));
+        await storeGrids(
+          deps.db,
           AFTER_GRID_CHANNEL,
-          items.map(({ id, stamp, values, afterGrid }) => ({ id, stamp, values: afterGrid ?? afterGridEntry(values) })),
+          grids.map(({ id, stamp, values }) => ({ id, stamp, entry: values })),
         );
+        await columns.append(userId, AFTER_GRID_CHANNEL, grids);
+      }
     }
   } catch (err) {
     deps.log.warn('could not append to the channel columns; the first request will read the sample files', { user_id: userId, err });

@@ -5,6 +5,7 @@ import type { AfterOutput } from '../../../engine/curves/longitudinal.ts';
 import type { ColumnActivity } from '../../../engine/samples/channel-columns.ts';
 import { retryIfMoved, type ColumnPlace } from '../../../engine/samples/column-read.ts';
 import { columnActivities, runInChunks } from './column-chunks.ts';
+import { storedGrids, storeGrids } from '../../../db/fatigue-grids.ts';
 
 /**
  * Fatigue curves of power from the rides' stored fatigue grids (engine/curves/after-grid.ts): when
@@ -76,13 +77,28 @@ function placeGrid<T>(
   );
 }
 
-/** The rides' grid entries, from their power (the power column, filled from the sample files where it lacks them). */
+/**
+ * The rides' grid entries: those PostgreSQL holds for their stamp (computed at ingestion, or by any
+ * host's request before), the others from their power (the power column, filled from the sample
+ * files where it lacks them) and then stored there for every host.
+ */
 async function buildEntries(deps: Deps, userId: string, batch: ColumnActivity[], signal?: AbortSignal): Promise<Float64Array[]> {
-  const { outputs } = await runInChunks(deps, userId, 'power', batch, signal, (place) =>
-    deps.engine.pool.afterGridBuild({ place }, signal),
-  );
-  return outputs.flatMap(({ values, length }) => {
-    let at = 0;
-    return Array.from(length, (n) => values.subarray(at, (at += n)));
-  });
+  const stored = await storedGrids(deps.db, AFTER_GRID_CHANNEL, batch);
+  const missing = batch.filter((a) => !stored.has(a.id));
+  if (missing.length) {
+    const { outputs } = await runInChunks(deps, userId, 'power', missing, signal, (place) =>
+      deps.engine.pool.afterGridBuild({ place }, signal),
+    );
+    const entries = outputs.flatMap(({ values, length }) => {
+      let at = 0;
+      return Array.from(length, (n) => values.subarray(at, (at += n)));
+    });
+    missing.forEach((a, i) => stored.set(a.id, entries[i]!));
+    await storeGrids(
+      deps.db,
+      AFTER_GRID_CHANNEL,
+      missing.map((a, i) => ({ id: a.id, stamp: a.stamp, entry: entries[i]! })),
+    ).catch((err: unknown) => deps.log.warn('could not store fatigue grids for other hosts', { user_id: userId, err }));
+  }
+  return batch.map((a) => stored.get(a.id)!);
 }
