@@ -1,6 +1,6 @@
 /**
  * The operator CLI (`npm run cli -- <command>`): parses the command line, opens the database, runs one
- * command from bin/cli/ (accounts and keys, backfill, curves, reprocess) and exits 2 on a usage error.
+ * command from bin/cli/ (accounts and keys, backfill, curves, reprocess, storage) and exits 2 on a usage error.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
@@ -13,6 +13,7 @@ import { keysList, keysRotate, tokenCreate, userCreate, userList } from './cli/a
 import { backfill } from './cli/backfill.ts';
 import { curves } from './cli/curves.ts';
 import { reprocess } from './cli/reprocess.ts';
+import { storageMigrate } from './cli/storage.ts';
 
 const USAGE = `Operator commands: npm run cli -- <command> [options]
 
@@ -46,6 +47,14 @@ const USAGE = `Operator commands: npm run cli -- <command> [options]
       original missing. Activities are only updated: ids, tags and deleted activities stay as they
       are. Exit status: 0 all done, 3 some failed or lack their original, 130 interrupted (Ctrl-C
       stops watching; the workers go on).
+  storage migrate --to s3|local
+      Copy every object of the data directory (originals, sample files, history archives) into the
+      S3 store the S3_* settings name (--to s3), or the store's objects into DATA_DIR (--to local).
+      Each copy is verified by its entity tag (MD5, or MD5 of 16 MiB parts over 64 MiB); objects the
+      target already holds with the same tag are skipped, so an interrupted run is resumed by
+      running it again, and a second run copies nothing. Progress as a bar on a terminal (a line
+      every 2 s otherwise). The source is left as it was; then set STORAGE for the service. Exit
+      status: 0 all copied and verified, 3 some objects failed (listed).
   keys list
       List the token signing keys (active and recently retired).
   keys rotate
@@ -80,6 +89,7 @@ async function main(argv: string[]) {
       user: { type: 'string' },
       scopes: { type: 'string' },
       label: { type: 'string' },
+      to: { type: 'string' },
       wait: { type: 'boolean', default: false },
       all: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -112,6 +122,8 @@ async function main(argv: string[]) {
         return await curves(db, config, values, json);
       case 'reprocess':
         return await reprocess(db, config, values, json);
+      case 'storage migrate':
+        return await storageMigrate(config, values, json);
       case 'keys list':
         return await keysList(db, config, json);
       case 'keys rotate':

@@ -187,6 +187,14 @@ export const ConfigSchema = z
     if (c.STORAGE !== 's3') return;
     for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const)
       if (!c[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when STORAGE=s3' });
+    // DATA_DIR/secrets.key would be one host's own, and lost with its disk.
+    if (!c.SECRETS_KEY)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SECRETS_KEY'],
+        message:
+          'required when STORAGE=s3: every host must hold the same key (a local deployment moving to S3: the contents of DATA_DIR/secrets.key)',
+      });
   })
   .transform((c) => ({ ...c, BASE_URL: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '') }));
 

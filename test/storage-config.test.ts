@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gateway } from './helpers/rgw.ts';
@@ -18,7 +19,7 @@ let notS3: http.Server;
 test.before(async () => {
   const environment = await testEnvironment({ LOG_LEVEL: 'info' });
   cleanup = environment.cleanup;
-  base = { ...environment.env, ...(await gateway()) };
+  base = { ...environment.env, ...(await gateway()), SECRETS_KEY: randomBytes(32).toString('base64') };
   notS3 = http.createServer((_req, res) => res.end('<html>a web server</html>'));
   await new Promise<void>((r) => notS3.listen(0, '127.0.0.1', r));
 });
@@ -84,10 +85,10 @@ test("a host clock two hours off the store's (libfaketime)", async (t) => {
   t.is(res.stderr.trim().split('\n').length, 1);
 });
 
-test('STORAGE=s3 without a bucket or keys: the configuration names each missing setting', async (t) => {
-  const res = await start('bin/api.ts', { ...base, S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '' });
+test('STORAGE=s3 without a bucket, keys or a shared secrets key: the configuration names each missing setting', async (t) => {
+  const res = await start('bin/api.ts', { ...base, S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '', SECRETS_KEY: '' });
   t.is(res.code, 1);
-  for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'])
+  for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SECRETS_KEY'])
     t.regex(res.stderr, new RegExp(`${name}: required when STORAGE=s3`));
   t.notRegex(res.stderr, /devsecretkey/);
 });

@@ -40,7 +40,8 @@ export function settingsOf(env: Record<string, string>): S3Settings {
 /** A new empty bucket on the gateway: the service's S3 settings naming it, and its removal (objects first). */
 export async function testBucket(): Promise<{ env: Record<string, string>; store: ObjectStore; remove(): Promise<void> }> {
   const base = await gateway();
-  const env = { ...base, S3_BUCKET: `tds-test-${randomBytes(6).toString('hex')}` };
+  // Every host of an S3 deployment shares one secrets key (lib/config.ts).
+  const env = { ...base, S3_BUCKET: `tds-test-${randomBytes(6).toString('hex')}`, SECRETS_KEY: randomBytes(32).toString('base64url') };
   const client = s3Client(settingsOf(env));
   await client.send(new CreateBucketCommand({ Bucket: env.S3_BUCKET }));
   const store = createS3ObjectStore(settingsOf(env));
