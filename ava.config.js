@@ -11,6 +11,7 @@ const STARTED_FIRST = [
   'faults-catchup', // outages of 10 s and 90 s, each then caught up: 220 s alone
   'faults-worker-process',
   'ingest-restart',
+  'storage-faults', // a gateway stopped for 30 s
   'browser-narrow',
   'work-that-stops',
   'browser-first-hour',

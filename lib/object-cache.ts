@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { KEY_PATTERN, type ObjectStore } from './object-store.ts';
+import { KEY_PATTERN, ObjectMissing, type ObjectStore } from './object-store.ts';
 
 /**
  * Objects as local files, for what reads files (DuckDB reads Parquet from disk): with the local store
@@ -34,11 +34,26 @@ const RESCAN_MS = 5 * 60_000;
 /** Downloads in flight at once per process. */
 const FETCH_SLOTS = 32;
 
-/** The objects' own files (the local store): nothing fetched, nothing cached. */
+/**
+ * The objects' own files (the local store): nothing fetched, nothing cached, nothing checked before
+ * `fn` runs; when it fails, a file that is not there makes the failure ObjectMissing, as a remote
+ * store's absent object is.
+ */
 function inPlace(store: ObjectStore & { fileOf(key: string): string }): LocalFiles {
   return {
     pathOf: (key) => store.fileOf(key),
-    use: (keys, fn) => fn(keys.map((key) => store.fileOf(key))),
+    use: (keys, fn) =>
+      fn(keys.map((key) => store.fileOf(key))).catch(async (err: unknown) => {
+        for (const key of keys)
+          if (
+            !(await access(store.fileOf(key)).then(
+              () => true,
+              () => false,
+            ))
+          )
+            throw new ObjectMissing(key);
+        throw err;
+      }),
     create: (key, write) => write(store.fileOf(key)),
     drop: async () => {},
     held: () => 0,

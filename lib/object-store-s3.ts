@@ -11,6 +11,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -153,6 +154,22 @@ export function createS3ObjectStore(s: S3Settings): ObjectStore {
       }
       await store.remove(batch);
       return removed + batch.length;
+    },
+    async abortIncompleteUploads(before) {
+      let aborted = 0;
+      let KeyMarker: string | undefined;
+      let UploadIdMarker: string | undefined;
+      do {
+        const page = await send('', () => client.send(new ListMultipartUploadsCommand({ Bucket, KeyMarker, UploadIdMarker })));
+        for (const u of page.Uploads ?? [])
+          if (u.Key && u.UploadId && u.Initiated && u.Initiated < before) {
+            await send(u.Key, () => client.send(new AbortMultipartUploadCommand({ Bucket, Key: u.Key, UploadId: u.UploadId })));
+            aborted++;
+          }
+        KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+        UploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+      } while (KeyMarker);
+      return aborted;
     },
     close: () => client.destroy(),
   };

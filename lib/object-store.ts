@@ -42,6 +42,8 @@ export interface ObjectStore {
   removePrefix(prefix: string): Promise<number>;
   /** The local file that is the object itself (the directory backend), or undefined (a remote store: use a copy). */
   fileOf?(key: string): string;
+  /** Multipart uploads begun before `before` and never completed (a writer killed mid-way): their parts removed; how many. */
+  abortIncompleteUploads?(before: Date): Promise<number>;
   /** Close connections. */
   close(): void;
 }
@@ -60,6 +62,16 @@ export class StoreUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/** What a missing key was, in words a client can act on. */
+export function describeMissing(key: string): string {
+  const sample = /^users\/[^/]+\/activities\/([^/.]+)\.parquet$/.exec(key);
+  if (sample)
+    return `The samples of activity ${sample[1]} are missing from the object store (removed outside the service): upload its file again, or delete the activity`;
+  const source = /^users\/[^/]+\/sources\/([^/.]+)\.\w+$/.exec(key);
+  if (source) return `The original file of source ${source[1]} is missing from the object store (removed outside the service)`;
+  return 'A stored file is missing from the object store (removed outside the service)';
 }
 
 export function isObjectMissing(err: unknown): err is ObjectMissing {

@@ -178,7 +178,7 @@ osd_up() { c ceph osd dump -f json 2>/dev/null | grep -q '"osd":0,"uuid":"[^"]*"
 start_mon() {
   pid_of mon.a >/dev/null && return 0
   local t=$(date +%s.%N)
-  ceph-mon -c "$CONF" -i a
+  ceph-mon -c "$CONF" -i a 9>&-
   wait_for 30 "the monitor" mon.a c ceph mon stat
   log "mon.a up ($(elapsed "$t") s)"
 }
@@ -186,7 +186,7 @@ start_mon() {
 start_osd() {
   pid_of osd.0 >/dev/null && return 0
   local t=$(date +%s.%N)
-  ceph-osd -c "$CONF" -i 0
+  ceph-osd -c "$CONF" -i 0 9>&-
   wait_for 60 "osd.0 to be up" osd.0 osd_up
   log "osd.0 up ($(elapsed "$t") s)"
 }
@@ -197,11 +197,11 @@ start_rgw() {
   local t=$(date +%s.%N)
   if ! pid_of "$name" >/dev/null; then
     if [ "$RGW_NAME" = dev ]; then
-      radosgw -c "$CONF" -n "$name"
+      radosgw -c "$CONF" -n "$name" 9>&-
     else
       # another gateway of the same cluster: the dev gateway's key, its own port, pid and log
       radosgw -c "$CONF" -n "$name" --keyring "$CEPH_DIR/rgw/keyring.$RGW_NAME" --rgw-data "$CEPH_DIR/rgw" \
-        --rgw-frontends "beast endpoint=127.0.0.1:$RGW_PORT" --rgw-thread-pool-size 32 --rgw-dynamic-resharding false
+        --rgw-frontends "beast endpoint=127.0.0.1:$RGW_PORT" --rgw-thread-pool-size 32 --rgw-dynamic-resharding false 9>&-
     fi
   fi
   wait_for 90 "radosgw on $ENDPOINT" "$name" rgw_answers
@@ -363,7 +363,7 @@ cmd_wipe() {
   log "removed $CEPH_DIR"
 }
 
-# One start at a time (test processes may ask together).
+# One start at a time (test processes may ask together). The daemons are started without fd 9, or they would hold the lock.
 locked() {
   mkdir -p "$(dirname "$CEPH_DIR")"
   exec 9>"$CEPH_DIR.lock"

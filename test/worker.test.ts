@@ -180,6 +180,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     const result = await job.waitUntilFinished(events, 15_000);
     t.deepEqual(result, {
       objectDeletions: 0,
+      abortedUploads: 0,
       columnSweeps: 0,
       trainingLoads: 0,
       sessions: 1,
@@ -242,6 +243,7 @@ test('the workers schedule housekeeping, which purges expired sessions, long-ret
     const again = await (await queues.housekeeping.add('purge-expired', { task: 'purge-expired' })).waitUntilFinished(events, 15_000);
     t.deepEqual(again, {
       objectDeletions: 0,
+      abortedUploads: 0,
       columnSweeps: 0,
       trainingLoads: 0,
       sessions: 0,

@@ -59,6 +59,8 @@ export interface HousekeepingResult {
   trainingLoads: number;
   /** Objects of deleted rows removed now, the store having been out of reach at the deletion (db/object-deletions.ts); -1: still out of reach. */
   objectDeletions: number;
+  /** Multipart uploads a killed writer left unfinished for a day, aborted (an S3 store's; their parts take room but are never visible). */
+  abortedUploads: number;
 }
 
 /** How far back housekeeping sweeps deleted activities out of the channel columns (it runs hourly by default). */
@@ -117,6 +119,12 @@ export function housekeepingProcessor(deps: {
       deps.log.warn('the object store is out of reach: queued object removals wait for the next run', { err: (err as Error).message });
       return -1;
     });
+    const abortedUploads = deps.store.abortIncompleteUploads
+      ? await deps.store.abortIncompleteUploads(new Date(now.getTime() - 24 * 3600_000)).catch((err: unknown) => {
+          if (!isStoreUnavailable(err)) throw err;
+          return -1;
+        })
+      : 0;
     let trainingLoads = 0;
     for (const userId of await usersNeedingLoad(deps.db, new Date(now.getTime() - staleMs))) {
       await enqueueTrainingLoad(deps.queues, userId, await loadVersion(deps.db, userId));
@@ -124,6 +132,7 @@ export function housekeepingProcessor(deps: {
     }
     return {
       objectDeletions,
+      abortedUploads,
       trainingLoads,
       columnSweeps,
       sessions,

@@ -1,6 +1,7 @@
 import type { Mw, Ctx } from '../context.ts';
 import { DependencyUnavailable, HttpError, InsufficientStorage, isDiskFull, PayloadTooLarge } from '../../services/errors.ts';
 import { isOutage } from '../../../lib/outage.ts';
+import { describeMissing, isObjectMissing } from '../../../lib/object-store.ts';
 import { OAuthError } from '../../services/oauth/errors.ts';
 import { loggedPath } from './request-context.ts';
 
@@ -14,6 +15,7 @@ export type ErrorPageRenderer = (ctx: Ctx, status: number, detail: string, depen
  * Content-Encoding says: 400, an unsupported encoding: 415) are mapped to our statuses. An error
  * that means PostgreSQL or Redis is unreachable (lib/outage.ts) is a 503 with Retry-After: the
  * client retries, /readyz says which dependency is down. A full disk is a 507, logged as an error.
+ * An object missing from the object store (removed outside the service) is a 409 naming the activity.
  */
 export const errorHandler = (renderPage: ErrorPageRenderer): Mw =>
   async function errorHandler(ctx, next) {
@@ -27,6 +29,11 @@ export const errorHandler = (renderPage: ErrorPageRenderer): Mw =>
       if (!httpError && isOutage(err)) {
         ctx.deps.log.warn('dependency unavailable', { ...where, err: (err as Error).message });
         httpError = new DependencyUnavailable();
+      }
+      if (!httpError && isObjectMissing(err)) {
+        // A file removed behind the service's back: said as such, not a crash.
+        ctx.deps.log.error('an object is missing from the object store', { ...where, key: err.key });
+        httpError = new HttpError(409, describeMissing(err.key));
       }
       if (!httpError && isDiskFull(err)) {
         ctx.deps.log.error('disk full', { ...where, err: (err as Error).message });
