@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTestService, type TestService } from './helpers/service.ts';
 import { testAthlete } from './helpers/users.ts';
-import { api, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
+import { api, ingestIdle, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { ownGateway, settingsOf, testBucket } from './helpers/rgw.ts';
 import { archiveKey, sampleKey } from '../lib/object-store.ts';
@@ -158,6 +158,7 @@ test.serial("an object removed behind the service's back: a clear 404 or 409 nam
     { name: 'lost.fit', bytes: ride(101, 1800, 78) },
   ]);
   const lost = b.activity_ids[0] as string;
+  await ingestIdle(service);
   await bucket.store.remove([sampleKey(user.id, lost), `users/${user.id}/sources/${b.id}.fit`]);
   // This host lost its copies too: every read must go to the store.
   rmSync(path.join(service.config.DATA_DIR, 'cache', 'users', user.id), { recursive: true, force: true });

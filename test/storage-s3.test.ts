@@ -10,7 +10,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { testAthlete } from './helpers/users.ts';
-import { api, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
+import { api, ingestIdle, upload, uploadAndWait, waitForSource } from './helpers/activities.ts';
 import { buildActivityFit } from './helpers/fit-builder.ts';
 import { yazlZip } from './helpers/zip.ts';
 import { testBucket } from './helpers/rgw.ts';
@@ -146,6 +146,7 @@ test.serial(
     };
     await check('warm');
     // A host that lost its disk: copies, channel columns and fatigue grids rebuilt from the bucket.
+    await ingestIdle(s3);
     rmSync(path.join(s3.config.DATA_DIR, 'cache'), { recursive: true, force: true });
     rmSync(columnsDir(s3.config.DATA_DIR, a.user.id), { recursive: true, force: true });
     // The fatigue curve on the grid comes from the rides' grid rows in PostgreSQL: not one sample file fetched.

@@ -71,3 +71,17 @@ export async function uploadAndWait(
   if (res.status !== 202) throw new Error(`upload: ${res.status} ${JSON.stringify(res.body)}`);
   return Promise.all(res.body.sources.map((s: { id: string }) => waitForSource(service, token, s.id)));
 }
+
+/**
+ * Until the ingest queue has no job waiting or running: a source is `processed` at its commit, and
+ * its job then still appends to the channel columns; a test that removes a host's files waits for it,
+ * as a host that loses its disk also loses the process writing to it.
+ */
+export async function ingestIdle(service: TestService, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  const queue = service.deps.queues.ingest;
+  while ((await queue.getActiveCount()) + (await queue.getWaitingCount()) > 0) {
+    if (Date.now() > deadline) throw new Error('ingest jobs still running');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
