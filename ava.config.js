@@ -12,6 +12,7 @@ const STARTED_FIRST = [
   'faults-worker-process',
   'ingest-restart',
   'storage-faults', // a gateway stopped for 30 s
+  'two-hosts', // 1,000 rides loaded through two hosts
   'browser-narrow',
   'work-that-stops',
   'browser-first-hour',
