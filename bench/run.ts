@@ -20,6 +20,7 @@ import { benchWeb } from './web.ts';
 import { benchDevice } from './device.ts';
 import { benchManyUsers } from './many-users/many-users.ts';
 import { benchTrainingLoad } from './training-load.ts';
+import { benchStorage } from './storage.ts';
 
 /**
  * `npm run bench [-- http ingest backfill]`: the benchmarks named (all of them by default), each
@@ -67,6 +68,10 @@ import { benchTrainingLoad } from './training-load.ts';
  *   its parts (the per-day SQL sum, the recurrence) and a pandas script computing the same from the
  *   activity list (bench/training_load_baseline.py, its values checked); then one more activity stored as
  *   the ingest does and the next chart, no other load row written (bench/training-load.ts).
+ * - storage: the local directory beside an S3 store (Ceph RGW) in one run: upload → processed, a history
+ *   import's files/s, a fresh host's cold and warm fatigue curves, a fresh host under 12 connections over
+ *   100 athletes × 300 rides (p50, p99, RSS), beside reading the files whole and a pyarrow + DuckDB/numpy
+ *   script fetching them from the bucket (bench/storage.ts). Not run by default (~5 minutes): name it.
  */
 const BENCHMARKS = {
   http: benchHttp,
@@ -83,9 +88,10 @@ const BENCHMARKS = {
   soak: benchSoak,
   'many-users': benchManyUsers,
   'training-load': benchTrainingLoad,
+  storage: benchStorage,
 } as const;
 /** Run only when named: each takes more than a few minutes. */
-const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users', 'tracks']);
+const NAMED_ONLY = new Set<keyof typeof BENCHMARKS>(['soak', 'many-users', 'tracks', 'storage']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LIST_ACTIVITIES = Number(process.env.BENCH_LIST_ACTIVITIES ?? 1000);

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import type { Config } from '../lib/config.ts';
 import type { Lifecycle } from '../lib/lifecycle.ts';
 import { sampleKey } from '../lib/object-store.ts';
@@ -5,7 +7,8 @@ import { createStoredFiles, type StoredFiles } from '../lib/object-store-setup.t
 import { columnsDir } from '../lib/storage.ts';
 import type { Db } from '../db/database.ts';
 import { advisoryLock } from '../db/locks.ts';
-import { createChannelColumns, type ChannelColumns } from '../engine/samples/channel-columns.ts';
+import { createChannelColumns, type ColumnLock, type ChannelColumns } from '../engine/samples/channel-columns.ts';
+import { diskBudget } from './disk-budget.ts';
 import type { SampleFile, SampleStore } from '../engine/samples/sample-file.ts';
 
 /**
@@ -21,17 +24,39 @@ export function createFilesAndColumns(
 ): { files: StoredFiles; columns: ChannelColumns } {
   const files = createStoredFiles(config);
   lifecycle.add('object store', async () => files.store.close());
+  const pgLock = advisoryLock(db);
+  // With S3 each host's columns are its own: its writers exclude only each other, not other hosts'.
+  const host = config.STORAGE === 's3' ? `${os.hostname()}:${path.resolve(config.DATA_DIR)}/` : '';
+  const lock: ColumnLock = (key, fn) => pgLock(host + key, fn);
   const columns = createChannelColumns(samples, {
     dir: (userId) => columnsDir(config.DATA_DIR, userId),
-    lock: advisoryLock(db),
+    lock,
     withSampleFiles: (userId, ids, fn) =>
       files.local.use(
         ids.map((id) => sampleKey(userId, id)),
         fn,
       ),
   });
+  if (config.STORAGE === 's3') {
+    // Copies and columns together within DISK_CACHE_MAX_MB (./disk-budget.ts), checked every minute.
+    const budget = diskBudget({
+      dataDir: config.DATA_DIR,
+      budgetBytes: config.DISK_CACHE_MAX_MB * 1024 * 1024,
+      held: files.local.held,
+      lock,
+    });
+    const place = columns.place;
+    columns.place = (userId, ...rest) => {
+      budget.noteUse(userId);
+      return place(userId, ...rest);
+    };
+    const timer = setInterval(() => void budget.enforce().catch(() => undefined), BUDGET_EVERY_MS).unref();
+    lifecycle.add('disk budget', async () => clearInterval(timer));
+  }
   return { files, columns };
 }
+
+const BUDGET_EVERY_MS = 60_000;
 
 /** An activity's sample file read (the requested channels), through the local files of the object store. */
 export function readActivitySamples(

@@ -65,7 +65,10 @@ export function buildOpenApi(routes: Route[], info: { baseUrl: string; version: 
         '(`value_error.depth`). Every number has a bound (its `maximum`, or its description where the bound depends on another ' +
         'parameter): past it the answer is 422 naming it, before any work starts. A computed answer (curves, frames, the model) ' +
         'that takes longer than COMPUTE_TIMEOUT_MS (30 s by default) is 503 with `Retry-After`, and its computation is stopped; ' +
-        'so is one whose client closes the connection first. A resource that is absent or belongs to another user is 404. Each credential ' +
+        'so is one whose client closes the connection first. While PostgreSQL, Redis or the object store holding the files is out of reach, ' +
+        'a request that needs it is 503 with `Retry-After` and stores nothing (an upload answered 202 had its file stored first); ' +
+        'a file removed from the object store outside the service is 404 for its own routes and 409 naming the activity for a curve ' +
+        'that needs it. A resource that is absent or belongs to another user is 404. Each credential ' +
         "(an application's grant, a personal token, a web session) may make API_RATE_LIMIT requests (3,000 by default) per " +
         'API_RATE_WINDOW_SECONDS (60): every answer carries `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and ' +
         '`RateLimit-Reset`; past the limit 429 with `Retry-After`. Every ' +

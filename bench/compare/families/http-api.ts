@@ -115,6 +115,7 @@ export function freePort(): Promise<number> {
 
 export interface Child {
   port: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -150,7 +151,7 @@ export function startChild(entry: string, cwd: string, env: Record<string, strin
       if (m) {
         clearTimeout(timer);
         child.stdout!.resume();
-        resolve({ port: Number(m[1]), stop });
+        resolve({ port: Number(m[1]), pid: child.pid!, stop });
       }
     });
     child.once('exit', (code, signal) => {
