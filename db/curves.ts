@@ -135,7 +135,11 @@ export async function curvesOf(
 
 /** Activities whose curves are missing or older than CURVES_VERSION (all of a user's, or everyone's). */
 export async function activitiesNeedingCurves(db: Db, opts: { userId?: string; all?: boolean; limit: number; after?: string }) {
-  let q = db.selectFrom('activities').select(['activities.id', 'activities.user_id']).orderBy('activities.id').limit(opts.limit);
+  let q = db
+    .selectFrom('activities')
+    .select(['activities.id', 'activities.user_id', 'activities.updated_at'])
+    .orderBy('activities.id')
+    .limit(opts.limit);
   if (opts.userId) q = q.where('activities.user_id', '=', opts.userId);
   if (opts.after) q = q.where('activities.id', '>', opts.after);
   if (!opts.all) {

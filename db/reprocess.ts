@@ -44,10 +44,13 @@ export async function countOlderIngestRules(db: Db): Promise<number> {
 }
 
 /** The activities still stored of a source, by session. */
-export function activitiesOfSource(db: Db, sourceId: string): Promise<Pick<ActivityRow, 'id' | 'session_index' | 'ingest_version'>[]> {
+export function activitiesOfSource(
+  db: Db,
+  sourceId: string,
+): Promise<Pick<ActivityRow, 'id' | 'session_index' | 'ingest_version' | 'updated_at'>[]> {
   return db
     .selectFrom('activities')
-    .select(['id', 'session_index', 'ingest_version'])
+    .select(['id', 'session_index', 'ingest_version', 'updated_at'])
     .where('source_id', '=', sourceId)
     .orderBy('session_index')
     .execute();

@@ -212,7 +212,10 @@ export async function linkedTraceCount(db: Db, userId: string, testId: string): 
 
 /** The activities overlapping the test's window with what its analysis reads (metrics, laps), oldest first, at most `limit`. */
 export function activitiesForAnalysis(db: Db, userId: string, test: Pick<TestRow, 'start_time' | 'end_time'>, limit: number) {
-  return activitiesInWindow(db, userId, test).select(['id', 'user_id', 'start_time', 'end_time', 'metrics', 'laps']).limit(limit).execute();
+  return activitiesInWindow(db, userId, test)
+    .select(['id', 'user_id', 'start_time', 'end_time', 'metrics', 'laps', 'updated_at'])
+    .limit(limit)
+    .execute();
 }
 
 /** Sets the given members of the test's results (the others kept), as a `test_updated` change. */

@@ -349,7 +349,17 @@ export function activitiesNeedingLoad(db: Db, userId: string, opts: { after?: st
   let q = db
     .selectFrom('activities as a')
     .leftJoin('activity_load as l', 'l.activity_id', 'a.id')
-    .select(['a.id', 'a.user_id', 'a.sport', 'a.start_time', 'a.utc_offset_seconds', 'a.summary', 'a.timer_seconds', 'a.end_time'])
+    .select([
+      'a.id',
+      'a.user_id',
+      'a.sport',
+      'a.start_time',
+      'a.utc_offset_seconds',
+      'a.summary',
+      'a.timer_seconds',
+      'a.end_time',
+      'a.updated_at',
+    ])
     .where('a.user_id', '=', userId)
     .where('l.activity_id', 'is', null);
   if (opts.after) q = q.where('a.id', '>', opts.after);

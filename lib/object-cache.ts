@@ -8,6 +8,11 @@ import { KEY_PATTERN, ObjectMissing, type ObjectStore } from './object-store.ts'
  * the objects' own files, used in place; with a remote one, copies under `dir` (DATA_DIR/cache/{key}),
  * fetched when first used and kept within a budget of bytes, the least recently used removed first.
  *
+ * A key may name the version of the object it wants (`versioned(key, stamp)`: a sample file by its
+ * activity's `updated_at`): a copy is kept per version, so an object replaced in the store (a sample
+ * file re-derived on another host, the row's stamp moved in the same transaction) is fetched again,
+ * never read stale from this host's copy. The local store has one version, its file.
+ *
  * Recency is the copy's mtime, so that every process on the host (an API and a worker sharing
  * DATA_DIR) shares one clock: a use checks that the copy is still there (fetching it again if it is
  * not) and touches one older than TOUCH_AFTER_MS, and eviction removes
@@ -16,16 +21,30 @@ import { KEY_PATTERN, ObjectMissing, type ObjectStore } from './object-store.ts'
  * half of one. Each process counts what it fetched and found at start (and again every RESCAN_MS).
  */
 export interface LocalFiles {
-  /** Where the key's local file is (or will be, once used). */
+  /** Where the (versioned) key's local file is (or will be, once used). */
   pathOf(key: string): string;
-  /** `fn` with the keys' files present locally (fetched where missing, ObjectMissing for an absent object), kept while it runs. */
+  /** `fn` with the (versioned) keys' files present locally (fetched where missing, ObjectMissing for an absent object), kept while it runs. */
   use<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T>;
-  /** Make the object `key` from a local file that `write` writes at the path it is given (atomically); then it is stored. */
+  /** Make the object `key` from a local file that `write` writes at the path it is given (atomically); then it is stored (with S3, no copy kept: readers ask for a version). */
   create(key: string, write: (file: string) => Promise<void>): Promise<void>;
-  /** Local copies of removed objects dropped. */
+  /** Local copies (every version) of removed objects dropped. */
   drop(keys: readonly string[]): Promise<void>;
   /** Bytes of copies this process knows of. */
   held(): number;
+}
+
+/** A key naming the version of its object that a reader wants (e.g. its activity's stamp). */
+export function versioned(key: string, version: number): string {
+  return `${key}@${Math.trunc(version)}`;
+}
+
+/** The store's key and the version asked, of a key given to `use`. */
+function splitVersion(k: string): { key: string; version?: string } {
+  const at = k.lastIndexOf('@');
+  if (at < 0) return { key: k };
+  const version = k.slice(at + 1);
+  if (!/^\d{1,16}$/.test(version)) throw new Error(`not a versioned key: ${JSON.stringify(k)}`);
+  return { key: k.slice(0, at), version };
 }
 
 const TOUCH_AFTER_MS = 30_000;
@@ -41,17 +60,17 @@ const FETCH_SLOTS = 32;
  */
 function inPlace(store: ObjectStore & { fileOf(key: string): string }): LocalFiles {
   return {
-    pathOf: (key) => store.fileOf(key),
+    pathOf: (k) => store.fileOf(splitVersion(k).key),
     use: (keys, fn) =>
-      fn(keys.map((key) => store.fileOf(key))).catch(async (err: unknown) => {
-        for (const key of keys)
-          if (
-            !(await access(store.fileOf(key)).then(
-              () => true,
-              () => false,
-            ))
-          )
-            throw new ObjectMissing(key);
+      fn(keys.map((k) => store.fileOf(splitVersion(k).key))).catch(async (err: unknown) => {
+        for (const k of keys) {
+          const { key } = splitVersion(k);
+          const there = await access(store.fileOf(key)).then(
+            () => true,
+            () => false,
+          );
+          if (!there) throw new ObjectMissing(key);
+        }
         throw err;
       }),
     create: (key, write) => write(store.fileOf(key)),
@@ -65,6 +84,8 @@ interface Copy {
   /** When this process last touched its mtime (ms). */
   touched: number;
   pins: number;
+  /** When it was counted (RemoteCopies.sequence): a rescan forgets only copies counted before it began. */
+  counted: number;
 }
 
 export function createLocalFiles(store: ObjectStore, opts: { dir: string; budgetBytes: number; now?: () => number }): LocalFiles {
@@ -96,9 +117,10 @@ class RemoteCopies {
     readonly now: () => number,
   ) {}
 
-  pathOf(key: string): string {
+  pathOf(k: string): string {
+    const { key, version } = splitVersion(k);
     if (!KEY_PATTERN.test(key)) throw new Error(`not an object key: ${JSON.stringify(key)}`);
-    return path.join(this.dir, key);
+    return path.join(this.dir, version === undefined ? key : `${key}@${version}`);
   }
 
   async use<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
@@ -123,34 +145,32 @@ class RemoteCopies {
   async create(key: string, write: (file: string) => Promise<void>): Promise<void> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
-    await write(file);
     try {
-      await this.store.putFile(key, file);
-    } catch (err) {
+      await write(file);
+      await this.store.putFile(key, file, { move: true });
+    } finally {
       await rm(file, { force: true });
-      throw err;
     }
-    this.remember(key, (await stat(file)).size, this.now());
-    this.evictIfOver();
   }
 
   async drop(keys: readonly string[]): Promise<void> {
-    await Promise.all(
-      keys.map(async (key) => {
-        await rm(this.pathOf(key), { force: true });
-        const had = this.copies.get(key);
-        if (had) {
-          this.total -= had.size;
-          this.copies.delete(key);
-        }
-      }),
-    );
+    for (const key of keys) {
+      const file = this.pathOf(key);
+      const [dir, base] = [path.dirname(file), path.basename(file)];
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => n === base || n.startsWith(`${base}@`))) {
+        await rm(path.join(dir, name), { force: true });
+        this.forget(`${key}${name.slice(base.length)}`);
+      }
+    }
   }
+
+  private sequence = 0;
 
   private remember(key: string, size: number, touched: number): void {
     const had = this.copies.get(key);
     this.total += size - (had?.size ?? 0);
-    this.copies.set(key, { size, touched, pins: had?.pins ?? 0 });
+    this.copies.set(key, { size, touched, pins: had?.pins ?? 0, counted: this.sequence++ });
   }
 
   private forget(key: string): void {
@@ -199,7 +219,7 @@ class RemoteCopies {
     if (!this.slots.free) await new Promise<void>((resolve) => this.slots.waiting.push(resolve));
     else this.slots.free--;
     try {
-      await this.store.download(key, file);
+      await this.store.download(splitVersion(key).key, file);
       this.remember(key, (await stat(file)).size, this.now());
     } finally {
       const next = this.slots.waiting.shift();
@@ -235,10 +255,12 @@ class RemoteCopies {
   /** What is on disk (copies another process fetched, or an earlier run left), counted again. */
   async rescan(): Promise<void> {
     this.scanned = this.now();
+    const began = this.sequence;
     const found = new Map<string, { size: number; mtime: number }>();
     await walk(this.dir, '', found);
     for (const [key, { size, mtime }] of found) if (!this.copies.has(key)) this.remember(key, size, mtime);
-    for (const key of [...this.copies.keys()]) if (!found.has(key) && !this.fetching.has(key)) this.forget(key);
+    // Gone from the disk (removed by another process): forgotten, unless counted while the walk ran.
+    for (const [key, copy] of [...this.copies]) if (!found.has(key) && !this.fetching.has(key) && copy.counted < began) this.forget(key);
     this.evictIfOver();
   }
 }
@@ -248,7 +270,7 @@ async function walk(root: string, rel: string, found: Map<string, { size: number
   for (const entry of entries) {
     const key = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) await walk(root, key, found);
-    else if (KEY_PATTERN.test(key)) {
+    else if (KEY_PATTERN.test(key.replace(/@\d{1,16}$/, ''))) {
       const info = await stat(path.join(root, key)).catch(() => undefined);
       if (info) found.set(key, { size: info.size, mtime: info.mtimeMs });
     }

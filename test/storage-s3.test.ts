@@ -67,6 +67,13 @@ async function bytes(service: TestService, token: string, url: string): Promise<
   return { status: res.status, body: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') };
 }
 
+/** Whether this host holds a copy (of any version: `{key}@{stamp}`) of the object. */
+function hasCopy(key: string): boolean {
+  const file = path.join(s3.config.DATA_DIR, 'cache', key);
+  const names = existsSync(path.dirname(file)) ? readdirSync(path.dirname(file)) : [];
+  return names.some((n) => n === path.basename(file) || n.startsWith(`${path.basename(file)}@`));
+}
+
 /** Every object key in the test's bucket. */
 async function bucketKeys(): Promise<string[]> {
   const keys: string[] = [];
@@ -161,7 +168,7 @@ test.serial(
     const rows = await s3.deps.db.selectFrom('activity_fatigue_grids').select('activity_id').where('activity_id', 'in', ids).execute();
     t.is(rows.length, 3);
     await check('after the local copies were lost');
-    t.true(existsSync(path.join(s3.config.DATA_DIR, 'cache', sampleKey(a.user.id, ids[0]!))), 'copies fetched again');
+    t.true(hasCopy(sampleKey(a.user.id, ids[0]!)), 'copies fetched again');
   },
 );
 
@@ -170,12 +177,12 @@ test.serial('a delete removes every object of the activity from the bucket and t
   const [source] = await uploadAndWait(s3, a.token, [{ name: 'one.fit', bytes: ride(20, 1200, 5) }]);
   const id = source.activity_ids[0] as string;
   await bytes(s3, a.token, `/api/v1/activities/${id}/data?metrics=power`);
-  t.true(existsSync(path.join(s3.config.DATA_DIR, 'cache', sampleKey(a.user.id, id))));
+  t.true(hasCopy(sampleKey(a.user.id, id)));
   t.is((await api(s3, a.token, 'DELETE', `/api/v1/activities/${id}`)).status, 204);
   const keys = await bucketKeys();
   t.false(keys.includes(sampleKey(a.user.id, id)));
   t.false(keys.includes(sourceKey(a.user.id, source.id, 'fit')));
-  t.false(existsSync(path.join(s3.config.DATA_DIR, 'cache', sampleKey(a.user.id, id))));
+  t.false(hasCopy(sampleKey(a.user.id, id)));
   t.is((await api(s3, a.token, 'GET', `/api/v1/activities/${id}/data?metrics=power`)).status, 404);
 });
 
@@ -224,4 +231,27 @@ test.serial('a corrupt file fails alone; the other file of the request is stored
   t.true(keys.includes(sampleKey(a.user.id, good.activity_ids[0])));
   // The failed file's original is kept (as with the local store: it can be downloaded, reprocessed under newer rules).
   t.true(keys.includes(sourceKey(a.user.id, bad.id, 'fit')));
+});
+
+test.serial("a sample file replaced in the store (re-derived on another host) is never read stale from this host's copy", async (t) => {
+  const a = await testAthlete(s3);
+  const [first, second] = await uploadAndWait(s3, a.token, [
+    { name: 'x.fit', bytes: ride(70, 900, 3) },
+    { name: 'y.fit', bytes: ride(71, 1500, 8) },
+  ]);
+  const [x, y] = [first.activity_ids[0] as string, second.activity_ids[0] as string];
+  const url = (id: string) => `/api/v1/activities/${id}/data?metrics=power`;
+  const before = await bytes(s3, a.token, url(x));
+  const other = await bytes(s3, a.token, url(y));
+  t.false(before.body.equals(other.body));
+  // As `cli reprocess` does on some host: the new sample object written, then the row's updated_at moved.
+  await bucket.store.put(sampleKey(a.user.id, x), await bucket.store.get(sampleKey(a.user.id, y)));
+  await s3.deps.db
+    .updateTable('activities')
+    .set({ updated_at: new Date(Date.now() + 1000) })
+    .where('id', '=', x)
+    .execute();
+  const after = await bytes(s3, a.token, url(x));
+  t.is(after.status, 200);
+  t.true(after.body.equals(other.body), 'the new version is fetched, not the copy of the old one');
 });

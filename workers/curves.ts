@@ -29,7 +29,7 @@ export function curvesProcessor(deps: CurvesDeps) {
       for (const activity of page) {
         let file: Awaited<ReturnType<typeof deps.samples.readSampleFile>>;
         try {
-          file = await readActivitySamples(deps, activity.user_id, activity.id, AWD_METRICS);
+          file = await readActivitySamples(deps, activity, AWD_METRICS);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !isObjectMissing(err)) throw err;
           missingSamples++;

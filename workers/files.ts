@@ -4,6 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Lifecycle } from '../lib/lifecycle.ts';
 import { sampleKey } from '../lib/object-store.ts';
 import { createStoredFiles, type StoredFiles } from '../lib/object-store-setup.ts';
+import { versioned } from '../lib/object-cache.ts';
 import { columnsDir } from '../lib/storage.ts';
 import type { Db } from '../db/database.ts';
 import { advisoryLock } from '../db/locks.ts';
@@ -31,9 +32,9 @@ export function createFilesAndColumns(
   const columns = createChannelColumns(samples, {
     dir: (userId) => columnsDir(config.DATA_DIR, userId),
     lock,
-    withSampleFiles: (userId, ids, fn) =>
+    withSampleFiles: (userId, activities, fn) =>
       files.local.use(
-        ids.map((id) => sampleKey(userId, id)),
+        activities.map((a) => versioned(sampleKey(userId, a.id), a.stamp)),
         fn,
       ),
   });
@@ -58,12 +59,16 @@ export function createFilesAndColumns(
 
 const BUDGET_EVERY_MS = 60_000;
 
+/** The key of an activity's sample file as of its row's `updated_at` (lib/object-cache.ts: a copy of an older version is not used). */
+export function sampleVersion(activity: { id: string; user_id: string; updated_at: Date }): string {
+  return versioned(sampleKey(activity.user_id, activity.id), activity.updated_at.getTime());
+}
+
 /** An activity's sample file read (the requested channels), through the local files of the object store. */
 export function readActivitySamples(
   engine: { files: StoredFiles; samples: SampleStore },
-  userId: string,
-  activityId: string,
+  activity: { id: string; user_id: string; updated_at: Date },
   channels?: readonly string[],
 ): Promise<SampleFile> {
-  return engine.files.local.use([sampleKey(userId, activityId)], ([file]) => engine.samples.readSampleFile(file!, channels));
+  return engine.files.local.use([sampleVersion(activity)], ([file]) => engine.samples.readSampleFile(file!, channels));
 }

@@ -102,11 +102,13 @@ export function reprocessProcessor(deps: ReprocessDeps) {
         source.user_id,
         rows.map((r) => r.id),
       );
+    const stamps = new Map(stored.map((a) => [a.id, a.updated_at]));
     const outcome = await replaceDerivedActivities(deps.db, source, rows, deps.now(), {
       retried,
       samplesDiffer: async (ids) => {
         const differ = new Set<string>();
-        for (const id of ids) if (await sampleFileDiffers(deps, source.user_id, id, fresh.get(id)!)) differ.add(id);
+        for (const id of ids)
+          if (await sampleFileDiffers(deps, { id, user_id: source.user_id, updated_at: stamps.get(id)! }, fresh.get(id)!)) differ.add(id);
         return differ;
       },
       writeSamples: (ids) =>
@@ -136,14 +138,18 @@ export function reprocessProcessor(deps: ReprocessDeps) {
 }
 
 /** Whether the stored sample file differs from the new parse's samples (a file that cannot be read does). */
-async function sampleFileDiffers(deps: ReprocessDeps, userId: string, id: string, next: IngestedActivity): Promise<boolean> {
+async function sampleFileDiffers(
+  deps: ReprocessDeps,
+  activity: { id: string; user_id: string; updated_at: Date },
+  next: IngestedActivity,
+): Promise<boolean> {
   let file: SampleFile;
   try {
-    file = await readActivitySamples(deps, userId, id);
+    file = await readActivitySamples(deps, activity);
   } catch (err) {
     if (isStoreUnavailable(err)) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !isObjectMissing(err))
-      deps.log.warn('reprocess: sample file unreadable; written again', { activity_id: id, err: (err as Error).message });
+      deps.log.warn('reprocess: sample file unreadable; written again', { activity_id: activity.id, err: (err as Error).message });
     return true;
   }
   return !sameSamples(file, next);

@@ -17,6 +17,7 @@ import { addDays, formatLocal } from '../lib/time.ts';
 import type { EnginePool } from '../engine/pool.ts';
 import type { StoredFiles } from '../lib/object-store-setup.ts';
 import { readActivitySamples } from './files.ts';
+import { isObjectMissing } from '../lib/object-store.ts';
 import type { SampleStore } from '../engine/samples/sample-file.ts';
 import type { Logger } from '../lib/log.ts';
 import type { TrainingLoadJob } from './queues.ts';
@@ -124,12 +125,15 @@ async function modelledThresholds(deps: LoadDeps, activity: LoadActivity, day: s
 }
 
 /** An activity's load channels from its sample file; none when the file is gone (the load then has no zones). */
-async function readLoadChannels(deps: LoadDeps, activity: LoadActivity): Promise<Partial<Record<ZoneMetric, Float64Array>>> {
+async function readLoadChannels(
+  deps: LoadDeps,
+  activity: LoadActivity & { updated_at: Date },
+): Promise<Partial<Record<ZoneMetric, Float64Array>>> {
   try {
-    const file = await readActivitySamples(deps, activity.user_id, activity.id, ZONE_METRICS);
+    const file = await readActivitySamples(deps, activity, ZONE_METRICS);
     return file.channels as Partial<Record<ZoneMetric, Float64Array>>;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !isObjectMissing(err)) throw err;
     deps.log.warn('training load: sample file missing', { activity_id: activity.id });
     return {};
   }

@@ -79,7 +79,7 @@ export interface ChannelColumnsOptions {
    * `fn` while these activities' sample files are at their `path`s (a remote store's copies fetched
    * first, kept until `fn` ends); default: they always are.
    */
-  withSampleFiles?: <T>(userId: string, ids: string[], fn: () => Promise<T>) => Promise<T>;
+  withSampleFiles?: <T>(userId: string, activities: readonly ColumnActivity[], fn: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -354,20 +354,17 @@ async function fillColumn(
       );
       continue;
     }
-    const withFiles = c.options.withSampleFiles ?? ((_u, _ids, fn) => fn());
+    const withFiles = c.options.withSampleFiles ?? ((_u, _activities, fn) => fn());
     await c.fillSlots.run(async () => {
       const values = new Float64Array(batch.reduce((n, a) => n + a.samples, 0));
-      await withFiles(
-        userId,
-        batch.map((a) => a.id),
-        () =>
-          readChannelInto(
-            c.store,
-            batch.map((a) => a.path),
-            channel,
-            values,
-            signal,
-          ),
+      await withFiles(userId, batch, () =>
+        readChannelInto(
+          c.store,
+          batch.map((a) => a.path),
+          channel,
+          values,
+          signal,
+        ),
       );
       let at = 0;
       await append(

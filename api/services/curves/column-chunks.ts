@@ -3,6 +3,7 @@ import { chunkBySamples } from '../../../engine/curves/longitudinal.ts';
 import type { ColumnActivity } from '../../../engine/samples/channel-columns.ts';
 import { retryIfMoved, slicePlace, type ColumnPlace } from '../../../engine/samples/column-read.ts';
 import { sampleKey } from '../../../lib/object-store.ts';
+import { versioned } from '../../../lib/object-cache.ts';
 
 /** The activities as a channel column checks them (id, stamp, sample count; the sample file's path only when a fill reads it). */
 export function columnActivities(
@@ -16,7 +17,7 @@ export function columnActivities(
     stamp: a.stamp,
     samples: a.samples,
     get path() {
-      return local.pathOf(sampleKey(userId, a.id));
+      return local.pathOf(versioned(sampleKey(userId, a.id), a.stamp));
     },
   }));
 }

@@ -84,7 +84,7 @@ async function recordings(deps: Deps, test: TestRow, activities: readonly Analys
   for (const activity of activities) {
     const channels = [metric, 'heart_rate'].filter((c) => activity.metrics.includes(c));
     if (!channels.length) continue;
-    const file = await readActivitySamples(deps.engine, activity.user_id, activity.id, channels).catch((error: NodeJS.ErrnoException) => {
+    const file = await readActivitySamples(deps.engine, activity, channels).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT' || isObjectMissing(error)) return undefined; // its samples are gone (the activity being deleted): not one of the test's recordings
       throw error;
     });

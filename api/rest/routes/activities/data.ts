@@ -62,7 +62,7 @@ export const activityDataRoute = defineRoute(
 /** An activity's sample file (only the channels asked); 404 when it is no longer stored. */
 export async function readSamples(ctx: Ctx, activity: ActivityRow, channels: readonly string[]): Promise<SampleFile> {
   try {
-    return await readActivitySamples(ctx.deps.engine, activity.user_id, activity.id, channels);
+    return await readActivitySamples(ctx.deps.engine, activity, channels);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || isObjectMissing(error))
       throw new NotFound('The samples of this activity are no longer stored');

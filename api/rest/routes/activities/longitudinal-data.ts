@@ -26,8 +26,7 @@ import { parquetToJsonStream } from '../../../../engine/frames/parquet-to-json.t
 import type { Frame, FrameColumn } from '../../../../engine/frames/frame.ts';
 import { copyTimeSeries } from '../../../../engine/samples/sample-scan.ts';
 import { tmpDir } from '../../../../lib/storage.ts';
-import { sampleKey } from '../../../../lib/object-store.ts';
-import { readActivitySamples } from '../../../../workers/files.ts';
+import { readActivitySamples, sampleVersion } from '../../../../workers/files.ts';
 
 export const longitudinalDataRoute = defineRoute(
   {
@@ -77,7 +76,7 @@ export const longitudinalDataRoute = defineRoute(
           signal.throwIfAborted();
           await deps.engine.frames.writeParquet(frame, file);
         } else {
-          const keys = activities.map((a) => sampleKey(a.user_id, a.id));
+          const keys = activities.map(sampleVersion);
           await deps.engine.files.local.use(keys, async (paths) => {
             const sources = activities.map((a, i) => ({
               path: paths[i]!,
@@ -126,7 +125,7 @@ async function segmentedFrame(
   const owners: number[] = [];
   for (const [i, a] of activities.entries()) {
     if (signal.aborted) throw signal.reason;
-    const file = await readActivitySamples(ctx.deps.engine, a.user_id, a.id, channelsFor(metrics, seg));
+    const file = await readActivitySamples(ctx.deps.engine, a, channelsFor(metrics, seg));
     const columns = timeSeriesColumns(file, a.utc_offset_seconds, metrics, seg);
     parts.push(columns);
     const rows = (columns[0] as { values: Float64Array }).values.length;
