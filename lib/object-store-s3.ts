@@ -39,7 +39,8 @@ const DELETE_CONCURRENCY = 16;
 // The pinned SDK runs on Node.js 20; its notice that later versions will need 22 would print in every process.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-export function s3Client(s: S3Settings): S3Client {
+/** A client of the store: three attempts and the timeouts above, unless `opts` says otherwise (the start-up check: one attempt, 5 s). */
+export function s3Client(s: S3Settings, opts: { attempts?: number; timeoutMs?: number } = {}): S3Client {
   return new S3Client({
     endpoint: s.endpoint,
     region: s.region,
@@ -49,8 +50,8 @@ export function s3Client(s: S3Settings): S3Client {
     // checksums are refused by gateways that predate them (Ceph RGW 16: 411).
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: SOCKET_TIMEOUT_MS },
+    maxAttempts: opts.attempts ?? 3,
+    requestHandler: { connectionTimeout: opts.timeoutMs ?? CONNECT_TIMEOUT_MS, requestTimeout: opts.timeoutMs ?? SOCKET_TIMEOUT_MS },
   });
 }
 

@@ -1,10 +1,10 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Config } from './config.ts';
 import path from 'node:path';
 import type { ObjectStore } from './object-store.ts';
 import { createLocalFiles, type LocalFiles } from './object-cache.ts';
 import { createLocalObjectStore } from './object-store-local.ts';
-import { createS3ObjectStore, type S3Settings } from './object-store-s3.ts';
+import { createS3ObjectStore, s3Client, type S3Settings } from './object-store-s3.ts';
 
 /** The object store and the local files of its objects, as one process uses them. */
 export interface StoredFiles {
@@ -71,16 +71,7 @@ export async function objectStoreProblem(config: Config, now: () => number = Dat
   if (Number.isFinite(date) && Math.abs(date - now()) > MAX_SKEW_MS)
     return `S3_ENDPOINT: the store's clock and this host's differ by ${describeSkew(date - now())}, more than the 15 min S3 allows; set this host's clock (NTP)`;
   // One attempt, no clock correction: a refusal is reported as it is.
-  const client = new S3Client({
-    endpoint: s.endpoint,
-    region: s.region,
-    forcePathStyle: s.forcePathStyle,
-    credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-    requestHandler: { connectionTimeout: CHECK_TIMEOUT_MS, requestTimeout: CHECK_TIMEOUT_MS },
-  });
+  const client = s3Client(s, { attempts: 1, timeoutMs: CHECK_TIMEOUT_MS });
   try {
     await client.send(new ListObjectsV2Command({ Bucket: s.bucket, MaxKeys: 1 }));
     return null;

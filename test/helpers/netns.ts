@@ -1,6 +1,7 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { startProcess } from './worker-process.ts';
 
 /**
  * Hosts of a test's own on this machine: each a Linux network namespace joined to this one by a veth
@@ -73,26 +74,6 @@ export async function forward(host: string, port: number, to = port): Promise<ne
 }
 
 /** A service entry point run inside a host; resolves once its output says `ready`. */
-export async function startOn(host: Host, entry: string, ready: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn('ip', ['netns', 'exec', host.ns, process.execPath, '--import=tsx', entry], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} on ${host.ns} did not start:\n${output}`)), 90_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes(ready)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${entry} on ${host.ns} exited (${code}):\n${output}`));
-    });
-  });
-  return child;
+export function startOn(host: Host, entry: string, ready: string, env: Record<string, string>): Promise<ChildProcess> {
+  return startProcess(entry, ready, { PATH: process.env.PATH ?? '', ...env }, [], ['ip', 'netns', 'exec', host.ns]);
 }

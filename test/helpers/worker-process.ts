@@ -28,9 +28,19 @@ export function startApiProcess(config: Config, extra: Record<string, string> = 
   return startProcess('bin/api.ts', 'api listening', envOf(config, { LOG_LEVEL: 'info', ...extra }));
 }
 
-/** A service entry point in its own process; resolves once its output says `ready`, rejects if it exits first or takes over a minute. */
-async function startProcess(entry: string, ready: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import=tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * A service entry point in its own process; resolves once its output says `ready`, rejects if it exits
+ * first or takes over a minute. `wrap` runs it through another command (`ip netns exec NS`).
+ */
+export async function startProcess(
+  entry: string,
+  ready: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  wrap: string[] = [],
+): Promise<ChildProcess> {
+  const [command, ...args] = [...wrap, process.execPath, ...nodeArgs, '--import=tsx', entry];
+  const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${output}`)), 60_000);

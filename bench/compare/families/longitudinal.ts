@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { TestService } from '../../../test/helpers/service.ts';
 import { simulateRide } from '../../../test/helpers/synthetic.ts';
 import type { Family, Row, Tree } from '../row.ts';
@@ -42,6 +43,19 @@ function agree(script: (number | null)[][], service: Record<string, number[]>, d
   return want.size > 0 && want.size === got.size && [...want].every(([key, v]) => got.get(key) === v);
 }
 
+/**
+ * Where a tree keeps an activity's sample file in its data directory: under its object-store key
+ * (lib/object-store.ts sampleKey, since the object store) or at lib/storage.ts samplePath (before it).
+ */
+async function samplePathOf(tree: Tree): Promise<(dataDir: string, userId: string, id: string) => string> {
+  const keys = (await tree.load('lib/object-store.ts').catch(() => ({}))) as { sampleKey?: (userId: string, id: string) => string };
+  if (keys.sampleKey) {
+    const sampleKey = keys.sampleKey;
+    return (dataDir, userId, id) => path.join(path.resolve(dataDir), sampleKey(userId, id));
+  }
+  return exportOf<(dataDir: string, userId: string, id: string) => string>(tree, 'lib/storage.ts', 'samplePath');
+}
+
 export const longitudinalFamily: Family = {
   name: 'longitudinal',
   // A service per tree: each side's rows in its own process, in its own tree.
@@ -55,7 +69,7 @@ export const longitudinalFamily: Family = {
     const activities = options.activities ?? ACTIVITIES;
     const started = performance.now();
     const storeSynthetic = await exportOf<StoreSynthetic>(tree, 'bench/curves.ts', 'storeSynthetic');
-    const samplePath = await exportOf<(dataDir: string, userId: string, id: string) => string>(tree, 'lib/storage.ts', 'samplePath');
+    const samplePath = await samplePathOf(tree);
     const durations = Array.from(await exportOf<ArrayLike<number>>(tree, 'engine/curves/durations.ts', 'DEFAULT_DURATIONS'));
 
     const ts = await startTreeService(tree, ENV);
