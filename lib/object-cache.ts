@@ -185,7 +185,7 @@ class RemoteCopies {
     const known = this.copies.get(key);
     if (known) {
       known.pins++;
-      // Checked on every use (a stat, or the touch): a copy removed behind this process's back is fetched again.
+      // Checked on every use (a stat, or the touch): a copy removed behind this process's back is fetched again, still pinned.
       const t = this.now();
       const old = t - known.touched > TOUCH_AFTER_MS;
       const there = await (old ? utimes(this.pathOf(key), t / 1000, t / 1000) : access(this.pathOf(key))).then(
@@ -196,20 +196,29 @@ class RemoteCopies {
         if (old) known.touched = t;
         return;
       }
-      // Gone meanwhile (another process evicted it): fetched again.
-      known.pins--;
-      this.forget(key);
-      return this.ensure(key);
+      try {
+        await this.fetchOnce(key);
+      } catch (err) {
+        const copy = this.copies.get(key);
+        if (copy && copy.pins > 0) copy.pins--;
+        throw err;
+      }
+      return;
     }
+    await this.fetchOnce(key);
+    const copy = this.copies.get(key);
+    if (!copy) return this.ensure(key);
+    copy.pins++;
+  }
+
+  /** One fetch of a key however many ask at once. */
+  private fetchOnce(key: string): Promise<void> {
     let pending = this.fetching.get(key);
     if (!pending) {
       pending = this.fetch(key).finally(() => this.fetching.delete(key));
       this.fetching.set(key, pending);
     }
-    await pending;
-    const copy = this.copies.get(key);
-    if (!copy) return this.ensure(key);
-    copy.pins++;
+    return pending;
   }
 
   private async fetch(key: string): Promise<void> {

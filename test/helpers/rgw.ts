@@ -57,9 +57,12 @@ export async function testBucket(): Promise<{ env: Record<string, string>; store
   };
 }
 
-/** Another gateway of the same cluster on its own port (same buckets), for a test to stop and start: never the shared one. */
+/**
+ * Another gateway of the same cluster on its own port (same buckets), for a test to stop and start:
+ * never the shared one, nor another test run's (its name gets a random suffix).
+ */
 export async function ownGateway(name: string, port: number) {
-  const env = { ...process.env, RGW_NAME: name, RGW_PORT: String(port) };
+  const env = { ...process.env, RGW_NAME: `${name}-${randomBytes(3).toString('hex')}`, RGW_PORT: String(port) };
   const start = () => run('bash', [SCRIPT, 'start-gateway'], { env, timeout: 120_000 });
   await start();
   return {
