@@ -267,7 +267,13 @@ class RemoteCopies {
     const began = this.sequence;
     const found = new Map<string, { size: number; mtime: number }>();
     await walk(this.dir, '', found);
-    for (const [key, { size, mtime }] of found) if (!this.copies.has(key)) this.remember(key, size, mtime);
+    // Copies the walk saw that this process does not know: counted if they are still there (an
+    // eviction may have removed one since the walk passed it).
+    for (const key of found.keys()) {
+      if (this.copies.has(key)) continue;
+      const info = await stat(this.pathOf(key)).catch(() => undefined);
+      if (info && !this.copies.has(key)) this.remember(key, info.size, info.mtimeMs);
+    }
     // Gone from the disk (removed by another process): forgotten, unless counted while the walk ran.
     for (const [key, copy] of [...this.copies]) if (!found.has(key) && !this.fetching.has(key) && copy.counted < began) this.forget(key);
     this.evictIfOver();
