@@ -180,8 +180,8 @@ test('s3: local copies are fetched once, kept within the budget (least recently 
   clock += 120_000;
   // A third copy puts 300 kB over the 250 kB budget: the least recently used (keys[0]) goes.
   await files.use([keys[2]!], async () => {});
-  // Eviction runs after the use returns: wait for it (a loaded machine may take a while).
-  for (const deadline = Date.now() + 10_000; existsSync(files.pathOf(keys[0]!)) && Date.now() < deadline; )
+  // Eviction runs after the use returns: wait for it to end (its file removal, then its count; a loaded machine may take a while).
+  for (const deadline = Date.now() + 10_000; (existsSync(files.pathOf(keys[0]!)) || files.held() > 250_000) && Date.now() < deadline; )
     await new Promise((r) => setTimeout(r, 20));
   t.false(existsSync(files.pathOf(keys[0]!)));
   t.true(existsSync(files.pathOf(keys[1]!)));
