@@ -308,15 +308,27 @@ test.serial(
     const run = reprocess('--user', user.email);
     let killedSource = '';
     await poll('part of the history reprocessed', async () => (await currentCount(user.id)) >= KILL_AFTER, RUN_MS);
-    const held = await holdUserRow(user.id, total);
-    try {
-      await held.blocked();
-      const active = await service.deps.queues.reprocess.getActive();
-      t.is(active.length, 1, 'one job running when the worker is killed');
-      killedSource = active[0]!.data.sourceId;
-      await kill(first, 'SIGKILL');
-    } finally {
-      await held.release();
+    // A job also waits for the user row after its commit (its activities' training load bumps the
+    // user's versions): held again until the job waiting is one whose activities are not committed.
+    for (let attempt = 0; !killedSource; attempt++) {
+      const held = await holdUserRow(user.id, total);
+      try {
+        await held.blocked();
+        const active = await service.deps.queues.reprocess.getActive();
+        t.is(active.length, 1, 'one job running when the worker is killed');
+        const source = active[0]!.data.sourceId;
+        const committed = await db
+          .selectFrom('activities')
+          .select('id')
+          .where('source_id', '=', source)
+          .where('ingest_version', '>', 1)
+          .execute();
+        if (committed.length && attempt < 20) continue;
+        killedSource = source;
+        await kill(first, 'SIGKILL');
+      } finally {
+        await held.release();
+      }
     }
     const doneAtKill = await currentCount(user.id);
     t.log(`killed after ${Date.now() - startedAt} ms with ${doneAtKill} of ${total} activities reprocessed`);
