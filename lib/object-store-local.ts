@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileEtag } from './object-digest.ts';
 import { KEY_PATTERN, ObjectMissing, type ObjectStore } from './object-store.ts';
-import { writeFileAtomic } from './storage.ts';
+import { writeAtomically, writeFileAtomic } from './storage.ts';
 
 /**
  * The data directory as the object store (the default: nothing to configure): an object is the file
@@ -40,7 +39,7 @@ export function createLocalObjectStore(dataDir: string): ObjectStore {
         );
         if (moved) return;
       }
-      await copyAtomic(file, target);
+      await writeAtomically(target, (tmp) => copyFile(file, tmp));
       if (opts.move) await rm(file, { force: true });
     },
     get: (key) => readFile(fileOf(key)).catch(missing(key)),
@@ -49,10 +48,7 @@ export function createLocalObjectStore(dataDir: string): ObjectStore {
       const info = await stat(file).catch(missing(key));
       return { size: info.size, body: createReadStream(file) };
     },
-    async download(key, file) {
-      await mkdir(path.dirname(file), { recursive: true });
-      await copyAtomic(fileOf(key), file).catch(missing(key));
-    },
+    download: (key, file) => writeAtomically(file, (tmp) => copyFile(fileOf(key), tmp)).catch(missing(key)),
     async head(key) {
       const file = fileOf(key);
       return fileEtag(file).catch((err: NodeJS.ErrnoException) => {
@@ -72,17 +68,6 @@ export function createLocalObjectStore(dataDir: string): ObjectStore {
     },
     close() {},
   };
-}
-
-async function copyAtomic(from: string, to: string): Promise<void> {
-  const tmp = `${to}.tmp-${randomBytes(6).toString('hex')}`;
-  try {
-    await copyFile(from, tmp);
-    await rename(tmp, to);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }
 
 /** The objects under `prefix` (files whose key has an object's shape: no temporary file, no derived file), in key order. */

@@ -1,7 +1,6 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
-import path from 'node:path';
+import { open, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -19,6 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { MULTIPART_THRESHOLD, PART_BYTES } from './object-digest.ts';
 import { KEY_PATTERN, ObjectMissing, type ObjectStore, StoreUnavailable } from './object-store.ts';
+import { writeAtomically } from './storage.ts';
 
 /** What the S3 backend is given (lib/config.ts's S3_* settings). */
 export interface S3Settings {
@@ -110,18 +110,11 @@ export function createS3ObjectStore(s: S3Settings): ObjectStore {
       const out = await send(key, () => client.send(new GetObjectCommand({ Bucket, Key: key })));
       return { size: out.ContentLength ?? 0, body: out.Body as Readable };
     },
-    async download(key, file) {
-      await mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-      try {
+    download: (key, file) =>
+      writeAtomically(file, async (tmp) => {
         const out = await send(key, () => client.send(new GetObjectCommand({ Bucket, Key: key })));
         await send(key, () => pipeline(out.Body as Readable, createWriteStream(tmp)));
-        await rename(tmp, file);
-      } catch (err) {
-        await rm(tmp, { force: true });
-        throw err;
-      }
-    },
+      }),
     async head(key) {
       try {
         const out = await send(key, () => client.send(new HeadObjectCommand({ Bucket, Key: key })));

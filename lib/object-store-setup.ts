@@ -22,12 +22,6 @@ export function createStoredFiles(config: Config): StoredFiles {
   return { store, local };
 }
 
-/** The local store of a data directory and its files (tools and tests that work on one directory). */
-export function storedFilesIn(dataDir: string): StoredFiles {
-  const store = createLocalObjectStore(dataDir);
-  return { store, local: createLocalFiles(store, { dir: path.resolve(dataDir, 'cache'), budgetBytes: Number.POSITIVE_INFINITY }) };
-}
-
 /** The object store the configuration names (STORAGE). */
 export function createObjectStore(config: Config): ObjectStore {
   return config.STORAGE === 's3' ? createS3ObjectStore(s3Settings(config)) : createLocalObjectStore(config.DATA_DIR);

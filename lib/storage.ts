@@ -27,17 +27,22 @@ export function tmpDir(dataDir: string): string {
   return path.resolve(dataDir, 'tmp');
 }
 
-/** Write a file so that readers see either nothing or the whole file (temporary name, then rename). */
-export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
+/** Make a file so that readers see either nothing or the whole file: `write` fills a temporary name beside it, then it is renamed. */
+export async function writeAtomically(file: string, write: (tmp: string) => Promise<unknown>): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
   try {
-    await writeFile(tmp, bytes);
+    await write(tmp);
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** Write bytes as a file, atomically (writeAtomically). */
+export function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
+  return writeAtomically(file, (tmp) => writeFile(tmp, bytes));
 }
 
 export function removeFiles(files: string[]): Promise<void> {
